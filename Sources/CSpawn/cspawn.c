@@ -1,0 +1,20 @@
+#define _GNU_SOURCE
+#include "cspawn.h"
+#include <fcntl.h>
+#include <spawn.h>
+
+int herald_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                 int output_fd, const char *directory) {
+    posix_spawn_file_actions_t actions;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) return result;
+    if ((result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, output_fd, 1)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, output_fd, 2)) == 0 &&
+        (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0 &&
+        (result = posix_spawn_file_actions_addchdir_np(&actions, directory)) == 0) {
+        result = posix_spawn(pid, path, &actions, NULL, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+}

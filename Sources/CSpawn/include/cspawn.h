@@ -1,0 +1,10 @@
+#ifndef HERALD_CSPAWN_H
+#define HERALD_CSPAWN_H
+#include <sys/types.h>
+
+/// Starts `path` with stdin from /dev/null, stdout and stderr on `output_fd`, no other
+/// inherited descriptor, in `directory`. Returns 0 and sets `*pid`, or an errno value.
+int herald_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                 int output_fd, const char *directory);
+
+#endif

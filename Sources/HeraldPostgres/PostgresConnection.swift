@@ -1,0 +1,227 @@
+import CLibPQ
+import Foundation
+import Logging
+import Synchronization
+
+/// One libpq connection with a thread of its own.
+///
+/// Every libpq call on it runs on that thread, one at a time; callers `await` the result
+/// from any task. Obtain one through `PostgresPool.withConnection`, or `connect` for a
+/// connection the caller owns and must `close()`.
+public final class PostgresConnection: @unchecked Sendable {
+    // Safety: `handle` and `notices` are only read or written by jobs on `thread`, which
+    // runs them one at a time; `broken` is behind its own mutex.
+    private var handle: OpaquePointer?
+    private var notices: Unmanaged<NoticeSink>?
+    private let thread: BlockingThread
+    private let broken = Mutex(false)
+    let logger: Logger
+
+    /// The backend's process id, useful for `pg_terminate_backend` and for log lines.
+    public let backendPID: Int32
+
+    private init(handle: OpaquePointer, notices: Unmanaged<NoticeSink>, thread: BlockingThread, logger: Logger) {
+        self.handle = handle
+        self.notices = notices
+        self.thread = thread
+        self.logger = logger
+        self.backendPID = PQbackendPID(handle)
+    }
+
+    /// Opens a connection and sets the session to UTF-8, ISO dates and UTC.
+    /// - Throws: `PostgresError` of kind `.connection` with libpq's reason.
+    public static func connect(_ configuration: PostgresConfiguration, logger: Logger) async throws -> PostgresConnection {
+        let thread = BlockingThread(name: "herald.postgres")
+        do {
+            let connection = try await thread.run { () throws -> PostgresConnection in
+                let (handle, sink) = try openHandle(configuration, logger: logger)
+                return PostgresConnection(handle: handle, notices: sink, thread: thread, logger: logger)
+            }
+            return connection
+        } catch {
+            thread.stop()
+            throw error
+        }
+    }
+
+    /// Connects synchronously on the calling thread. For the listener's own thread only.
+    static func openHandle(_ configuration: PostgresConfiguration, logger: Logger) throws -> (OpaquePointer, Unmanaged<NoticeSink>) {
+        // libpq keeps the last value of a repeated keyword, so our defaults come first and
+        // anything the connection string says (expanded from `dbname`) wins over them.
+        let keywords = ["fallback_application_name", "client_encoding", "connect_timeout", "dbname"]
+        let values = [
+            configuration.applicationName, "UTF8", String(configuration.connectTimeout), configuration.connectionString,
+        ]
+        let handle = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let handle else {
+            throw PostgresError(kind: .connection, message: "out of memory while connecting to PostgreSQL")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+            PQfinish(handle)
+            throw PostgresError(
+                kind: .connection,
+                message: "cannot connect to PostgreSQL (\(configuration.redacted)): \(firstLine(of: reason))"
+            )
+        }
+        let sink = Unmanaged.passRetained(NoticeSink(logger: logger))
+        PQsetNoticeReceiver(handle, { context, result in
+            guard let context, let result, let text = PQresultErrorMessage(result) else { return }
+            let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+            sink.logger.debug("postgres notice", metadata: ["postgres.notice": "\(String(cString: text).trimmingTrailingNewlines())"])
+        }, sink.toOpaque())
+        let setup = PQexec(handle, "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601")
+        defer { PQclear(setup) }
+        guard PQresultStatus(setup) == PGRES_COMMAND_OK else {
+            let error = errorFrom(result: setup, connection: handle, query: nil)
+            PQfinish(handle)
+            sink.release()
+            throw error
+        }
+        return (handle, sink)
+    }
+
+    /// Whether libpq saw the connection fail; the pool drops broken connections.
+    public var isBroken: Bool { broken.withLock { $0 } }
+
+    /// Runs a statement with bound parameters and returns its rows.
+    /// - Throws: `PostgresError` (`.server` with SQLSTATE, or `.connection`).
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await withHandle { handle in
+            let values = query.binds.values
+            let types = query.binds.types.map { Oid($0.rawValue) }
+            let result = withOptionalCStrings(values) { valuePointers in
+                types.withUnsafeBufferPointer { typePointer in
+                    PQexecParams(
+                        handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, 0)
+                }
+            }
+            return try Self.rows(from: result, connection: handle, query: query.sql)
+        }
+    }
+
+    /// Runs SQL text that may hold several statements, with no parameters (simple protocol).
+    /// Only for text the program wrote itself, such as migration files.
+    public func executeScript(_ sql: String) async throws {
+        try await withHandle { handle in
+            let result = PQexec(handle, sql)
+            _ = try Self.rows(from: result, connection: handle, query: String(sql.prefix(200)))
+        }
+    }
+
+    /// Closes the connection and ends its thread. Safe to call twice.
+    public func close() async {
+        _ = try? await thread.run { [self] in
+            if let handle { PQfinish(handle) }
+            handle = nil
+            notices?.release()
+            notices = nil
+        }
+        broken.withLock { $0 = true }
+        thread.stop()
+    }
+
+    private func withHandle<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
+        try await thread.run { [self] in
+            guard let handle else {
+                throw PostgresError(kind: .connection, message: "connection is closed")
+            }
+            defer {
+                if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
+            }
+            return try body(handle)
+        }
+    }
+
+    static func rows(from result: OpaquePointer?, connection: OpaquePointer, query: String?) throws -> PostgresRows {
+        guard let result else {
+            let reason = String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines()
+            throw PostgresError(kind: .connection, message: firstLine(of: reason), query: query)
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            break
+        case PGRES_FATAL_ERROR, PGRES_BAD_RESPONSE, PGRES_NONFATAL_ERROR:
+            throw errorFrom(result: result, connection: connection, query: query)
+        default:
+            throw PostgresError(kind: .unsupported, message: "unsupported result status \(String(cString: PQresStatus(PQresultStatus(result))))", query: query)
+        }
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var names: [String] = []
+        var types: [PostgresType] = []
+        names.reserveCapacity(columnCount)
+        types.reserveCapacity(columnCount)
+        for column in 0..<Int32(columnCount) {
+            names.append(String(cString: PQfname(result, column)))
+            types.append(PostgresType(rawValue: UInt32(PQftype(result, column))))
+        }
+        var cells: [String?] = []
+        cells.reserveCapacity(rowCount * columnCount)
+        for row in 0..<Int32(rowCount) {
+            for column in 0..<Int32(columnCount) {
+                if PQgetisnull(result, row, column) == 1 {
+                    cells.append(nil)
+                } else {
+                    cells.append(String(cString: PQgetvalue(result, row, column)))
+                }
+            }
+        }
+        let tag = String(cString: PQcmdStatus(result))
+        let affected = Int(String(cString: PQcmdTuples(result)))
+        return PostgresRows(
+            columns: PostgresColumns(names: names, types: types), cells: cells, affectedRows: affected, commandTag: tag)
+    }
+
+    static func errorFrom(result: OpaquePointer?, connection: OpaquePointer, query: String?) -> PostgresError {
+        func field(_ code: Character) -> String? {
+            guard let result, let value = PQresultErrorField(result, Int32(code.asciiValue ?? 0)) else { return nil }
+            return String(cString: value)
+        }
+        let sqlState = field("C")
+        let message = field("M") ?? firstLine(of: String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines())
+        let lostConnection = PQstatus(connection) != CONNECTION_OK
+        return PostgresError(
+            kind: lostConnection || sqlState == nil ? .connection : .server,
+            message: message.isEmpty ? "the connection to PostgreSQL was lost" : message,
+            sqlState: sqlState,
+            detail: field("D"),
+            hint: field("H"),
+            constraint: field("n"),
+            table: field("t"),
+            column: field("c"),
+            query: query
+        )
+    }
+}
+
+/// Where a connection's NOTICE messages go: the debug log, never stderr.
+final class NoticeSink: Sendable {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+}
+
+func firstLine(of text: String) -> String {
+    String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: true).first ?? "")
+}
+
+/// Calls `body` with a NULL-terminated array of C strings that live for the call.
+func withCStrings<Result>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result) -> Result {
+    withOptionalCStrings(strings.map { Optional($0) }) { pointers in body(pointers) }
+}
+
+/// Like `withCStrings`, with NULL entries for `nil` (libpq's SQL NULL parameter).
+func withOptionalCStrings<Result>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result) -> Result {
+    var owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.flatMap { strdup($0) } }
+    owned.append(nil)
+    defer { for pointer in owned { free(pointer) } }
+    return owned.withUnsafeBufferPointer { buffer in
+        buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { body($0) }
+    }
+}

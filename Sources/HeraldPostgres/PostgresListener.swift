@@ -1,0 +1,137 @@
+import CLibPQ
+import Foundation
+import Logging
+import Synchronization
+
+/// LISTENs on channels over a connection of its own, on a thread of its own, and
+/// reconnects by itself.
+///
+/// Events arrive on `events`. After a reconnect it yields `.connected(reconnected: true)`:
+/// notifications sent while it was away are lost, so the user should look for missed work.
+public final class PostgresListener: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// Listening; `reconnected` is true after a lost connection came back.
+        case connected(reconnected: Bool)
+        /// The connection was lost; the listener is trying again.
+        case disconnected(reason: String)
+        case notification(channel: String, payload: String)
+    }
+
+    public let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    private let configuration: PostgresConfiguration
+    private let channels: [String]
+    private let logger: Logger
+    private let retryDelay: Duration
+    private let stopping = Mutex(false)
+    private let wakePipe: (read: Int32, write: Int32)
+
+    /// Starts listening at once.
+    /// - Parameters:
+    ///   - retryDelay: the wait between reconnection attempts.
+    public init(
+        configuration: PostgresConfiguration, channels: [String], retryDelay: Duration = .milliseconds(250),
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.channels = channels
+        self.logger = logger
+        self.retryDelay = retryDelay
+        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(10_000))
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) != 0 { fds = [-1, -1] }
+        wakePipe = (fds[0], fds[1])
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "herald.listen"
+        thread.start()
+    }
+
+    /// Stops listening and finishes `events`. Safe to call twice.
+    public func stop() {
+        let already = stopping.withLock { state -> Bool in
+            defer { state = true }
+            return state
+        }
+        guard !already else { return }
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
+    }
+
+    private var isStopping: Bool { stopping.withLock { $0 } }
+
+    private func loop() {
+        var everConnected = false
+        var lastFailure: String?
+        while !isStopping {
+            do {
+                let (handle, sink) = try PostgresConnection.openHandle(configuration, logger: logger)
+                defer {
+                    PQfinish(handle)
+                    sink.release()
+                }
+                try listen(on: handle)
+                continuation.yield(.connected(reconnected: everConnected))
+                everConnected = true
+                lastFailure = nil
+                let reason = watch(handle)
+                if let reason {
+                    logger.warning("listener connection lost", metadata: ["reason": "\(reason)"])
+                    continuation.yield(.disconnected(reason: reason))
+                }
+            } catch {
+                let reason = "\(error)"
+                if reason != lastFailure {
+                    logger.warning("listener cannot connect", metadata: ["reason": "\(reason)"])
+                    continuation.yield(.disconnected(reason: reason))
+                    lastFailure = reason
+                }
+            }
+            if !isStopping { pause(retryDelay) }
+        }
+        close(wakePipe.read)
+        close(wakePipe.write)
+        continuation.finish()
+    }
+
+    private func listen(on handle: OpaquePointer) throws {
+        let sql = channels.map { "LISTEN " + PostgresQuery.quoteIdentifier($0) }.joined(separator: "; ")
+        guard !sql.isEmpty else { return }
+        _ = try PostgresConnection.rows(from: PQexec(handle, sql), connection: handle, query: sql)
+    }
+
+    /// Delivers notifications until the connection fails (its reason) or `stop()` (nil).
+    private func watch(_ handle: OpaquePointer) -> String? {
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return "no socket" }
+        while !isStopping {
+            var fds = [
+                pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&fds, 2, 1000)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return "poll failed: errno \(errno)"
+            }
+            if fds[1].revents != 0 { return nil }
+            if ready == 0 { continue }
+            if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK {
+                return firstLine(of: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+            }
+            while let notification = PQnotifies(handle) {
+                let channel = String(cString: notification.pointee.relname)
+                let payload = String(cString: notification.pointee.extra)
+                PQfreemem(notification)
+                continuation.yield(.notification(channel: channel, payload: payload))
+            }
+        }
+        return nil
+    }
+
+    /// Sleeps, but wakes at once on `stop()`.
+    private func pause(_ duration: Duration) {
+        let milliseconds = Int32(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        var fds = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        _ = poll(&fds, 1, max(1, milliseconds))
+    }
+}

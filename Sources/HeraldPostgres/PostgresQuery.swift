@@ -1,0 +1,79 @@
+import Foundation
+
+/// SQL text plus its bound parameters.
+///
+/// Built by string interpolation: every interpolated value becomes `$n` and a bind, so
+/// values never reach the SQL text.
+/// ```swift
+/// let rows = try await connection.query("SELECT id FROM people WHERE email = \(email)")
+/// ```
+public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    public private(set) var sql: String
+    public private(set) var binds: PostgresBindings
+
+    /// SQL the caller vouches for, with binds it numbered itself.
+    public init(unsafeSQL sql: String, binds: PostgresBindings = .init()) {
+        self.sql = sql
+        self.binds = binds
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(unsafeSQL: value)
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self.init(unsafeSQL: stringInterpolation.sql, binds: stringInterpolation.binds)
+    }
+
+    /// The SQL with its placeholders; parameters are never printed.
+    public var description: String { sql }
+
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var sql = ""
+        var binds = PostgresBindings()
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            sql.append(literal)
+        }
+
+        /// Appends `$n` and binds `value`.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value) {
+            binds.append(value)
+            sql.append("$\(binds.count)")
+        }
+
+        /// Appends a quoted identifier (a table or channel name), doubling embedded quotes.
+        public mutating func appendInterpolation(identifier: String) {
+            sql.append(PostgresQuery.quoteIdentifier(identifier))
+        }
+
+        /// Appends SQL text as is. Only for text the program itself wrote, never for input.
+        public mutating func appendInterpolation(unsafeRaw text: String) {
+            sql.append(text)
+        }
+    }
+
+    /// Quotes an identifier for PostgreSQL: `a"b` becomes `"a""b"`.
+    public static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// The parameters of a query, in PostgreSQL's text format.
+public struct PostgresBindings: Sendable {
+    public private(set) var values: [String?] = []
+    public private(set) var types: [PostgresType] = []
+
+    public init() {}
+
+    public var count: Int { values.count }
+
+    public mutating func append<Value: PostgresEncodable>(_ value: Value) {
+        values.append(value.postgresText)
+        types.append(Value.postgresType)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// `timestamptz` in the ISO text form that every Herald connection asks for
+/// (`DateStyle=ISO`, `TimeZone=UTC`): `2026-11-21 23:48:39.123456+00`.
+enum PostgresTimestamp {
+    /// Formats with microsecond precision in UTC, which the server parses exactly.
+    static func format(_ date: Date) -> String {
+        let totalMicroseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        var seconds = Int64((totalMicroseconds / 1_000_000).rounded(.down))
+        var micros = Int64(totalMicroseconds - Double(seconds) * 1_000_000)
+        if micros < 0 { micros += 1_000_000; seconds -= 1 }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+        let (year, month, day) = civilDate(fromDays: days)
+        let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
+            + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(micros, 6) + "+00"
+    }
+
+    /// Parses `YYYY-MM-DD[ T]HH:MM:SS[.ffffff][±HH[:MM[:SS]]]`, or a bare date; `nil` otherwise.
+    static func parse(_ text: String) -> Date? {
+        if text == "infinity" { return .distantFuture }
+        if text == "-infinity" { return .distantPast }
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ count: Int) -> Int64? {
+            guard index + count <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for offset in 0..<count {
+                let byte = bytes[index + offset]
+                guard byte >= 48, byte <= 57 else { return nil }
+                value = value * 10 + Int64(byte - 48)
+            }
+            index += count
+            return value
+        }
+        func expect(_ character: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == character else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2) else {
+            return nil
+        }
+        var seconds = days(fromCivil: year, month, day) * 86_400
+        var fraction = 0.0
+        if index < bytes.count {
+            guard bytes[index] == 32 || bytes[index] == 84 else { return nil }
+            index += 1
+            guard let hour = number(2), expect(58), let minute = number(2), expect(58), let second = number(2) else {
+                return nil
+            }
+            seconds += hour * 3600 + minute * 60 + second
+            if expect(46) {
+                var scale = 0.1
+                while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                    fraction += Double(bytes[index] - 48) * scale
+                    scale /= 10
+                    index += 1
+                }
+            }
+            if index < bytes.count {
+                let sign: Int64
+                switch bytes[index] {
+                case 43: sign = 1
+                case 45: sign = -1
+                case 90: index += 1; sign = 0
+                default: return nil
+                }
+                if sign != 0 {
+                    index += 1
+                    guard let offsetHours = number(2) else { return nil }
+                    var offset = offsetHours * 3600
+                    if expect(58) {
+                        guard let offsetMinutes = number(2) else { return nil }
+                        offset += offsetMinutes * 60
+                        if expect(58) {
+                            guard let offsetSeconds = number(2) else { return nil }
+                            offset += offsetSeconds
+                        }
+                    }
+                    seconds -= sign * offset
+                }
+            }
+        }
+        guard index == bytes.count else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
+    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    private static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

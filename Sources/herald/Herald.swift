@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "Multi-tenant team workflow notifier: activities and chat, delivered over FCM and APNs.",
+        discussion: """
+            With no HERALD_DATABASE_URL, herald runs a private PostgreSQL cluster under HERALD_HOME \
+            (default ~/.herald), started on demand.
+            """,
+        version: HeraldVersion.number,
+        subcommands: [VersionCommand.self, DatabaseCommand.self]
+    )
+
+    /// Parses, sets up logging, runs, and turns any failure into one line on stderr.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            try HeraldLogging.bootstrap(environment: ProcessInfo.processInfo.environment)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(reporting: error)
+        }
+    }
+
+    private static func exit(reporting error: any Error) -> Never {
+        if let failure = error as? any UserFacingError {
+            FileHandle.standardError.write(Data("herald: \(failure.userMessage)\n".utf8))
+            Foundation.exit(failure.exitCode)
+        }
+        Herald.exit(withError: error)
+    }
+}

@@ -1,0 +1,22 @@
+import HeraldPostgres
+import HeraldStore
+
+/// An error whose description is already one line a user can act on.
+protocol UserFacingError: Error {
+    var userMessage: String { get }
+    var exitCode: Int32 { get }
+}
+
+extension UserFacingError {
+    var exitCode: Int32 { 1 }
+}
+
+extension UserFacingError where Self: CustomStringConvertible {
+    var userMessage: String { description }
+}
+
+extension PostgresError: UserFacingError {}
+extension MigrationError: UserFacingError {}
+extension EmbeddedClusterError: UserFacingError {}
+extension DatabaseError: UserFacingError {}
+extension HeraldLoggingError: UserFacingError {}
