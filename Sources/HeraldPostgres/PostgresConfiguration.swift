@@ -20,6 +20,15 @@ public struct PostgresConfiguration: Sendable {
         _ = try Self.parse(connectionString)
     }
 
+    /// The same server and credentials, another database.
+    public func with(database: String) throws -> PostgresConfiguration {
+        var options = try Self.parse(connectionString)
+        options["dbname"] = database
+        let conninfo = options.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoteConninfoValue($0.value))" }
+            .joined(separator: " ")
+        return try PostgresConfiguration(conninfo, applicationName: applicationName, connectTimeout: connectTimeout)
+    }
+
     /// Host, port, database and user, never the password: for messages.
     public var redacted: String {
         guard let options = try? Self.parse(connectionString) else { return "(invalid)" }

@@ -1,0 +1,169 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+@Suite struct CLITests {
+    @Test func versionNamesHeraldAndItsLibraries() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home)
+            let text = try cli.run(["version"])
+            #expect(text.status == 0)
+            #expect(text.stdout.hasPrefix("herald 0.1.0 (libpq "))
+            let json = try cli.run(["version", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(object?["herald"] as? String == "0.1.0")
+            #expect(object?["http2"] as? Bool == true)
+        }
+    }
+
+    @Test(arguments: [["--help"], ["db", "--help"], ["db", "start", "--help"], ["db", "status", "--help"], ["version", "--help"]])
+    func everyCommandHasHelp(arguments: [String]) async throws {
+        try await withTemporaryDirectory { home in
+            let result = try HeraldCLI(home: home).run(arguments)
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("USAGE:"))
+        }
+    }
+
+    @Test func theEmbeddedClusterLivesThroughStopAndStart() async throws {
+        try await withTemporaryDirectory { folder in
+            let cli = HeraldCLI(home: folder.appendingPathComponent("h"))
+            try await runClusterLifecycle(cli)
+        }
+    }
+
+    /// As root the server runs as `postgres`; as a normal user it runs as that user.
+    @Test(.enabled(if: getuid() == 0, "needs root to switch to an unprivileged account"))
+    func theEmbeddedClusterWorksForANonRootUser() async throws {
+        try await withTemporaryDirectory { folder in
+            // A copy of the binary the unprivileged account can reach.
+            let binary = folder.appendingPathComponent("herald")
+            try FileManager.default.copyItem(at: HeraldCLI.binary, to: binary)
+            chmod(folder.path, 0o755)
+            let home = folder.appendingPathComponent("home")
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            let nobody = try #require(getpwnam("nobody"))
+            chown(home.path, nobody.pointee.pw_uid, nobody.pointee.pw_gid)
+            let cli = HeraldCLI(home: home.appendingPathComponent("h"))
+            try await runClusterLifecycle(cli, user: "nobody", binary: binary)
+            let attributes = try FileManager.default.attributesOfItem(atPath: home.appendingPathComponent("h/postgres/data").path)
+            #expect(attributes[.ownerAccountID] as? UInt32 == nobody.pointee.pw_uid)
+        }
+    }
+
+    func runClusterLifecycle(_ cli: HeraldCLI, user: String? = nil, binary: URL = HeraldCLI.binary) async throws {
+        let fresh = try cli.run(["db", "status"], asUser: user, binary: binary)
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(fresh.stdout.contains("not created yet"))
+
+        let migrate = try cli.run(["db", "migrate"], asUser: user, binary: binary)
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        #expect(migrate.stdout.contains("applied 0001_tenants.sql"))
+
+        let running = try cli.run(["db", "status", "--json"], asUser: user, binary: binary)
+        #expect(running.status == 0, "\(running.stderr)")
+        let status = try JSONSerialization.jsonObject(with: Data(running.stdout.utf8)) as? [String: Any]
+        let embedded = status?["embedded"] as? [String: Any]
+        #expect(embedded?["running"] as? Bool == true)
+        #expect((status?["migrations"] as? [[String: Any]])?.allSatisfy { $0["appliedAt"] != nil } == true)
+
+        let stop = try cli.run(["db", "stop"], asUser: user, binary: binary)
+        #expect(stop.status == 0, "\(stop.stderr)")
+        let stopped = try cli.run(["db", "status"], asUser: user, binary: binary)
+        #expect(stopped.stdout.contains("stopped"))
+
+        let start = try cli.run(["db", "start"], asUser: user, binary: binary)
+        #expect(start.status == 0, "\(start.stderr)")
+        let again = try cli.run(["db", "status"], asUser: user, binary: binary)
+        #expect(again.stdout.contains("running"))
+        #expect(again.stdout.contains("1 of 1 migrations applied"))
+        _ = try cli.run(["db", "stop"], asUser: user, binary: binary)
+    }
+
+    @Test func jsonLogsAreOneObjectPerLine() async throws {
+        try await withTemporaryDirectory { folder in
+            let cli = HeraldCLI(
+                home: folder.appendingPathComponent("h"), extra: ["HERALD_LOG_LEVEL": "info", "HERALD_LOG_FORMAT": "json"])
+            let result = try cli.run(["db", "migrate"])
+            _ = try cli.run(["db", "stop"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            #expect(!lines.isEmpty)
+            for line in lines {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["level"] as? String != nil)
+                #expect(object?["msg"] as? String != nil)
+            }
+            #expect(lines.contains { $0.contains("applied migration") })
+        }
+    }
+}
+
+/// Bad input: one clear line on stderr, a non-zero exit, nothing partial, no stack trace.
+@Suite struct BadInputTests {
+    func expectOneLineFailure(_ result: HeraldCLI.Result, mentioning needle: String) {
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "stderr was: \(result.stderr)")
+        #expect(result.stderr.hasPrefix("herald: "))
+        #expect(result.stderr.contains(needle), "stderr was: \(result.stderr)")
+        #expect(!result.stderr.contains("Fatal error"))
+    }
+
+    @Test func anUnparsableDatabaseURL() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "postgresql://x:y@[broken"])
+            expectOneLineFailure(try cli.run(["db", "status"]), mentioning: "HERALD_DATABASE_URL")
+        }
+    }
+
+    @Test func aServerThatIsDown() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "postgresql://herald:pw@127.0.0.1:1/herald"])
+            for command in [["db", "status"], ["db", "migrate"]] {
+                let result = try cli.run(command)
+                expectOneLineFailure(result, mentioning: "check HERALD_DATABASE_URL and that the server is running")
+                #expect(!result.stderr.contains("pw@"))
+            }
+        }
+    }
+
+    @Test func aMissingInitdb() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home.appendingPathComponent("h"), extra: ["HERALD_PG_BIN": "/nonexistent"])
+            expectOneLineFailure(try cli.run(["db", "start"]), mentioning: "apt-get install postgresql")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("h/postgres/data").path))
+        }
+    }
+
+    @Test func anUnwritableHome() async throws {
+        try await withTemporaryDirectory { home in
+            let file = home.appendingPathComponent("a-file")
+            _ = FileManager.default.createFile(atPath: file.path, contents: Data())
+            let cli = HeraldCLI(home: file.appendingPathComponent("h"))
+            expectOneLineFailure(try cli.run(["db", "start"]), mentioning: "HERALD_HOME")
+        }
+    }
+
+    @Test func managingAnExternalServerIsRefused() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "host=/tmp dbname=x"])
+            expectOneLineFailure(try cli.run(["db", "stop"]), mentioning: "does not manage")
+        }
+    }
+
+    @Test func aBadLogLevel() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_LOG_LEVEL": "loud"])
+            expectOneLineFailure(try cli.run(["version"]), mentioning: "HERALD_LOG_LEVEL")
+        }
+    }
+
+    @Test func anUnknownCommand() async throws {
+        try await withTemporaryDirectory { home in
+            let result = try HeraldCLI(home: home).run(["db", "frobnicate"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("frobnicate"))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Runs the real `herald` binary, as the user would.
+struct HeraldCLI {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// The binary next to the test bundle (both live in the build folder), or `HERALD_BIN`.
+    static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["HERALD_BIN"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var folder = runner.deletingLastPathComponent()
+        while folder.path != "/" {
+            let candidate = folder.appendingPathComponent("herald")
+            if FileManager.default.isExecutableFile(atPath: candidate.path), !candidate.hasDirectoryPath {
+                return candidate
+            }
+            folder.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/herald")
+    }()
+
+    var environment: [String: String]
+
+    /// A clean environment: no HERALD_* from the caller, logs quiet unless asked.
+    init(home: URL, extra: [String: String] = [:]) {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") && !$0.key.hasPrefix("PG") }
+        environment["HERALD_HOME"] = home.path
+        environment["HERALD_LOG_LEVEL"] = "warning"
+        environment.merge(extra) { $1 }
+        self.environment = environment
+    }
+
+    /// Runs `herald arguments…`, optionally as another account (`runuser -u`).
+    func run(_ arguments: [String], asUser user: String? = nil, binary: URL = HeraldCLI.binary) throws -> Result {
+        let process = Process()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", user, "--", "/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" }
+                + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+            process.environment = environment
+        }
+        // Files, not pipes: a server the command starts must not hold our read end open.
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
+        let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        return Result(
+            status: process.terminationStatus,
+            stdout: try String(contentsOf: outURL, encoding: .utf8),
+            stderr: try String(contentsOf: errURL, encoding: .utf8))
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HeraldPostgres
+import HeraldTestSupport
+import Testing
+
+@Suite struct ListenerTests {
+    /// Waits for the next event matching `predicate`, up to `timeout`.
+    func next(
+        _ iterator: inout AsyncStream<PostgresListener.Event>.Iterator, timeout: Duration = .seconds(20),
+        where predicate: (PostgresListener.Event) -> Bool
+    ) async -> PostgresListener.Event? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let event = await iterator.next() else { return nil }
+            if predicate(event) { return event }
+        }
+        return nil
+    }
+
+    @Test func notificationsArriveAndKeepArrivingAfterTheConnectionIsKilled() async throws {
+        try await TestDatabase.with { pool, configuration in
+            let listener = PostgresListener(
+                configuration: configuration, channels: ["herald_outbox"], retryDelay: .milliseconds(100), logger: testLogger)
+            defer { listener.stop() }
+            var events = listener.events.makeAsyncIterator()
+
+            #expect(await next(&events) { $0 == .connected(reconnected: false) } != nil)
+            try await pool.query("SELECT pg_notify('herald_outbox', \("first"))")
+            let first = await next(&events) { if case .notification = $0 { true } else { false } }
+            #expect(first == .notification(channel: "herald_outbox", payload: "first"))
+
+            let killed = try await pool.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+                """)
+            #expect(killed.count == 1)
+
+            #expect(await next(&events) { if case .disconnected = $0 { true } else { false } } != nil)
+            #expect(await next(&events) { $0 == .connected(reconnected: true) } != nil)
+            try await pool.query("SELECT pg_notify('herald_outbox', \("second"))")
+            let second = await next(&events) { if case .notification = $0 { true } else { false } }
+            #expect(second == .notification(channel: "herald_outbox", payload: "second"))
+        }
+    }
+
+    @Test func stopFinishesTheStream() async throws {
+        try await TestDatabase.with { _, configuration in
+            let listener = PostgresListener(configuration: configuration, channels: ["a"], logger: testLogger)
+            var events = listener.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(reconnected: false))
+            listener.stop()
+            #expect(await events.next() == nil)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+@testable import HeraldPostgres
+import Testing
+
+@Suite struct LiteralTests {
+    @Test(arguments: [
+        ("{}", [String?]()),
+        ("{a}", ["a"]),
+        ("{a,b}", ["a", "b"]),
+        ("{\"a b\",NULL,\"NULL\"}", ["a b", nil, "NULL"]),
+        ("{\"q\\\"uote\",\"back\\\\slash\"}", ["q\"uote", "back\\slash"]),
+        ("[0:1]={x,y}", ["x", "y"]),
+    ])
+    func arrayLiteralsParse(text: String, expected: [String?]) {
+        #expect(PostgresArrayLiteral.parse(text) == expected)
+    }
+
+    @Test(arguments: ["", "a,b", "{a", "{{a},{b}}", "{\"open}"])
+    func malformedArrayLiteralsAreRefused(text: String) {
+        #expect(PostgresArrayLiteral.parse(text) == nil)
+    }
+
+    @Test func arrayLiteralsRoundTrip() {
+        let values: [String?] = ["", "a,b", "{}", "\"", "\\", nil, "NULL", "x y"]
+        #expect(PostgresArrayLiteral.parse(PostgresArrayLiteral.format(values)) == values)
+    }
+
+    @Test func timestampsFormatInUTCWithMicroseconds() {
+        let date = Date(timeIntervalSince1970: 1_795_307_319.5)
+        #expect(PostgresTimestamp.format(date) == "2026-11-22 00:28:39.500000+00")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: -1)) == "1969-12-31 23:59:59.000000+00")
+    }
+
+    @Test(arguments: [
+        ("2026-11-22 00:28:39.5+00", 1_795_307_319.5),
+        ("2026-11-22 09:58:39.5+09:30", 1_795_307_319.5),
+        ("2026-11-21 19:28:39.5-05", 1_795_307_319.5),
+        ("2026-11-22T00:28:39Z", 1_795_307_319),
+        ("2026-11-22", 1_795_305_600),
+    ])
+    func timestampsParse(text: String, seconds: Double) {
+        #expect(PostgresTimestamp.parse(text) == Date(timeIntervalSince1970: seconds))
+    }
+
+    @Test(arguments: ["", "2026-11", "2026-11-22 25", "2026-11-22 00:00:00+x", "yesterday"])
+    func malformedTimestampsAreRefused(text: String) {
+        #expect(PostgresTimestamp.parse(text) == nil)
+    }
+}

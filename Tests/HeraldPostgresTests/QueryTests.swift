@@ -1,0 +1,104 @@
+import Foundation
+import HeraldPostgres
+import HeraldTestSupport
+import Testing
+
+@Suite struct QueryTests {
+    @Test func interpolatedValuesBecomeBindsNotSQL() {
+        let name = "x'; DROP TABLE t; --"
+        let query: PostgresQuery = "SELECT * FROM t WHERE name = \(name) AND age > \(30)"
+        #expect(query.sql == "SELECT * FROM t WHERE name = $1 AND age > $2")
+        #expect(query.binds.values == [name, "30"])
+        #expect(!query.description.contains("DROP"))
+    }
+
+    @Test func hostileTextRoundTripsAsData() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.query("CREATE TABLE x (value text)")
+            let hostile = "'); DROP TABLE x; --"
+            try await pool.query("INSERT INTO x (value) VALUES (\(hostile))")
+            let stored = try await pool.query("SELECT value FROM x").single().decode(String.self, at: 0)
+            #expect(stored == hostile)
+            #expect(try await pool.query("SELECT to_regclass('x') IS NOT NULL").single().decode(Bool.self, at: 0))
+        }
+    }
+
+    @Test func typesRoundTrip() async throws {
+        struct Payload: Codable, Equatable, Sendable {
+            var title: String
+            var count: Int
+        }
+        try await TestDatabase.with { pool, _ in
+            let id = UUID()
+            let when = Date(timeIntervalSince1970: 1_795_307_319.123456)
+            let text = "Tom & Jerry <3 — 🔻P0🔻 👩🏽‍💻"
+            let tags: [String?] = ["plain", "with \"quotes\"", "comma,brace{}", "back\\slash", "", nil, "NULL"]
+            let bytes = Data([0, 1, 0xfe, 0xff])
+            let row = try await pool.query(
+                """
+                SELECT \(id) AS id, \(when) AS at, \(text)::text AS text, \(42) AS int, \(Int32(-7)) AS small,
+                       \(true) AS yes, \(2.5) AS real, \(PostgresJSON(Payload(title: "a", count: 2))) AS doc,
+                       \(tags.compactMap { $0 }) AS tags, \([id, id]) AS ids, \([1, 2, 3]) AS ints, \(bytes) AS bytes,
+                       \(String?.none)::text AS missing, '{a,NULL,"b c"}'::text[] AS literal
+                """
+            ).single()
+            #expect(try row.decode(UUID.self, column: "id") == id)
+            let decodedWhen = try row.decode(Date.self, column: "at")
+            #expect(abs(decodedWhen.timeIntervalSince(when)) < 0.000_001)
+            #expect(try row.decode(String.self, column: "text") == text)
+            #expect(try row.decode(Int.self, column: "int") == 42)
+            #expect(try row.decode(Int32.self, column: "small") == -7)
+            #expect(try row.decode(Bool.self, column: "yes"))
+            #expect(try row.decode(Double.self, column: "real") == 2.5)
+            #expect(try row.decode(PostgresJSON<Payload>.self, column: "doc").value == Payload(title: "a", count: 2))
+            #expect(try row.decode([String].self, column: "tags") == tags.compactMap { $0 })
+            #expect(try row.decode([UUID].self, column: "ids") == [id, id])
+            #expect(try row.decode([Int].self, column: "ints") == [1, 2, 3])
+            #expect(try row.decode(Data.self, column: "bytes") == bytes)
+            #expect(try row.decode(String?.self, column: "missing") == nil)
+            #expect(try row.decode([String?].self, column: "literal") == ["a", nil, "b c"])
+        }
+    }
+
+    @Test func timestampsFromOtherZonesDecodeToTheSameInstant() async throws {
+        try await TestDatabase.with { pool, _ in
+            let row = try await pool.query(
+                "SELECT '2026-11-21 23:30:00+09:30'::timestamptz AS a, '2026-11-21 14:00:00'::timestamp AS b"
+            ).single()
+            let expected = Date(timeIntervalSince1970: 1_795_269_600)  // 2026-11-21T14:00:00Z
+            #expect(try row.decode(Date.self, column: "a") == expected)
+            #expect(try row.decode(Date.self, column: "b") == expected)
+        }
+    }
+
+    @Test func nullIntoANonOptionalIsADecodingError() async throws {
+        try await TestDatabase.with { pool, _ in
+            let row = try await pool.query("SELECT NULL::int AS n, 'abc' AS s").single()
+            let error = #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "n") }
+            #expect(error?.kind == .decoding)
+            #expect(error?.column == "n")
+            #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "s") }
+            #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "nope") }
+        }
+    }
+
+    @Test func affectedRowsAreReported() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.query("CREATE TABLE n (v int)")
+            let inserted = try await pool.query("INSERT INTO n SELECT generate_series(1, 5)")
+            #expect(inserted.affectedRows == 5)
+            let updated = try await pool.query("UPDATE n SET v = v + 1 WHERE v > \(3)")
+            #expect(updated.affectedRows == 2)
+            #expect(updated.commandTag == "UPDATE 2")
+        }
+    }
+
+    @Test func aScriptRunsSeveralStatements() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.executeScript("CREATE TABLE s (v int); INSERT INTO s VALUES (1), (2);")
+            }
+            #expect(try await pool.query("SELECT sum(v) FROM s").single().decode(Int.self, at: 0) == 3)
+        }
+    }
+}
