@@ -36,6 +36,7 @@ public final class PostgresPool: Sendable {
 
     /// Lends a connection to `body`, then takes it back.
     /// - Throws: whatever `body` throws; `PostgresError` if no connection can be opened.
+    @discardableResult
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         let connection = try await acquire()
         do {
@@ -49,6 +50,7 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
     public func withTransaction<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await withConnection { connection in
             try await connection.query("BEGIN")

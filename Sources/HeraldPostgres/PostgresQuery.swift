@@ -46,6 +46,12 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql.append("$\(binds.count)")
         }
 
+        /// Appends `$n` and binds `value`, or NULL when it is `nil`.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
+            binds.append(value)
+            sql.append("$\(binds.count)")
+        }
+
         /// Appends a quoted identifier (a table or channel name), doubling embedded quotes.
         public mutating func appendInterpolation(identifier: String) {
             sql.append(PostgresQuery.quoteIdentifier(identifier))
