@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
+        .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
     ],
     dependencies: [
@@ -41,9 +42,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Pure domain: no I/O.
+        .target(name: "HeraldCore"),
         .target(
             name: "HeraldStore",
             dependencies: [
+                "HeraldCore",
                 "HeraldPostgres",
                 "CSpawn",
                 .product(name: "Logging", package: "swift-log"),
@@ -54,6 +58,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
+                "HeraldCore",
                 "HeraldPostgres",
                 "HeraldStore",
                 "CCurl",
@@ -69,6 +74,7 @@ let package = Package(
             path: "Tests/HeraldTestSupport"
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),

@@ -11,7 +11,10 @@ struct Herald: AsyncParsableCommand {
             (default ~/.herald), started on demand.
             """,
         version: HeraldVersion.number,
-        subcommands: [VersionCommand.self, DatabaseCommand.self]
+        subcommands: [
+            VersionCommand.self, DatabaseCommand.self, TenantCommand.self, TeamCommand.self, UserCommand.self,
+            DeviceCommand.self, ActivityCommand.self,
+        ]
     )
 
     /// Parses, sets up logging, runs, and turns any failure into one line on stderr.

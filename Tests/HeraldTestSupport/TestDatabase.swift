@@ -84,3 +84,15 @@ public func withEmbeddedCluster<Result>(
         }
     }
 }
+
+extension TestDatabase {
+    /// A throwaway database with Herald's schema, and a `Store` on it.
+    public static func withStore<Result>(
+        poolSize: Int = 4, _ body: (Store, PostgresConfiguration) async throws -> Result
+    ) async throws -> Result {
+        try await with(poolSize: poolSize) { pool, configuration in
+            try await Migrator.bundled().migrate(pool, logger: testLogger)
+            return try await body(Store(pool: pool, logger: testLogger), configuration)
+        }
+    }
+}

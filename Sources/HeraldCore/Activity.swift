@@ -1,0 +1,49 @@
+import Foundation
+
+/// Where an activity is in its life (DESIGN.md §2).
+public enum ActivityStatus: String, Sendable, CaseIterable, Codable {
+    case assigned
+    case running
+    case completionRequested = "completion_requested"
+    case approved
+}
+
+/// Something a person does to an activity.
+public enum ActivityAction: String, Sendable, CaseIterable, Codable {
+    case assign, start, complete, approve, reject
+}
+
+/// How urgent an activity is; `p0` messages carry the 🔻P0🔻 prefix.
+public enum Priority: String, Sendable, CaseIterable, Codable, Comparable {
+    case p0, p1, p2, p3
+
+    public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Which of the two apps a notification or device belongs to.
+public enum AppKind: String, Sendable, CaseIterable, Codable {
+    case member, manager
+}
+
+/// A person's role in one team.
+public enum TeamRole: String, Sendable, CaseIterable, Codable {
+    case manager, member
+}
+
+/// The kinds of event the workflow appends to the outbox.
+public enum EventKind: String, Sendable, CaseIterable, Codable {
+    case activityAssigned = "activity.assigned"
+    case activityStarted = "activity.started"
+    case activityCompletionRequested = "activity.completion_requested"
+    case activityApproved = "activity.approved"
+    case activityRejected = "activity.rejected"
+    case chatMessage = "chat.message"
+
+    /// The `type` value in the push payload's data: `activity_assigned`, `new_message`, ….
+    public var payloadType: String {
+        switch self {
+        case .chatMessage: "new_message"
+        default: rawValue.replacingOccurrences(of: ".", with: "_")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+/// The activity state machine of DESIGN.md §2, as a pure function of the status, the action
+/// and how the actor relates to the activity. No I/O: the store loads the facts, asks, and
+/// applies the answer.
+public enum ActivityStateMachine {
+    /// How the acting person relates to the activity (or, for `assign`, to the team).
+    public struct Actor: Sendable, Hashable {
+        /// The person the activity is assigned to.
+        public var isAssignee: Bool
+        /// A manager of the activity's team.
+        public var isTeamManager: Bool
+        /// A tenant admin, who may act as a manager of any team.
+        public var isAdmin: Bool
+
+        public init(isAssignee: Bool = false, isTeamManager: Bool = false, isAdmin: Bool = false) {
+            self.isAssignee = isAssignee
+            self.isTeamManager = isTeamManager
+            self.isAdmin = isAdmin
+        }
+
+        var canManage: Bool { isTeamManager || isAdmin }
+    }
+
+    /// Who is told about an event.
+    public enum Audience: String, Sendable, Codable {
+        /// The person the activity is assigned to, on the member app.
+        case assignee
+        /// The manager who assigned the activity, on the manager app.
+        case manager
+
+        public var app: AppKind {
+            switch self {
+            case .assignee: .member
+            case .manager: .manager
+            }
+        }
+    }
+
+    /// What an allowed action does.
+    public struct Transition: Sendable, Equatable {
+        public let action: ActivityAction
+        public let from: ActivityStatus?
+        public let to: ActivityStatus
+        public let event: EventKind
+        public let audience: Audience
+    }
+
+    /// Why an action was refused.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// The actor may not take this action on this activity.
+        case forbidden(action: ActivityAction, requirement: String)
+        /// The action does not apply to the current status.
+        case invalidTransition(action: ActivityAction, status: ActivityStatus?, allowed: [ActivityAction])
+    }
+
+    /// Decides `action` on an activity in `status` (`nil`: it does not exist yet).
+    public static func decide(_ action: ActivityAction, from status: ActivityStatus?, by actor: Actor) -> Result<Transition, Refusal> {
+        guard permits(action, actor) else {
+            return .failure(.forbidden(action: action, requirement: requirement(for: action)))
+        }
+        guard let rule = rules.first(where: { $0.action == action && $0.from == status }) else {
+            return .failure(.invalidTransition(action: action, status: status, allowed: allowedActions(from: status)))
+        }
+        return .success(rule)
+    }
+
+    /// The actions the table allows from `status`, whoever asks.
+    public static func allowedActions(from status: ActivityStatus?) -> [ActivityAction] {
+        rules.filter { $0.from == status }.map(\.action)
+    }
+
+    /// Who may take `action`, in words, for error messages.
+    public static func requirement(for action: ActivityAction) -> String {
+        switch action {
+        case .assign: "a manager of the team or an admin"
+        case .start, .complete: "the assignee"
+        case .approve, .reject: "a manager of the activity's team or an admin"
+        }
+    }
+
+    static func permits(_ action: ActivityAction, _ actor: Actor) -> Bool {
+        switch action {
+        case .assign, .approve, .reject: actor.canManage
+        case .start, .complete: actor.isAssignee
+        }
+    }
+
+    static let rules: [Transition] = [
+        Transition(action: .assign, from: nil, to: .assigned, event: .activityAssigned, audience: .assignee),
+        Transition(action: .start, from: .assigned, to: .running, event: .activityStarted, audience: .manager),
+        Transition(
+            action: .complete, from: .running, to: .completionRequested, event: .activityCompletionRequested,
+            audience: .manager),
+        Transition(action: .approve, from: .completionRequested, to: .approved, event: .activityApproved, audience: .assignee),
+        Transition(action: .reject, from: .completionRequested, to: .running, event: .activityRejected, audience: .assignee),
+    ]
+}

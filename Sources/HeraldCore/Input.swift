@@ -1,0 +1,152 @@
+import Foundation
+
+/// Checks for everything a user types, each returning the normalised value or throwing an
+/// `InputError` with one line that says what is allowed. Nothing is written before these pass.
+public enum Input {
+    /// Names (people, teams, tenants, activities, groups): 1 to 200 characters.
+    public static let maxNameLength = 200
+    /// Free text such as a rejection reason: up to 1,000 characters.
+    public static let maxTextLength = 1000
+    /// Device tokens: up to 4,096 printable ASCII characters.
+    public static let maxTokenLength = 4096
+
+    /// A display name: trimmed, 1…200 characters, no control characters, valid UTF-8.
+    public static func name(_ value: String, field: String = "name") throws -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw InputError("\(field) must not be empty") }
+        try checkText(trimmed, field: field, allowNewlines: false)
+        guard trimmed.count <= maxNameLength else {
+            throw InputError("\(field) is \(trimmed.count) characters long; the limit is \(maxNameLength)")
+        }
+        return trimmed
+    }
+
+    /// Free text (a reason): trimmed, up to 1,000 characters; newlines and tabs allowed.
+    public static func text(_ value: String, field: String) throws -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        try checkText(trimmed, field: field, allowNewlines: true)
+        guard trimmed.count <= maxTextLength else {
+            throw InputError("\(field) is \(trimmed.count) characters long; the limit is \(maxTextLength)")
+        }
+        return trimmed
+    }
+
+    private static func checkText(_ value: String, field: String, allowNewlines: Bool) throws {
+        for scalar in value.unicodeScalars {
+            if scalar == "\u{FFFD}" { throw InputError("\(field) is not valid UTF-8") }
+            if allowNewlines, scalar == "\n" || scalar == "\t" { continue }
+            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+                throw InputError("\(field) contains a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
+            }
+        }
+    }
+
+    /// An email address, lowercased: `local@domain.tld`, at most 254 characters.
+    public static func email(_ value: String) throws -> String {
+        let email = value.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        let localAllowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?^_`{|}~-")
+        let domainAllowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.-")
+        guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64,
+            parts[0].allSatisfy({ localAllowed.contains($0) }),
+            parts[1].allSatisfy({ domainAllowed.contains($0) }),
+            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains("..")
+        else {
+            throw InputError("\"\(printable(value))\" is not a valid email address")
+        }
+        return email
+    }
+
+    /// A slug for tenants and teams: lowercase letters, digits and dashes, 1…63, starting
+    /// with a letter or digit.
+    public static func slug(_ value: String, field: String) throws -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
+        guard (1...63).contains(value.count), value.allSatisfy({ allowed.contains($0) }), value.first != "-" else {
+            throw InputError("\(field) \"\(printable(value))\" must be 1-63 lowercase letters, digits or dashes, not starting with a dash")
+        }
+        return value
+    }
+
+    public static func priority(_ value: String) throws -> Priority {
+        guard let priority = Priority(rawValue: value.lowercased()) else {
+            throw InputError("unknown priority \"\(printable(value))\"; use p0, p1, p2 or p3")
+        }
+        return priority
+    }
+
+    /// A deadline as `YYYY-MM-DD`, a real calendar date.
+    public static func date(_ value: String, field: String = "deadline") throws -> LocalDate {
+        guard let date = LocalDate(value) else {
+            throw InputError("\(field) \"\(printable(value))\" is not a calendar date in the form YYYY-MM-DD")
+        }
+        return date
+    }
+
+    /// An IANA time zone name such as `Europe/Paris`, or `UTC`.
+    public static func timeZone(_ value: String) throws -> String {
+        guard value == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(value) else {
+            throw InputError("unknown time zone \"\(printable(value))\"; use an IANA name such as Europe/Paris or UTC")
+        }
+        return value
+    }
+
+    /// A locale tag such as `en`, `de` or `pt-BR`.
+    public static func locale(_ value: String) throws -> String {
+        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
+        let language = parts.first.map(String.init) ?? ""
+        let validLanguage = (2...3).contains(language.count) && language.allSatisfy { $0.isASCII && $0.isLowercase }
+        let validRegion = parts.count == 1
+            || (parts.count == 2 && parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
+        guard validLanguage, validRegion else {
+            throw InputError("locale \"\(printable(value))\" is not a tag such as en, de or pt-BR")
+        }
+        return value
+    }
+
+    /// A push token: 1…4,096 printable ASCII characters, no spaces.
+    public static func token(_ value: String) throws -> String {
+        guard (1...maxTokenLength).contains(value.utf8.count), value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+            throw InputError("a device token must be 1-\(maxTokenLength) printable ASCII characters without spaces")
+        }
+        return value
+    }
+
+    /// A value of a closed set, such as `--app member|manager`.
+    public static func choice<Value: RawRepresentable & CaseIterable>(_ value: String, field: String, as type: Value.Type) throws -> Value
+    where Value.RawValue == String {
+        guard let choice = Value(rawValue: value.lowercased()) else {
+            let names = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw InputError("\(field) \"\(printable(value))\" is not one of \(names)")
+        }
+        return choice
+    }
+
+    /// An id as printed by herald.
+    public static func id(_ value: String, field: String) throws -> UUID {
+        guard let id = UUID(uuidString: value) else {
+            throw InputError("\(field) \"\(printable(value))\" is not an id (a UUID such as 0193a1b2-...)")
+        }
+        return id
+    }
+
+    /// Input echoed in an error: control characters escaped, at most 60 characters.
+    static func printable(_ value: String) -> String {
+        var text = ""
+        for scalar in value.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                text += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text.count > 60 ? String(text.prefix(57)) + "..." : text
+    }
+}
+
+/// How device tokens appear in anything a person reads: `dGhpcy…9a8b`.
+public enum TokenDisplay {
+    public static func truncated(_ token: String) -> String {
+        guard token.count > 12 else { return String(repeating: "•", count: min(token.count, 4)) }
+        return token.prefix(6) + "…" + token.suffix(4)
+    }
+}

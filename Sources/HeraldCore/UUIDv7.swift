@@ -1,0 +1,28 @@
+import Foundation
+
+extension UUID {
+    /// A time-ordered UUID (RFC 9562 version 7): 48 bits of Unix milliseconds, then random
+    /// bits. Ids made later sort later, which keeps B-tree inserts at the right edge.
+    public static func v7(at date: Date = Date()) -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        return v7(at: date, using: &generator)
+    }
+
+    /// `v7(at:)` with an injected random source, for tests.
+    public static func v7<Generator: RandomNumberGenerator>(at date: Date, using generator: inout Generator) -> UUID {
+        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        let random = generator.next() as UInt64
+        let more = generator.next() as UInt64
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        for shift in stride(from: 40, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: milliseconds >> UInt64(shift))) }
+        bytes.append(0x70 | UInt8(truncatingIfNeeded: random >> 8) & 0x0f)  // version 7
+        bytes.append(UInt8(truncatingIfNeeded: random))
+        bytes.append(0x80 | UInt8(truncatingIfNeeded: more >> 56) & 0x3f)  // RFC 4122 variant
+        for shift in stride(from: 48, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: more >> UInt64(shift))) }
+        return UUID(uuid: (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+        ))
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import Logging
+
+/// Herald's data, on one connection pool: the tenant directory, and tenant-scoped work
+/// through `withTenant`.
+public struct Store: Sendable {
+    public let pool: PostgresPool
+    let logger: Logger
+
+    /// The NOTIFY channel workers LISTEN on; its payload is the tenant id (a hint only).
+    public static let outboxChannel = "herald_outbox"
+
+    public init(pool: PostgresPool, logger: Logger) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    // MARK: Tenants
+
+    /// Creates a tenant.
+    /// - Throws: `StoreError.alreadyExists` when the slug is taken.
+    public func createTenant(slug: String, name: String) async throws -> Tenant {
+        let slug = try Input.slug(slug, field: "tenant")
+        let name = try Input.name(name, field: "tenant name")
+        do {
+            let row = try await pool.query(
+                """
+                INSERT INTO tenants (id, slug, name) VALUES (\(UUID.v7()), \(slug), \(name))
+                RETURNING id, slug, name, created_at
+                """
+            ).single()
+            return try Self.tenant(row)
+        } catch let error as PostgresError where error.isUniqueViolation {
+            throw StoreError(.alreadyExists, "tenant \"\(slug)\" already exists")
+        }
+    }
+
+    public func tenants() async throws -> [Tenant] {
+        try await pool.query("SELECT id, slug, name, created_at FROM tenants ORDER BY slug").map(Self.tenant)
+    }
+
+    /// The tenant with this slug.
+    /// - Throws: `StoreError.notFound`.
+    public func tenant(slug: String) async throws -> Tenant {
+        let rows = try await pool.query("SELECT id, slug, name, created_at FROM tenants WHERE slug = \(slug)")
+        guard let row = rows.first else {
+            throw StoreError(.notFound, "no tenant \"\(slug)\" (herald tenant list shows them)")
+        }
+        return try Self.tenant(row)
+    }
+
+    static func tenant(_ row: PostgresRow) throws -> Tenant {
+        let (id, slug, name, createdAt) = try row.decode((UUID, String, String, Date).self)
+        return Tenant(id: id, slug: slug, name: name, createdAt: createdAt)
+    }
+
+    // MARK: Tenant scope
+
+    /// Runs `body` in one transaction that sees only `tenant`'s rows.
+    ///
+    /// The transaction switches to the `herald_app` role, which row-level security binds,
+    /// and names the tenant in `herald.tenant_id`; every query in `body` also filters by
+    /// tenant itself. Committed when `body` returns, rolled back when it throws.
+    public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
+        try await pool.withConnection { connection in
+            // One round trip. The id is a UUID, so its text is only hex digits and dashes.
+            try await connection.executeScript(
+                "BEGIN; SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenant.id.uuidString.lowercased())'")
+            do {
+                let result = try await body(TenantSession(connection: connection, tenant: tenant, logger: logger))
+                try await connection.query("COMMIT")
+                return result
+            } catch {
+                do {
+                    try await connection.query("ROLLBACK")
+                } catch {
+                    await connection.close()
+                }
+                throw error
+            }
+        }
+    }
+}

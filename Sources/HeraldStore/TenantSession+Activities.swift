@@ -1,0 +1,227 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+extension TenantSession {
+    /// Assigns a new activity: checks the actor, stores it, records the transition and
+    /// appends `activity.assigned` to the outbox, all in this session's transaction.
+    /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`, `.invalid`).
+    public func assignActivity(
+        actor email: String, team teamSlug: String, assignee assigneeEmail: String, name: String, deadline: String,
+        priority: String = "p2"
+    ) async throws -> ActivityRecord {
+        let name = try Input.name(name, field: "activity name")
+        let deadline = try Input.date(deadline)
+        let priority = try Input.priority(priority)
+        let actor = try await person(email: email)
+        let team = try await team(slug: teamSlug)
+        let actorRole = try await role(of: actor.id, in: team.id)
+        let relation = ActivityStateMachine.Actor(isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
+        let transition = try decide(.assign, from: nil, by: relation, actor: actor, activity: nil)
+
+        let assignee = try await person(email: assigneeEmail)
+        switch try await role(of: assignee.id, in: team.id) {
+        case .member: break
+        case .manager:
+            throw StoreError(.invalid, "\(assignee.email) is a manager of team \(team.slug); activities are assigned to its members")
+        case nil:
+            throw StoreError(.invalid, "\(assignee.email) is not a member of team \(team.slug)")
+        }
+
+        let id = UUID.v7()
+        let createdAt = try await connection.query(
+            """
+            INSERT INTO activities (tenant_id, id, team_id, manager_id, assignee_id, name, priority, deadline, status)
+            VALUES (\(tenantID), \(id), \(team.id), \(actor.id), \(assignee.id), \(name), \(priority.rawValue),
+                    \(deadline.description)::date, \(transition.to.rawValue))
+            RETURNING created_at
+            """
+        ).single().decode(Date.self, at: 0)
+        let activity = ActivityRecord(
+            id: id, team: .init(id: team.id, slug: team.slug, name: team.name), name: name, priority: priority,
+            deadline: deadline, status: transition.to, version: 1, manager: actor.reference, assignee: assignee.reference,
+            createdAt: createdAt, updatedAt: createdAt)
+        try await record(transition, on: activity, actor: actor.reference, reason: nil, at: createdAt)
+        return activity
+    }
+
+    /// Starts, completes, approves or rejects an activity, with a version check: of two
+    /// concurrent actions exactly one wins and the other gets `StoreError.conflict`.
+    /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`,
+    ///   `.invalidTransition` naming the status and what it allows, `.conflict`).
+    public func act(_ action: ActivityAction, on activityID: String, actor email: String, reason: String? = nil) async throws -> ActivityRecord {
+        guard action != .assign else { throw StoreError(.invalid, "use assignActivity to assign") }
+        let id = try Input.id(activityID, field: "activity")
+        let reason = try reason.map { try Input.text($0, field: "reason") }.flatMap { $0.isEmpty ? nil : $0 }
+        let actor = try await person(email: email)
+        let activity = try await activity(id: id)
+        let actorRole = try await role(of: actor.id, in: activity.team.id)
+        let relation = ActivityStateMachine.Actor(
+            isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
+        let transition = try decide(action, from: activity.status, by: relation, actor: actor, activity: activity)
+
+        let updated = try await connection.query(
+            """
+            UPDATE activities SET status = \(transition.to.rawValue), version = version + 1, updated_at = now()
+            WHERE tenant_id = \(tenantID) AND id = \(id) AND version = \(activity.version)
+            RETURNING version, updated_at
+            """)
+        guard let row = updated.first else {
+            let now = try await self.activity(id: id)
+            throw StoreError(
+                .conflict,
+                "activity \(id.uuidString.lowercased()) was changed by someone else meanwhile (it is now \(now.status.rawValue)); "
+                    + "look again and retry")
+        }
+        let (version, updatedAt) = try row.decode((Int, Date).self)
+        let result = ActivityRecord(
+            id: activity.id, team: activity.team, name: activity.name, priority: activity.priority, deadline: activity.deadline,
+            status: transition.to, version: version, manager: activity.manager, assignee: activity.assignee,
+            createdAt: activity.createdAt, updatedAt: updatedAt)
+        try await record(transition, on: result, actor: actor.reference, reason: reason, at: updatedAt)
+        return result
+    }
+
+    /// Asks the state machine, turning a refusal into a `StoreError` that names the person,
+    /// the status and the allowed actions.
+    private func decide(
+        _ action: ActivityAction, from status: ActivityStatus?, by relation: ActivityStateMachine.Actor, actor: Person,
+        activity: ActivityRecord?
+    ) throws -> ActivityStateMachine.Transition {
+        switch ActivityStateMachine.decide(action, from: status, by: relation) {
+        case .success(let transition):
+            return transition
+        case .failure(.forbidden(let action, let requirement)):
+            throw StoreError(.forbidden, "\(actor.email) may not \(action.rawValue) \(activity.map(Self.describe) ?? "activities in this team"): only \(requirement) may")
+        case .failure(.invalidTransition(let action, let status, let allowed)):
+            let statusName = status?.rawValue ?? "new"
+            let options = allowed.isEmpty ? "nothing is allowed from \(statusName)" : "from \(statusName) only \(allowed.map(\.rawValue).joined(separator: ", ")) is allowed"
+            throw StoreError(.invalidTransition, "cannot \(action.rawValue) \(activity.map(Self.describe) ?? "it"): it is \(statusName); \(options)")
+        }
+    }
+
+    private static func describe(_ activity: ActivityRecord) -> String {
+        "activity \(activity.id.uuidString.lowercased()) (\"\(activity.name)\")"
+    }
+
+    /// Records the transition and appends the event with its snapshot, then NOTIFYs (which
+    /// PostgreSQL delivers only if the transaction commits).
+    private func record(
+        _ transition: ActivityStateMachine.Transition, on activity: ActivityRecord, actor: PersonReference, reason: String?, at: Date
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO activity_transitions (tenant_id, id, activity_id, actor_id, action, from_status, to_status, reason, at)
+            VALUES (\(tenantID), \(UUID.v7()), \(activity.id), \(actor.id), \(transition.action.rawValue),
+                    \(transition.from?.rawValue), \(transition.to.rawValue), \(reason), \(at))
+            """)
+        let recipients = ActivityEventPayload.recipients(
+            for: transition.audience, manager: activity.manager.id, assignee: activity.assignee.id, actor: actor.id)
+        let payload = ActivityEventPayload(
+            event: transition.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
+            activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: transition.to,
+            actor: actor, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: reason,
+            occurredAt: at)
+        try await connection.query(
+            """
+            INSERT INTO outbox (tenant_id, id, kind, activity_id, actor_id, recipient_ids, payload, occurred_at)
+            VALUES (\(tenantID), \(UUID.v7()), \(transition.event.rawValue), \(activity.id), \(actor.id),
+                    \(recipients.map(\.id)), \(PostgresJSON(payload)), \(at))
+            """)
+        try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))")
+    }
+
+    // MARK: Reading
+
+    /// The activity with this id in this tenant.
+    /// - Throws: `StoreError.notFound` (also for another tenant's id).
+    public func activity(id: UUID) async throws -> ActivityRecord {
+        let rows = try await connection.query(
+            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id)")
+        guard let row = rows.first else {
+            throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)")
+        }
+        return try Self.activity(row)
+    }
+
+    /// The activity with this id (as typed by a user).
+    public func activity(id text: String) async throws -> ActivityRecord {
+        try await activity(id: try Input.id(text, field: "activity"))
+    }
+
+    /// Activities, newest first, optionally by team, status and assignee.
+    public func activities(team: String? = nil, status: ActivityStatus? = nil, assignee: String? = nil, limit: Int = 100) async throws -> [ActivityRecord] {
+        var teamID: UUID?
+        if let team { teamID = try await self.team(slug: team).id }
+        var assigneeID: UUID?
+        if let assignee { assigneeID = try await person(email: assignee).id }
+        return try await connection.query(
+            """
+            \(unsafeRaw: Self.activitySelect)
+            WHERE a.tenant_id = \(tenantID)
+              AND (\(teamID)::uuid IS NULL OR a.team_id = \(teamID))
+              AND (\(status?.rawValue)::text IS NULL OR a.status = \(status?.rawValue))
+              AND (\(assigneeID)::uuid IS NULL OR a.assignee_id = \(assigneeID))
+            ORDER BY a.created_at DESC, a.id DESC
+            LIMIT \(max(1, min(limit, 10_000)))
+            """
+        ).map(Self.activity)
+    }
+
+    /// The steps of an activity's life, oldest first.
+    public func transitions(activity id: UUID) async throws -> [ActivityTransitionRecord] {
+        try await connection.query(
+            """
+            SELECT t.action, t.from_status, t.to_status, p.id, p.email, p.display_name, t.reason, t.at
+            FROM activity_transitions t JOIN people p ON p.tenant_id = t.tenant_id AND p.id = t.actor_id
+            WHERE t.tenant_id = \(tenantID) AND t.activity_id = \(id)
+            ORDER BY t.at, t.id
+            """
+        ).map { row in
+            let (action, from, to, actorID, email, name, reason, at) =
+                try row.decode((String, String?, String, UUID, String, String, String?, Date).self)
+            return ActivityTransitionRecord(
+                action: try Self.decodeEnum(action), from: try from.map { try Self.decodeEnum($0) }, to: try Self.decodeEnum(to),
+                actor: PersonReference(id: actorID, email: email, name: name), reason: reason, at: at)
+        }
+    }
+
+    /// Outbox events of one activity, in order.
+    public func events(activity id: UUID) async throws -> [OutboxEvent] {
+        try await connection.query(
+            """
+            SELECT id, seq, kind, activity_id, actor_id, recipient_ids, occurred_at FROM outbox
+            WHERE tenant_id = \(tenantID) AND activity_id = \(id) ORDER BY seq
+            """
+        ).map { row in
+            let (id, sequence, kind, activityID, actorID, recipients, at) =
+                try row.decode((UUID, Int64, String, UUID?, UUID, [UUID], Date).self)
+            return OutboxEvent(
+                id: id, sequence: sequence, kind: try Self.decodeEnum(kind), activityID: activityID, actorID: actorID,
+                recipientIDs: recipients, occurredAt: at)
+        }
+    }
+
+    static let activitySelect = """
+        SELECT a.id, t.id, t.slug, t.name, a.name, a.priority, a.deadline::text, a.status, a.version,
+               m.id, m.email, m.display_name, s.id, s.email, s.display_name, a.created_at, a.updated_at
+        FROM activities a
+        JOIN teams t ON t.tenant_id = a.tenant_id AND t.id = a.team_id
+        JOIN people m ON m.tenant_id = a.tenant_id AND m.id = a.manager_id
+        JOIN people s ON s.tenant_id = a.tenant_id AND s.id = a.assignee_id
+        """
+
+    static func activity(_ row: PostgresRow) throws -> ActivityRecord {
+        let (id, teamID, teamSlug, teamName, name, priority, deadline, status, version) =
+            try row.decode((UUID, UUID, String, String, String, String, String, String, Int).self)
+        guard let date = LocalDate(deadline) else {
+            throw PostgresError(kind: .decoding, message: "unexpected deadline \"\(deadline)\" in the database")
+        }
+        return ActivityRecord(
+            id: id, team: .init(id: teamID, slug: teamSlug, name: teamName), name: name, priority: try decodeEnum(priority),
+            deadline: date, status: try decodeEnum(status), version: version,
+            manager: PersonReference(id: try row.decode(at: 9), email: try row.decode(at: 10), name: try row.decode(at: 11)),
+            assignee: PersonReference(id: try row.decode(at: 12), email: try row.decode(at: 13), name: try row.decode(at: 14)),
+            createdAt: try row.decode(at: 15), updatedAt: try row.decode(at: 16))
+    }
+}

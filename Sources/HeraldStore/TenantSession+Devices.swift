@@ -1,0 +1,125 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// What registering a token did.
+public enum DeviceRegistrationOutcome: Sendable, Equatable {
+    /// A token not seen before.
+    case registered
+    /// The same owner registered it again: its times and details were refreshed.
+    case refreshed
+    /// It was logged out, and is active again.
+    case restored
+    /// It belonged to someone else, and now belongs to the new owner.
+    case moved(from: PersonReference)
+}
+
+extension TenantSession {
+    /// Registers a push token for a person's app; a known token is refreshed, restored after
+    /// a logout, or moved to its new owner.
+    /// - Throws: `InputError`; `StoreError.notFound` for an unknown person;
+    ///   `StoreError.invalid` for a token its provider retired.
+    public func registerDevice(
+        email: String, token: String, app: AppKind, platform: Platform, provider: PushProvider
+    ) async throws -> (Device, DeviceRegistrationOutcome) {
+        let token = try Input.token(token)
+        let owner = try await person(email: email)
+        for _ in 0..<2 {
+            if let existing = try await device(token: token, provider: provider, locking: true) {
+                if let retired = existing.deactivatedAt {
+                    throw StoreError(
+                        .invalid,
+                        "token \(existing.tokenPreview) was retired by \(provider.rawValue) on \(retired.formatted(.iso8601)) "
+                            + "(\(existing.deactivationReason ?? "no reason")); the app must obtain a new token")
+                }
+                let outcome: DeviceRegistrationOutcome =
+                    existing.owner.id != owner.id ? .moved(from: existing.owner) : existing.removedAt != nil ? .restored : .refreshed
+                try await connection.query(
+                    """
+                    UPDATE devices SET person_id = \(owner.id), app = \(app.rawValue), platform = \(platform.rawValue),
+                        updated_at = now(), last_seen_at = now(), removed_at = NULL
+                    WHERE tenant_id = \(tenantID) AND id = \(existing.id)
+                    """)
+                return (try await device(id: existing.id), outcome)
+            }
+            let inserted = try await connection.query(
+                """
+                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
+                VALUES (\(tenantID), \(UUID.v7()), \(owner.id), \(token), \(app.rawValue), \(platform.rawValue), \(provider.rawValue))
+                ON CONFLICT (tenant_id, provider, token) DO NOTHING
+                RETURNING id
+                """)
+            if let row = inserted.first {
+                return (try await device(id: try row.decode(UUID.self, at: 0)), .registered)
+            }
+            // Registered concurrently by another command: take the update path.
+        }
+        throw StoreError(.conflict, "the token was registered concurrently; try again")
+    }
+
+    /// Logs a token out: it receives nothing until it is registered again.
+    /// - Throws: `StoreError.notFound` when no active device has the token.
+    @discardableResult
+    public func removeDevice(token: String) async throws -> [Device] {
+        let token = try Input.token(token)
+        let rows = try await connection.query(
+            """
+            UPDATE devices SET removed_at = now(), updated_at = now()
+            WHERE tenant_id = \(tenantID) AND token = \(token) AND removed_at IS NULL
+            RETURNING id
+            """)
+        guard !rows.isEmpty else {
+            throw StoreError(.notFound, "no registered device has token \(TokenDisplay.truncated(token)) in tenant \(tenant.slug)")
+        }
+        var removed: [Device] = []
+        for row in rows { removed.append(try await device(id: try row.decode(UUID.self, at: 0))) }
+        return removed
+    }
+
+    /// Devices of the tenant, or of one person, newest first.
+    public func devices(email: String? = nil) async throws -> [Device] {
+        var ownerFilter: UUID?
+        if let email { ownerFilter = try await person(email: email).id }
+        return try await connection.query(
+            """
+            SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
+            WHERE d.tenant_id = \(tenantID) AND (\(ownerFilter)::uuid IS NULL OR d.person_id = \(ownerFilter))
+            ORDER BY p.email, d.created_at DESC
+            """
+        ).map(Self.device)
+    }
+
+    func device(id: UUID) async throws -> Device {
+        try Self.device(
+            try await connection.query(
+                "SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom) WHERE d.tenant_id = \(tenantID) AND d.id = \(id)"
+            ).single())
+    }
+
+    func device(token: String, provider: PushProvider, locking: Bool) async throws -> Device? {
+        try await connection.query(
+            """
+            SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
+            WHERE d.tenant_id = \(tenantID) AND d.provider = \(provider.rawValue) AND d.token = \(token)
+            \(unsafeRaw: locking ? "FOR UPDATE OF d" : "")
+            """
+        ).first.map(Self.device)
+    }
+
+    static let deviceColumns = """
+        d.id, p.id, p.email, p.display_name, d.token, d.app, d.platform, d.provider, d.created_at, d.updated_at,
+        d.last_seen_at, d.removed_at, d.deactivated_at, d.deactivation_reason
+        """
+    static let deviceFrom = "FROM devices d JOIN people p ON p.tenant_id = d.tenant_id AND p.id = d.person_id"
+
+    static func device(_ row: PostgresRow) throws -> Device {
+        let (id, ownerID, email, name, token, app, platform, provider) =
+            try row.decode((UUID, UUID, String, String, String, String, String, String).self)
+        return Device(
+            id: id, owner: PersonReference(id: ownerID, email: email, name: name), token: token,
+            app: try decodeEnum(app), platform: try decodeEnum(platform), provider: try decodeEnum(provider),
+            createdAt: try row.decode(Date.self, at: 8), updatedAt: try row.decode(Date.self, at: 9),
+            lastSeenAt: try row.decode(Date.self, at: 10), removedAt: try row.decode(Date?.self, at: 11),
+            deactivatedAt: try row.decode(Date?.self, at: 12), deactivationReason: try row.decode(String?.self, at: 13))
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldStore
+
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "Register, remove and list push tokens.",
+        subcommands: [Register.self, Remove.self, List.self])
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a push token (again: refresh it; from another person: move it to this one).")
+
+        @Option(help: "The owner's email.") var user: String
+        @Option(help: "The push token the app obtained.") var token: String
+        @Option(help: "member or manager.") var app: String
+        @Option(help: "ios, android or web.") var platform: String
+        @Option(help: "fcm or apns (default fcm).") var provider = "fcm"
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let app = try Input.choice(app, field: "app", as: AppKind.self)
+            let platform = try Input.choice(platform, field: "platform", as: Platform.self)
+            let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let (device, outcome) = try await withTenant(tenant) {
+                try await $0.registerDevice(email: user, token: token, app: app, platform: platform, provider: provider)
+            }
+            if options.json { return try printJSON(device) }
+            let what = switch outcome {
+            case .registered: "registered"
+            case .refreshed: "refreshed"
+            case .restored: "registered again after logout"
+            case .moved(let previous): "moved from \(previous.email)"
+            }
+            print("\(what): \(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Log a token out: it gets nothing until registered again.")
+
+        @Option(help: "The push token.") var token: String
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let removed = try await withTenant(tenant) { try await $0.removeDevice(token: token) }
+            if options.json { return try printJSON(removed) }
+            for device in removed { print("removed \(device.tokenPreview) of \(device.owner.email) (\(device.app.rawValue) app)") }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List devices, active and retired (tokens truncated).")
+
+        @Option(help: "Only this person's devices.") var user: String?
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let devices = try await withTenant(tenant) { try await $0.devices(email: user) }
+            if options.json { return try printJSON(devices) }
+            var table = TextTable("OWNER", "TOKEN", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
+            for device in devices {
+                var state = device.state
+                if let reason = device.deactivationReason { state += " (\(reason))" }
+                table.add(
+                    device.owner.email, device.tokenPreview, device.app.rawValue, device.platform.rawValue,
+                    device.provider.rawValue, state, device.lastSeenAt.shortDisplay)
+            }
+            print(table.render(empty: "no devices (herald device register)"))
+        }
+    }
+}

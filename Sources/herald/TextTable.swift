@@ -1,0 +1,30 @@
+/// Rows printed as aligned columns under a header, for people to read.
+struct TextTable {
+    let headers: [String]
+    var rows: [[String]] = []
+
+    init(_ headers: String...) {
+        self.headers = headers
+    }
+
+    mutating func add(_ cells: String...) {
+        rows.append(cells)
+    }
+
+    /// The table, or `empty` when there are no rows.
+    func render(empty: String) -> String {
+        guard !rows.isEmpty else { return empty }
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ")
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}
