@@ -1,0 +1,190 @@
+import Foundation
+import HeraldPostgres
+import HeraldTestSupport
+import Testing
+
+/// The workflow through the real binary, on a throwaway database.
+@Suite struct WorkflowCLITests {
+    /// A migrated test database and a CLI pointed at it, acting in tenant `acme`.
+    func withCLI(_ body: (HeraldCLI, PostgresPool) async throws -> Void) async throws {
+        try await TestDatabase.with { pool, configuration in
+            try await withTemporaryDirectory { home in
+                let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme"])
+                let migrate = try cli.run(["db", "migrate"])
+                #expect(migrate.status == 0, "\(migrate.stderr)")
+                try await body(cli, pool)
+            }
+        }
+    }
+
+    func ok(_ cli: HeraldCLI, _ arguments: [String]) throws -> String {
+        let result = try cli.run(arguments)
+        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func setUp(_ cli: HeraldCLI) throws {
+        _ = try ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
+        _ = try ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
+        _ = try ok(cli, ["team", "create", "sales", "--name", "Sales"])
+        _ = try ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
+        _ = try ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor", "--time-zone", "Asia/Tokyo", "--locale", "de"])
+        _ = try ok(cli, ["user", "add", "dana@acme.test", "--name", "Dana Scully"])
+        _ = try ok(cli, ["user", "add", "erin@acme.test", "--name", "Erin Hale"])
+        _ = try ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
+        _ = try ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+        _ = try ok(cli, ["team", "add-member", "ops", "dana@acme.test", "--role", "member"])
+        _ = try ok(cli, ["team", "add-member", "sales", "erin@acme.test", "--role", "manager"])
+    }
+
+    func showJSON(_ cli: HeraldCLI, _ id: String) throws -> [String: Any] {
+        let text = try ok(cli, ["activity", "show", id, "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func aP0ActivityFromAssignmentToApproval() async throws {
+        try await withCLI { cli, pool in
+            try setUp(cli)
+            let people = try JSONSerialization.jsonObject(with: Data(try ok(cli, ["user", "list", "--json"]).utf8)) as? [[String: Any]]
+            var ids: [String: String] = [:]
+            for person in people ?? [] { ids[person["email"] as? String ?? ""] = (person["id"] as? String)?.lowercased() }
+            let alice = try #require(ids["alice@acme.test"]), chidi = try #require(ids["chidi@acme.test"])
+
+            let id = try ok(cli, [
+                "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
+                "--name", "Ship v2", "--deadline", "2026-11-28", "--priority", "p0",
+            ])
+            #expect(UUID(uuidString: id) != nil, "assign printed \(id)")
+            let steps: [([String], String)] = [
+                (["activity", "start", id, "--as", "chidi@acme.test"], "running"),
+                (["activity", "complete", id, "--as", "chidi@acme.test"], "completion_requested"),
+                (["activity", "reject", id, "--as", "alice@acme.test", "--reason", "needs tests"], "running"),
+                (["activity", "complete", id, "--as", "chidi@acme.test"], "completion_requested"),
+                (["activity", "approve", id, "--as", "alice@acme.test"], "approved"),
+            ]
+            var show = try showJSON(cli, id)
+            #expect((show["activity"] as? [String: Any])?["status"] as? String == "assigned")
+            #expect((show["activity"] as? [String: Any])?["priority"] as? String == "p0")
+            for (arguments, status) in steps {
+                _ = try ok(cli, arguments)
+                show = try showJSON(cli, id)
+                #expect((show["activity"] as? [String: Any])?["status"] as? String == status, "after \(arguments[1])")
+            }
+
+            let events = try await pool.query(
+                "SELECT kind, recipient_ids, actor_id FROM outbox WHERE activity_id = \(try #require(UUID(uuidString: id))) ORDER BY seq")
+            let kinds = try events.map { try $0.decode(String.self, at: 0) }
+            #expect(kinds == [
+                "activity.assigned", "activity.started", "activity.completion_requested", "activity.rejected",
+                "activity.completion_requested", "activity.approved",
+            ])
+            let recipients = try events.map { try $0.decode([UUID].self, at: 1).map { $0.uuidString.lowercased() } }
+            #expect(recipients == [[chidi], [alice], [alice], [chidi], [alice], [chidi]])
+            #expect((show["events"] as? [Any])?.count == 6)
+        }
+    }
+
+    @Test func refusalsAreOneLineAndWriteNothing() async throws {
+        try await withCLI { cli, pool in
+            try setUp(cli)
+            let id = try ok(cli, [
+                "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
+                "--name", "Ship v2", "--deadline", "2026-11-28",
+            ])
+            _ = try ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
+            _ = try ok(cli, ["tenant", "create", "globex"])
+            let before = try await counts(pool)
+
+            let cases: [([String], String)] = [
+                (["activity", "assign", "--as", "dana@acme.test", "--team", "ops", "--to", "chidi@acme.test", "--name", "x", "--deadline", "2026-12-01"], "only a manager"),
+                (["activity", "approve", id, "--as", "erin@acme.test"], "erin@acme.test may not approve"),
+                (["activity", "complete", id, "--as", "dana@acme.test"], "only the assignee"),
+                (["activity", "approve", id, "--as", "alice@acme.test"], "it is running; from running only complete is allowed"),
+                (["activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "erin@acme.test", "--name", "x", "--deadline", "2026-12-01"], "not a member of team ops"),
+                (["activity", "complete", id, "--as", "chidi@acme.test", "--tenant", "globex"], "no person chidi@acme.test in tenant globex"),
+                (["activity", "show", id, "--tenant", "globex"], "no activity"),
+                (["activity", "start", id, "--as", "chidi@acme.test", "--tenant", "nope"], "no tenant \"nope\""),
+                (["activity", "assign", "--as", "alice@acme.test", "--team", "nope", "--to", "chidi@acme.test", "--name", "x", "--deadline", "2026-12-01"], "no team \"nope\""),
+                (["activity", "start", id, "--as", "ghost@acme.test"], "no person ghost@acme.test"),
+                (["activity", "start", UUID().uuidString, "--as", "chidi@acme.test"], "no activity"),
+                (["activity", "start", "not-an-id", "--as", "chidi@acme.test"], "is not an id"),
+                (["activity", "start", id], "--as EMAIL or HERALD_ACTOR"),
+            ]
+            for (arguments, needle) in cases {
+                let result = try cli.run(arguments)
+                #expect(result.status != 0, "\(arguments)")
+                #expect(result.stderr.split(separator: "\n").count <= 3, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains(needle), "\(arguments): \(result.stderr)")
+            }
+            #expect(try await counts(pool) == before)
+        }
+    }
+
+    @Test func badInputIsRefusedWithOneLineAndNothingWritten() async throws {
+        try await withCLI { cli, pool in
+            try setUp(cli)
+            let before = try await counts(pool)
+            let assign = ["activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test"]
+            let cases: [([String], String)] = [
+                (assign + ["--name", "", "--deadline", "2026-12-01"], "must not be empty"),
+                (assign + ["--name", String(repeating: "x", count: 10_000), "--deadline", "2026-12-01"], "the limit is 200"),
+                (assign + ["--name", "bell\u{7}", "--deadline", "2026-12-01"], "control character"),
+                (assign + ["--name", "ok", "--deadline", "2026-02-30"], "is not a calendar date"),
+                (assign + ["--name", "ok", "--deadline", "next week"], "is not a calendar date"),
+                (assign + ["--name", "ok", "--deadline", "2026-12-01", "--priority", "p9"], "unknown priority"),
+                (["user", "add", "not-an-email", "--name", "X"], "not a valid email"),
+                (["user", "add", "x@acme.test", "--name", "X", "--time-zone", "Mars/Olympus"], "unknown time zone"),
+                (["user", "add", "x@acme.test", "--name", "X", "--locale", "klingon"], "locale"),
+                (["user", "add", "alice@acme.test", "--name", "Again"], "already a person"),
+                (["team", "create", "Bad Slug", "--name", "X"], "lowercase letters"),
+                (["team", "add-member", "ops", "dana@acme.test", "--role", "boss"], "role \"boss\" is not one of"),
+                (["device", "register", "--user", "chidi@acme.test", "--token", "a b", "--app", "member", "--platform", "ios"], "device token"),
+                (["device", "register", "--user", "chidi@acme.test", "--token", "abc", "--app", "watch", "--platform", "ios"], "app \"watch\""),
+            ]
+            for (arguments, needle) in cases {
+                let result = try cli.run(arguments)
+                #expect(result.status != 0, "\(arguments.prefix(6))")
+                #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments.prefix(6)): \(result.stderr)")
+                #expect(result.stderr.contains(needle), "\(arguments.prefix(6)): \(result.stderr)")
+            }
+            // Invalid UTF-8 can only arrive through a shell: Swift strings cannot hold it.
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", "exec \"$0\" user add bytes@acme.test --name \"$(printf 'A\\377B')\" 2>&1", HeraldCLI.binary.path]
+            shell.environment = cli.environment
+            let output = Pipe()
+            shell.standardOutput = output
+            try shell.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            #expect(shell.terminationStatus != 0)
+            #expect(text.contains("not valid UTF-8"), "\(text)")
+            #expect(try await counts(pool) == before)
+        }
+    }
+
+    @Test func devicesShowTruncatedTokens() async throws {
+        try await withCLI { cli, _ in
+            try setUp(cli)
+            let token = "eXampleFCMtoken-0123456789-abcdefghijklmnop-SECRET"
+            let registered = try ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", token, "--app", "member", "--platform", "ios"])
+            #expect(registered.hasPrefix("registered: eXampl…CRET"), "\(registered)")
+            let moved = try ok(cli, ["device", "register", "--user", "dana@acme.test", "--token", token, "--app", "member", "--platform", "android"])
+            #expect(moved.hasPrefix("moved from chidi@acme.test"))
+            for output in [registered, moved, try ok(cli, ["device", "list"]), try ok(cli, ["device", "list", "--json"])] {
+                #expect(!output.contains("0123456789-abcdefghijklmnop"), "\(output)")
+            }
+            #expect(try ok(cli, ["device", "remove", "--token", token]).contains("removed"))
+            let list = try ok(cli, ["device", "list", "--user", "dana@acme.test"])
+            #expect(list.contains("removed"))
+        }
+    }
+
+    func counts(_ pool: PostgresPool) async throws -> [Int] {
+        var counts: [Int] = []
+        for table in ["tenants", "people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox"] {
+            counts.append(try await pool.query("SELECT count(*) FROM \(identifier: table)").single().decode(Int.self, at: 0))
+        }
+        return counts
+    }
+}
