@@ -8,12 +8,14 @@ let package = Package(
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldTemplates", targets: ["HeraldTemplates"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -45,6 +47,11 @@ let package = Package(
         // Pure domain: no I/O.
         .target(name: "HeraldCore"),
         .target(
+            name: "HeraldTemplates",
+            dependencies: ["HeraldCore", .product(name: "Mustache", package: "swift-mustache")],
+            plugins: ["EmbedFiles"]
+        ),
+        .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
@@ -75,6 +82,7 @@ let package = Package(
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A calendar date with no time or zone, such as a deadline: `2026-11-28`.
 public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     public let year: Int
@@ -21,6 +23,16 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
         self.year = year
         self.month = month
         self.day = day
+    }
+
+    /// The day `instant` falls on in `timeZone`.
+    public init(_ instant: Date, in timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: instant)
+        self.year = parts.year ?? 1970
+        self.month = parts.month ?? 1
+        self.day = parts.day ?? 1
     }
 
     public var description: String {

@@ -1,0 +1,114 @@
+import Foundation
+import HeraldCore
+
+/// Where tenant overrides come from (the database, in Herald).
+public protocol TemplateOverrideSource: Sendable {
+    /// Every override a tenant saved: (event, locale) → source.
+    func overrides(tenant: UUID) async throws -> [TemplateKey: String]
+}
+
+/// An event's template in one locale.
+public struct TemplateKey: Sendable, Hashable {
+    public let event: TemplateEvent
+    public let locale: String
+
+    public init(event: TemplateEvent, locale: String) {
+        self.event = event
+        self.locale = locale
+    }
+}
+
+/// The default templates shipped in `templates/`, parsed once.
+public struct DefaultTemplates: Sendable {
+    public let templates: [TemplateKey: MessageTemplate]
+
+    /// The templates compiled into the binary.
+    public static let bundled: DefaultTemplates = {
+        do {
+            return try DefaultTemplates(files: EmbeddedFiles.templates)
+        } catch {
+            // The build embeds templates/ and the tests check every file: a broken default
+            // is a build defect, not something input can cause.
+            preconditionFailure("a default template is broken: \(error)")
+        }
+    }()
+
+    /// Parses `<locale>/<event>.mustache` files.
+    public init(files: [String: String]) throws {
+        var templates: [TemplateKey: MessageTemplate] = [:]
+        for (path, source) in files where path.hasSuffix(".mustache") {
+            let parts = path.split(separator: "/")
+            guard parts.count == 2, let event = TemplateEvent(rawValue: String(parts[1].dropLast(".mustache".count))) else {
+                throw InputError("template file \(path) is not <locale>/<event>.mustache")
+            }
+            let key = TemplateKey(event: event, locale: String(parts[0]))
+            do {
+                templates[key] = try MessageTemplate(event: event, source: source)
+            } catch let error as InputError {
+                throw InputError("\(path): \(error.description)")
+            }
+        }
+        self.templates = templates
+    }
+
+    /// Locales with at least one default template.
+    public var locales: [String] { Set(templates.keys.map(\.locale)).sorted() }
+}
+
+/// Finds the template for an event, locale and tenant: the tenant's override if any, else
+/// the default, trying `pt-BR`, then `pt`, then `en`.
+///
+/// Overrides are read through `source` and cached per tenant for `refreshInterval`
+/// (5 seconds by default), so a saved override reaches running workers within that time.
+public actor TemplateCatalog {
+    public let defaults: DefaultTemplates
+    private let source: (any TemplateOverrideSource)?
+    private let refreshInterval: Duration
+    private let clock: ContinuousClock
+    private var cache: [UUID: (fetched: ContinuousClock.Instant, templates: [TemplateKey: MessageTemplate])] = [:]
+
+    public init(defaults: DefaultTemplates = .bundled, overrides source: (any TemplateOverrideSource)? = nil, refreshInterval: Duration = .seconds(5)) {
+        self.defaults = defaults
+        self.source = source
+        self.refreshInterval = refreshInterval
+        self.clock = ContinuousClock()
+    }
+
+    /// The template to use, and the locale it was found under.
+    public func template(for event: TemplateEvent, locale: String, tenant: UUID?) async throws -> MessageTemplate {
+        let overrides = try await overrides(for: tenant)
+        for candidate in Self.fallbacks(for: locale) {
+            let key = TemplateKey(event: event, locale: candidate)
+            if let template = overrides[key] ?? defaults.templates[key] { return template }
+        }
+        throw InputError("no template for \(event.rawValue)")
+    }
+
+    /// `pt-BR` → `pt-BR`, `pt`, `en`.
+    public static func fallbacks(for locale: String) -> [String] {
+        var chain = [locale]
+        if let language = locale.split(separator: "-").first.map(String.init), language != locale { chain.append(language) }
+        if !chain.contains("en") { chain.append("en") }
+        return chain
+    }
+
+    /// Forgets a tenant's cached overrides (after saving one in this process).
+    public func invalidate(tenant: UUID) {
+        cache[tenant] = nil
+    }
+
+    private func overrides(for tenant: UUID?) async throws -> [TemplateKey: MessageTemplate] {
+        guard let tenant, let source else { return [:] }
+        if let cached = cache[tenant], cached.fetched.duration(to: clock.now) < refreshInterval {
+            return cached.templates
+        }
+        var parsed: [TemplateKey: MessageTemplate] = [:]
+        for (key, text) in try await source.overrides(tenant: tenant) {
+            // Overrides were validated when saved; one that no longer parses is skipped so
+            // the default still reaches the phone.
+            parsed[key] = try? MessageTemplate(event: key.event, source: text)
+        }
+        cache[tenant] = (clock.now, parsed)
+        return parsed
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HeraldCore
+
+/// The values a template sees, built from an event and formatted for its recipient.
+public enum TemplateVariables {
+    static let activityNames: Set<String> = [
+        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason",
+    ]
+    static let chatNames: Set<String> = ["sender", "group", "text", "isGroup"]
+
+    /// Who is reading: dates are written in their locale and time zone.
+    public struct Recipient: Sendable, Equatable {
+        public var locale: String
+        public var timeZone: String
+
+        public init(locale: String = "en", timeZone: String = "UTC") {
+            self.locale = locale
+            self.timeZone = timeZone
+        }
+    }
+
+    /// An activity event's facts, as its snapshot holds them.
+    public struct Activity: Sendable, Equatable {
+        public var name: String
+        public var manager: String
+        public var member: String
+        public var actor: String
+        public var team: String
+        public var priority: Priority
+        public var deadline: LocalDate
+        public var occurredAt: Date
+        public var reason: String?
+
+        public init(
+            name: String, manager: String, member: String, actor: String, team: String, priority: Priority,
+            deadline: LocalDate, occurredAt: Date, reason: String? = nil
+        ) {
+            self.name = name
+            self.manager = manager
+            self.member = member
+            self.actor = actor
+            self.team = team
+            self.priority = priority
+            self.deadline = deadline
+            self.occurredAt = occurredAt
+            self.reason = reason
+        }
+
+        /// The activity of an event snapshot.
+        public init(_ payload: ActivityEventPayload) {
+            self.init(
+                name: payload.activityName, manager: payload.manager.name, member: payload.assignee.name,
+                actor: payload.actor.name, team: payload.teamName, priority: payload.priority, deadline: payload.deadline,
+                occurredAt: payload.occurredAt, reason: payload.reason)
+        }
+    }
+
+    /// A chat message's facts.
+    public struct Chat: Sendable, Equatable {
+        public var sender: String
+        /// The group's name; nil or empty for an unnamed group (and for direct messages).
+        public var group: String?
+        public var isGroup: Bool
+        public var text: String
+
+        public init(sender: String, group: String?, isGroup: Bool, text: String) {
+            self.sender = sender
+            self.group = group
+            self.isGroup = isGroup
+            self.text = text
+        }
+    }
+
+    static func values(_ activity: Activity, for recipient: Recipient) -> [String: Any] {
+        var values: [String: Any] = [
+            "name": activity.name, "manager": activity.manager, "member": activity.member, "actor": activity.actor,
+            "team": activity.team, "date": formatInstant(activity.occurredAt, for: recipient),
+            "deadline": formatDate(activity.deadline, locale: recipient.locale),
+            "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0,
+        ]
+        if let reason = activity.reason, !reason.isEmpty { values["reason"] = reason }
+        return values
+    }
+
+    static func values(_ chat: Chat) -> [String: Any] {
+        var values: [String: Any] = ["sender": chat.sender, "isGroup": chat.isGroup, "text": TextShortening.preview(chat.text)]
+        // Absent, not empty: an empty string counts as true in a Mustache section.
+        if let group = chat.group, !group.isEmpty { values["group"] = group }
+        return values
+    }
+
+    /// An instant as a date on the recipient's calendar: `Nov 28, 2026` in `en`.
+    public static func formatInstant(_ date: Date, for recipient: Recipient) -> String {
+        let zone = TimeZone(identifier: recipient.timeZone) ?? TimeZone(identifier: "UTC") ?? .current
+        return date.formatted(style(locale: recipient.locale, timeZone: zone))
+    }
+
+    /// A calendar date (a deadline has no zone): the same day everywhere.
+    public static func formatDate(_ date: LocalDate, locale: String) -> String {
+        let utc = TimeZone(identifier: "UTC") ?? .current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = utc
+        let noon = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day, hour: 12)) ?? Date(timeIntervalSince1970: 0)
+        return noon.formatted(style(locale: locale, timeZone: utc))
+    }
+
+    private static func style(locale: String, timeZone: TimeZone) -> Date.FormatStyle {
+        // Bare `en` means American English, whose abbreviated form is `Nov 28, 2026`.
+        let identifier = locale == "en" ? "en_US" : locale.replacingOccurrences(of: "-", with: "_")
+        return Date.FormatStyle(
+            date: .abbreviated, time: .omitted, locale: Locale(identifier: identifier),
+            calendar: Calendar(identifier: .gregorian), timeZone: timeZone)
+    }
+
+    /// Sample values for validation and previews.
+    static func sample(flag: Bool) -> [String: Any] {
+        var values = values(
+            Activity(
+                name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
+                priority: flag ? .p0 : .p1, deadline: sampleDeadline,
+                occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil),
+            for: Recipient())
+        values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way"))) { $1 }
+        return values
+    }
+
+    /// 2026-11-28, a week after the sample event (2026-11-21 23:30 UTC).
+    static let sampleEventTime = Date(timeIntervalSince1970: 1_795_303_800)
+    static let sampleDeadline = LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: TimeZone(identifier: "UTC") ?? .current)
+}

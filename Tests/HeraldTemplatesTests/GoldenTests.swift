@@ -1,0 +1,120 @@
+import Foundation
+import HeraldCore
+import HeraldTemplates
+import Testing
+
+@Suite struct GoldenTests {
+    static let catalog = TemplateCatalog()
+    /// 2026-11-21 10:00 UTC.
+    static let morning = Date(timeIntervalSince1970: 1_795_269_600 - 4 * 3600)
+
+    static func activity(_ priority: Priority, at date: Date = morning) -> TemplateVariables.Activity {
+        TemplateVariables.Activity(
+            name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
+            priority: priority, deadline: LocalDate("2026-11-28") ?? LocalDate(date, in: .gmt), occurredAt: date)
+    }
+
+    static let english: [TemplateEvent: String] = [
+        .activityAssigned: "Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.",
+        .activityStarted: "Nov 21, 2026 - Chidi Okafor has started activity with deadline Nov 28, 2026 for Ship v2.",
+        .activityCompletionRequested: "Nov 21, 2026 - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Ship v2.",
+        .activityApproved: "Nov 21, 2026 - Alice Moreau has approved your activity: Ship v2.",
+        .activityRejected: "Nov 21, 2026 - Alice Moreau has sent back your activity: Ship v2.",
+    ]
+
+    static let german: [TemplateEvent: String] = [
+        .activityAssigned: "21. Nov. 2026 - Alice Moreau hat dir eine neue Aktivität mit Frist 28. Nov. 2026 zugewiesen: Ship v2.",
+        .activityStarted: "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 begonnen.",
+        .activityCompletionRequested: "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 abgeschlossen.",
+        .activityApproved: "21. Nov. 2026 - Alice Moreau hat deine Aktivität genehmigt: Ship v2.",
+        .activityRejected: "21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.",
+    ]
+
+    static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat }
+
+    @Test(arguments: activityEvents, [Priority.p0, .p1])
+    func englishActivityMessages(event: TemplateEvent, priority: Priority) async throws {
+        let template = try await Self.catalog.template(for: event, locale: "en", tenant: nil)
+        let message = template.render(Self.activity(priority), for: .init(locale: "en", timeZone: "UTC"))
+        #expect(message.title == "Activity Update")
+        let body = try #require(Self.english[event])
+        #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
+    }
+
+    @Test(arguments: activityEvents, [Priority.p0, .p1])
+    func germanActivityMessages(event: TemplateEvent, priority: Priority) async throws {
+        let template = try await Self.catalog.template(for: event, locale: "de", tenant: nil)
+        let message = template.render(Self.activity(priority), for: .init(locale: "de", timeZone: "Europe/Berlin"))
+        #expect(message.title == "Aktivitäts-Update")
+        let body = try #require(Self.german[event])
+        #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
+    }
+
+    @Test func theP0PrefixIsTheTriangleP0TriangleThenTheDate() async throws {
+        let template = try await Self.catalog.template(for: .activityAssigned, locale: "en", tenant: nil)
+        let body = template.render(Self.activity(.p0), for: .init()).body
+        #expect(Array(body.unicodeScalars.prefix(4)) == ["\u{1F53B}", "P", "0", "\u{1F53B}"])
+        #expect(body.dropFirst(4).hasPrefix("Nov 21, 2026"))
+        for priority in [Priority.p1, .p2, .p3] {
+            #expect(!template.render(Self.activity(priority), for: .init()).body.contains("🔻"))
+        }
+    }
+
+    @Test func anEventLateInTheEveningIsTomorrowInTokyo() async throws {
+        let lateUTC = Date(timeIntervalSince1970: 1_795_303_800)  // 2026-11-21 23:30 UTC
+        let template = try await Self.catalog.template(for: .activityApproved, locale: "en", tenant: nil)
+        let tokyo = template.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Asia/Tokyo"))
+        let london = template.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Europe/London"))
+        #expect(tokyo.body.hasPrefix("Nov 22, 2026 - "))
+        #expect(london.body.hasPrefix("Nov 21, 2026 - "))
+        // The deadline is a calendar date: the same day in every zone.
+        let assigned = try await Self.catalog.template(for: .activityAssigned, locale: "en", tenant: nil)
+        let honolulu = assigned.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Pacific/Honolulu"))
+        #expect(honolulu.body == "Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.")
+    }
+
+    @Test func namesAreNeverHTMLEscaped() async throws {
+        var activity = Self.activity(.p1)
+        activity.name = "Tom & Jerry <3 \"quoted\" 'single'"
+        activity.manager = "O'Brien & <Sons>"
+        let template = try await Self.catalog.template(for: .activityApproved, locale: "en", tenant: nil)
+        #expect(template.render(activity, for: .init()).body
+            == "Nov 21, 2026 - O'Brien & <Sons> has approved your activity: Tom & Jerry <3 \"quoted\" 'single'.")
+        let chat = try await Self.catalog.template(for: .chatGroup, locale: "en", tenant: nil)
+        let message = chat.render(.init(sender: "Tom & Jerry", group: "<b>Launch</b>", isGroup: true, text: "a < b && c > d"))
+        #expect(message == RenderedMessage(title: "Tom & Jerry in <b>Launch</b>", body: "a < b && c > d"))
+    }
+
+    @Test func chatTitles() async throws {
+        let direct = try await Self.catalog.template(for: .chatDirect, locale: "en", tenant: nil)
+        #expect(direct.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi"))
+            == RenderedMessage(title: "Alice Moreau", body: "Hi"))
+        let group = try await Self.catalog.template(for: .chatGroup, locale: "en", tenant: nil)
+        #expect(group.render(.init(sender: "Alice Moreau", group: "Launch crew", isGroup: true, text: "Hi")).title
+            == "Alice Moreau in Launch crew")
+        #expect(group.render(.init(sender: "Alice Moreau", group: nil, isGroup: true, text: "Hi")).title == "Alice Moreau in Group Chat")
+        #expect(group.render(.init(sender: "Alice Moreau", group: "", isGroup: true, text: "Hi")).title == "Alice Moreau in Group Chat")
+        let german = try await Self.catalog.template(for: .chatGroup, locale: "de", tenant: nil)
+        #expect(german.render(.init(sender: "Alice", group: nil, isGroup: true, text: "Hallo")).title == "Alice in Gruppenchat")
+    }
+
+    @Test func missingLocalesFallBackEventByEvent() async throws {
+        #expect(TemplateCatalog.fallbacks(for: "de-AT") == ["de-AT", "de", "en"])
+        #expect(TemplateCatalog.fallbacks(for: "en") == ["en"])
+        // German has no direct-chat file: English serves it.
+        let direct = try await Self.catalog.template(for: .chatDirect, locale: "de-AT", tenant: nil)
+        #expect(direct.source.hasPrefix("{{sender}}"))
+        let approved = try await Self.catalog.template(for: .activityApproved, locale: "de-AT", tenant: nil)
+        #expect(approved.render(Self.activity(.p1), for: .init(locale: "de-AT")).title == "Aktivitäts-Update")
+        let japanese = try await Self.catalog.template(for: .activityApproved, locale: "ja", tenant: nil)
+        #expect(japanese.render(Self.activity(.p1), for: .init(locale: "ja")).title == "Activity Update")
+    }
+
+    @Test func everyShippedFileParses() {
+        let defaults = DefaultTemplates.bundled
+        #expect(defaults.locales == ["de", "en"])
+        for event in TemplateEvent.allCases {
+            #expect(defaults.templates[TemplateKey(event: event, locale: "en")] != nil, "\(event)")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HeraldTemplates
+import Testing
+
+@Suite struct ShorteningTests {
+    @Test func exactly100CharactersStayWhole() {
+        let text = String(repeating: "a", count: 100)
+        #expect(TextShortening.preview(text) == text)
+    }
+
+    @Test func a101CharacterMessageIsCutTo100PlusDots() {
+        let text = String(repeating: "a", count: 100) + "b"
+        #expect(TextShortening.preview(text) == String(repeating: "a", count: 100) + "...")
+    }
+
+    @Test(arguments: ["👩🏽‍💻", "🇫🇷", "👍🏿", "é", "❤️", "👨‍👩‍👧‍👦"])
+    func clustersAtTheBoundaryAreNeverSplit(cluster: String) {
+        let text = String(repeating: "x", count: 99) + cluster + cluster + "tail"
+        let preview = TextShortening.preview(text)
+        #expect(preview == String(repeating: "x", count: 99) + cluster + "...")
+        #expect(preview.unicodeScalars.count == 99 + cluster.unicodeScalars.count + 3)
+    }
+
+    @Test func combiningMarksStayWithTheirLetter() {
+        let decomposed = "e\u{301}"  // é as two scalars
+        let text = String(repeating: "z", count: 99) + decomposed + "more"
+        #expect(TextShortening.preview(text) == String(repeating: "z", count: 99) + decomposed + "...")
+    }
+
+    @Test func aFourKilobyteMessageFitsABudgetAndEndsWithDots() {
+        let text = String(repeating: "Lorem ipsum 👩🏽‍💻 dolor ", count: 200)  // far over 4 KB
+        #expect(text.utf8.count > 4096)
+        let preview = TextShortening.preview(text)
+        #expect(preview.count == 103 && preview.hasSuffix("..."))
+
+        // The request around the body, as a JSON encoder would write it.
+        func requestSize(_ body: String) -> Int {
+            let object = ["message": ["token": String(repeating: "t", count: 180), "notification": ["title": "Alice", "body": body]]]
+            return (try? JSONSerialization.data(withJSONObject: object).count) ?? Int.max
+        }
+        let fitted = TextShortening.shorten(text) { requestSize($0) <= 4096 }
+        #expect(requestSize(fitted) <= 4096)
+        #expect(fitted.hasSuffix("..."))
+        #expect(requestSize(String(text.prefix(fitted.count - 3 + 1)) + "...") > 4096, "not the longest that fits")
+        #expect(text.hasPrefix(fitted.dropLast(3)))
+    }
+
+    @Test func textThatFitsIsUntouchedAndNothingFitsLeavesDots() {
+        #expect(TextShortening.shorten("short") { $0.utf8.count <= 10 } == "short")
+        #expect(TextShortening.shorten("much too long") { $0.utf8.count <= 3 } == "...")
+    }
+
+    @Test func shorteningByBytesNeverSplitsAnEmoji() {
+        let text = String(repeating: "👩🏽‍💻", count: 20)
+        let fitted = TextShortening.shorten(text) { $0.utf8.count <= 50 }
+        #expect(fitted.utf8.count <= 50)
+        #expect(fitted.dropLast(3).allSatisfy { $0 == "👩🏽‍💻" })
+    }
+}
