@@ -55,6 +55,7 @@ let package = Package(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
+                "HeraldTemplates",
                 "HeraldPostgres",
                 "CSpawn",
                 .product(name: "Logging", package: "swift-log"),
@@ -68,6 +69,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldPostgres",
                 "HeraldStore",
+                "HeraldTemplates",
                 "CCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

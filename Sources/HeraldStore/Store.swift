@@ -64,12 +64,19 @@ public struct Store: Sendable {
     /// and names the tenant in `herald.tenant_id`; every query in `body` also filters by
     /// tenant itself. Committed when `body` returns, rolled back when it throws.
     public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
+        try await inTenantTransaction(tenant.id) { connection in
+            try await body(TenantSession(connection: connection, tenant: tenant, logger: logger))
+        }
+    }
+
+    /// The transaction `withTenant` runs in, for callers that know only the tenant's id.
+    func inTenantTransaction<Result>(_ tenantID: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await pool.withConnection { connection in
             // One round trip. The id is a UUID, so its text is only hex digits and dashes.
             try await connection.executeScript(
-                "BEGIN; SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenant.id.uuidString.lowercased())'")
+                "BEGIN; SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'")
             do {
-                let result = try await body(TenantSession(connection: connection, tenant: tenant, logger: logger))
+                let result = try await body(connection)
                 try await connection.query("COMMIT")
                 return result
             } catch {

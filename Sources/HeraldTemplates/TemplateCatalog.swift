@@ -74,12 +74,27 @@ public actor TemplateCatalog {
         self.clock = ContinuousClock()
     }
 
-    /// The template to use, and the locale it was found under.
+    /// The template to use.
     public func template(for event: TemplateEvent, locale: String, tenant: UUID?) async throws -> MessageTemplate {
+        try await resolve(event, locale: locale, tenant: tenant).template
+    }
+
+    /// A template and where it came from.
+    public struct Resolved: Sendable {
+        public let template: MessageTemplate
+        /// The locale it was found under, after falling back.
+        public let locale: String
+        /// The tenant's override rather than the default.
+        public let isOverride: Bool
+    }
+
+    /// The template to use, the locale it was found under, and whether it is an override.
+    public func resolve(_ event: TemplateEvent, locale: String, tenant: UUID?) async throws -> Resolved {
         let overrides = try await overrides(for: tenant)
         for candidate in Self.fallbacks(for: locale) {
             let key = TemplateKey(event: event, locale: candidate)
-            if let template = overrides[key] ?? defaults.templates[key] { return template }
+            if let template = overrides[key] { return Resolved(template: template, locale: candidate, isOverride: true) }
+            if let template = defaults.templates[key] { return Resolved(template: template, locale: candidate, isOverride: false) }
         }
         throw InputError("no template for \(event.rawValue)")
     }

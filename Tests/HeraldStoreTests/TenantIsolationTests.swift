@@ -14,7 +14,9 @@ import Testing
             _ = try await globex.assign()
             _ = try await globex.assign(priority: "p1")
 
-            let tables = ["people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox"]
+            let tables = [
+                "people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox", "template_overrides",
+            ]
             try await store.withTenant(acme.tenant) { session in
                 for table in tables {
                     let tenants = try await session.connection.query("SELECT DISTINCT tenant_id FROM \(identifier: table)")
