@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,18 +5,23 @@ import Foundation
 #endif
 
 /// The unprivileged account that runs the embedded server when herald runs as root.
-struct ServerAccount: Sendable {
+public struct ServerAccount: Sendable {
     static let runuser = FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser"
 
-    let name: String
-    let uid: uid_t
-    let gid: gid_t
+    public let name: String
+    public let uid: uid_t
+    public let gid: gid_t
 
-    init?(name: String) {
-        guard let entry = getpwnam(name) else { return nil }
+    /// The account named `name`, or nil when there is none.
+    public init?(name: String) {
+        // getpwnam_r: getpwnam's static buffer is shared by every thread.
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
         self.name = name
-        self.uid = entry.pointee.pw_uid
-        self.gid = entry.pointee.pw_gid
+        self.uid = entry.pw_uid
+        self.gid = entry.pw_gid
     }
 
     /// Whether this account may pass through every folder down to `path`.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldTestSupport
 import Testing
 
@@ -6,10 +7,10 @@ import Testing
     @Test func versionNamesHeraldAndItsLibraries() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home)
-            let text = try cli.run(["version"])
+            let text = try await cli.run(["version"])
             #expect(text.status == 0)
             #expect(text.stdout.hasPrefix("herald 0.1.0 (libpq "))
-            let json = try cli.run(["version", "--json"])
+            let json = try await cli.run(["version", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect(object?["herald"] as? String == "0.1.0")
             #expect(object?["http2"] as? Bool == true)
@@ -19,7 +20,7 @@ import Testing
     @Test(arguments: [["--help"], ["db", "--help"], ["db", "start", "--help"], ["db", "status", "--help"], ["version", "--help"]])
     func everyCommandHasHelp(arguments: [String]) async throws {
         try await withTemporaryDirectory { home in
-            let result = try HeraldCLI(home: home).run(arguments)
+            let result = try await HeraldCLI(home: home).run(arguments)
             #expect(result.status == 0)
             #expect(result.stdout.contains("USAGE:"))
         }
@@ -42,52 +43,52 @@ import Testing
             chmod(folder.path, 0o755)
             let home = folder.appendingPathComponent("home")
             try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-            let nobody = try #require(getpwnam("nobody"))
-            chown(home.path, nobody.pointee.pw_uid, nobody.pointee.pw_gid)
+            let nobody = try #require(ServerAccount(name: "nobody"))
+            chown(home.path, nobody.uid, nobody.gid)
             let cli = HeraldCLI(home: home.appendingPathComponent("h"))
             try await runClusterLifecycle(cli, user: "nobody", binary: binary)
             let attributes = try FileManager.default.attributesOfItem(atPath: home.appendingPathComponent("h/postgres/data").path)
-            #expect(attributes[.ownerAccountID] as? UInt32 == nobody.pointee.pw_uid)
+            #expect(attributes[.ownerAccountID] as? UInt32 == nobody.uid)
         }
     }
 
     func runClusterLifecycle(_ cli: HeraldCLI, user: String? = nil, binary: URL = HeraldCLI.binary) async throws {
-        let fresh = try cli.run(["db", "status"], asUser: user, binary: binary)
+        let fresh = try await cli.run(["db", "status"], asUser: user, binary: binary)
         #expect(fresh.status == 0, "\(fresh.stderr)")
         #expect(fresh.stdout.contains("not created yet"))
 
-        let migrate = try cli.run(["db", "migrate"], asUser: user, binary: binary)
+        let migrate = try await cli.run(["db", "migrate"], asUser: user, binary: binary)
         #expect(migrate.status == 0, "\(migrate.stderr)")
         #expect(migrate.stdout.contains("applied 0001_tenants.sql"))
 
-        let running = try cli.run(["db", "status", "--json"], asUser: user, binary: binary)
+        let running = try await cli.run(["db", "status", "--json"], asUser: user, binary: binary)
         #expect(running.status == 0, "\(running.stderr)")
         let status = try JSONSerialization.jsonObject(with: Data(running.stdout.utf8)) as? [String: Any]
         let embedded = status?["embedded"] as? [String: Any]
         #expect(embedded?["running"] as? Bool == true)
         #expect((status?["migrations"] as? [[String: Any]])?.allSatisfy { $0["appliedAt"] != nil } == true)
 
-        let stop = try cli.run(["db", "stop"], asUser: user, binary: binary)
+        let stop = try await cli.run(["db", "stop"], asUser: user, binary: binary)
         #expect(stop.status == 0, "\(stop.stderr)")
-        let stopped = try cli.run(["db", "status"], asUser: user, binary: binary)
+        let stopped = try await cli.run(["db", "status"], asUser: user, binary: binary)
         #expect(stopped.stdout.contains("stopped"))
 
-        let start = try cli.run(["db", "start"], asUser: user, binary: binary)
+        let start = try await cli.run(["db", "start"], asUser: user, binary: binary)
         #expect(start.status == 0, "\(start.stderr)")
-        let again = try cli.run(["db", "status"], asUser: user, binary: binary)
+        let again = try await cli.run(["db", "status"], asUser: user, binary: binary)
         #expect(again.stdout.contains("running"))
         let schema = again.stdout.split(separator: "\n").first { $0.hasPrefix("schema") }.map(String.init) ?? ""
         let numbers = schema.split(separator: " ").compactMap { Int($0) }
         #expect(numbers.count == 2 && numbers[0] == numbers[1] && numbers[0] > 0, "\(schema)")
-        _ = try cli.run(["db", "stop"], asUser: user, binary: binary)
+        _ = try await cli.run(["db", "stop"], asUser: user, binary: binary)
     }
 
     @Test func jsonLogsAreOneObjectPerLine() async throws {
         try await withTemporaryDirectory { folder in
             let cli = HeraldCLI(
                 home: folder.appendingPathComponent("h"), extra: ["HERALD_LOG_LEVEL": "info", "HERALD_LOG_FORMAT": "json"])
-            let result = try cli.run(["db", "migrate"])
-            _ = try cli.run(["db", "stop"])
+            let result = try await cli.run(["db", "migrate"])
+            _ = try await cli.run(["db", "stop"])
             #expect(result.status == 0, "\(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
             #expect(!lines.isEmpty)
@@ -115,7 +116,7 @@ import Testing
     @Test func anUnparsableDatabaseURL() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "postgresql://x:y@[broken"])
-            expectOneLineFailure(try cli.run(["db", "status"]), mentioning: "HERALD_DATABASE_URL")
+            expectOneLineFailure(try await cli.run(["db", "status"]), mentioning: "HERALD_DATABASE_URL")
         }
     }
 
@@ -123,7 +124,7 @@ import Testing
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "postgresql://herald:pw@127.0.0.1:1/herald"])
             for command in [["db", "status"], ["db", "migrate"]] {
-                let result = try cli.run(command)
+                let result = try await cli.run(command)
                 expectOneLineFailure(result, mentioning: "check HERALD_DATABASE_URL and that the server is running")
                 #expect(!result.stderr.contains("pw@"))
             }
@@ -133,7 +134,7 @@ import Testing
     @Test func aMissingInitdb() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home.appendingPathComponent("h"), extra: ["HERALD_PG_BIN": "/nonexistent"])
-            expectOneLineFailure(try cli.run(["db", "start"]), mentioning: "apt-get install postgresql")
+            expectOneLineFailure(try await cli.run(["db", "start"]), mentioning: "apt-get install postgresql")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("h/postgres/data").path))
         }
     }
@@ -143,27 +144,27 @@ import Testing
             let file = home.appendingPathComponent("a-file")
             _ = FileManager.default.createFile(atPath: file.path, contents: Data())
             let cli = HeraldCLI(home: file.appendingPathComponent("h"))
-            expectOneLineFailure(try cli.run(["db", "start"]), mentioning: "HERALD_HOME")
+            expectOneLineFailure(try await cli.run(["db", "start"]), mentioning: "HERALD_HOME")
         }
     }
 
     @Test func managingAnExternalServerIsRefused() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": "host=/tmp dbname=x"])
-            expectOneLineFailure(try cli.run(["db", "stop"]), mentioning: "does not manage")
+            expectOneLineFailure(try await cli.run(["db", "stop"]), mentioning: "does not manage")
         }
     }
 
     @Test func aBadLogLevel() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home, extra: ["HERALD_LOG_LEVEL": "loud"])
-            expectOneLineFailure(try cli.run(["version"]), mentioning: "HERALD_LOG_LEVEL")
+            expectOneLineFailure(try await cli.run(["version"]), mentioning: "HERALD_LOG_LEVEL")
         }
     }
 
     @Test func anUnknownCommand() async throws {
         try await withTemporaryDirectory { home in
-            let result = try HeraldCLI(home: home).run(["db", "frobnicate"])
+            let result = try await HeraldCLI(home: home).run(["db", "frobnicate"])
             #expect(result.status != 0)
             #expect(result.stderr.contains("frobnicate"))
         }

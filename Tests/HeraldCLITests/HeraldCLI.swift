@@ -38,7 +38,10 @@ struct HeraldCLI {
     }
 
     /// Runs `herald arguments…`, optionally as another account (`runuser -u`).
-    func run(_ arguments: [String], asUser user: String? = nil, binary: URL = HeraldCLI.binary) throws -> Result {
+    ///
+    /// Waits without blocking a thread of the cooperative pool: the command may need a lock
+    /// that another test holds, and that test needs a thread to finish.
+    func run(_ arguments: [String], asUser user: String? = nil, binary: URL = HeraldCLI.binary) async throws -> Result {
         let process = Process()
         if let user {
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
@@ -49,6 +52,20 @@ struct HeraldCLI {
             process.arguments = arguments
             process.environment = environment
         }
+        return try await Self.execute(process)
+    }
+
+    /// Runs a shell script with this environment; `$0` is the herald binary.
+    /// For input Swift strings cannot carry, such as invalid UTF-8.
+    func runShell(_ script: String) async throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, HeraldCLI.binary.path]
+        process.environment = environment
+        return try await Self.execute(process)
+    }
+
+    private static func execute(_ process: Process) async throws -> Result {
         // Files, not pipes: a server the command starts must not hold our read end open.
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
         let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
@@ -62,8 +79,15 @@ struct HeraldCLI {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
         try out.close()
         try err.close()
         return Result(

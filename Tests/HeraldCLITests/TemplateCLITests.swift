@@ -7,8 +7,8 @@ import Testing
         try await TestDatabase.with { _, configuration in
             try await withTemporaryDirectory { home in
                 let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme"])
-                #expect(try cli.run(["db", "migrate"]).status == 0)
-                #expect(try cli.run(["tenant", "create", "acme"]).status == 0)
+                #expect(try await cli.run(["db", "migrate"]).status == 0)
+                #expect(try await cli.run(["tenant", "create", "acme"]).status == 0)
                 try await body(cli, home)
             }
         }
@@ -26,21 +26,21 @@ import Testing
     @Test func previewShowsWhatThePhoneShows() async throws {
         try await withTemporaryDirectory { home in
             let cli = HeraldCLI(home: home)
-            let p0 = try cli.run(["template", "preview", "activity.assigned", "--priority", "p0"])
+            let p0 = try await cli.run(["template", "preview", "activity.assigned", "--priority", "p0"])
             #expect(p0.status == 0, "\(p0.stderr)")
             #expect(fields(p0.stdout)["title"] == "Activity Update")
             #expect(fields(p0.stdout)["body"]
                 == "🔻P0🔻Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.")
-            let tokyo = try cli.run(["template", "preview", "activity.assigned", "--priority", "p1", "--time-zone", "Asia/Tokyo"])
+            let tokyo = try await cli.run(["template", "preview", "activity.assigned", "--priority", "p1", "--time-zone", "Asia/Tokyo"])
             #expect(fields(tokyo.stdout)["body"]?.hasPrefix("Nov 22, 2026 - Alice Moreau") == true)
-            let german = try cli.run(["template", "preview", "activity.rejected", "--locale", "de", "--json"])
+            let german = try await cli.run(["template", "preview", "activity.rejected", "--locale", "de", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(german.stdout.utf8)) as? [String: String]
             #expect(object?["title"] == "Aktivitäts-Update")
             #expect(object?["body"] == "🔻P0🔻21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.")
-            let unnamed = try cli.run(["template", "preview", "chat.message.group", "--group", "", "--text", String(repeating: "y", count: 150)])
+            let unnamed = try await cli.run(["template", "preview", "chat.message.group", "--group", "", "--text", String(repeating: "y", count: 150)])
             #expect(fields(unnamed.stdout)["title"] == "Alice Moreau in Group Chat")
             #expect(fields(unnamed.stdout)["body"] == String(repeating: "y", count: 100) + "...")
-            let unknown = try cli.run(["template", "preview", "activity.exploded"])
+            let unknown = try await cli.run(["template", "preview", "activity.exploded"])
             #expect(unknown.status != 0 && unknown.stderr.contains("event \"activity.exploded\" is not one of"))
         }
     }
@@ -49,32 +49,32 @@ import Testing
         try await withCLI { cli, home in
             let broken = home.appendingPathComponent("broken.mustache")
             try "Heads up\n---\n{{varaible}} for {{name}}\n".write(to: broken, atomically: true, encoding: .utf8)
-            let refused = try cli.run(["template", "set", "activity.assigned", "--file", broken.path])
+            let refused = try await cli.run(["template", "set", "activity.assigned", "--file", broken.path])
             #expect(refused.status != 0)
             #expect(refused.stderr.split(separator: "\n").count == 1)
             #expect(refused.stderr.contains("unknown variable {{varaible}}"), "\(refused.stderr)")
             let unparsable = home.appendingPathComponent("unparsable.mustache")
             try "Heads up\n---\n{{#name}}never closed\n".write(to: unparsable, atomically: true, encoding: .utf8)
-            #expect(try cli.run(["template", "set", "activity.assigned", "--file", unparsable.path]).stderr.contains("does not parse"))
-            #expect(try cli.run(["template", "preview", "activity.assigned"]).stdout.contains("has assigned you"))
+            #expect(try await cli.run(["template", "set", "activity.assigned", "--file", unparsable.path]).stderr.contains("does not parse"))
+            #expect(try await cli.run(["template", "preview", "activity.assigned"]).stdout.contains("has assigned you"))
 
             let good = home.appendingPathComponent("good.mustache")
             try "Heads up\n---\n{{#isP0}}URGENT {{/isP0}}{{manager}} wants {{name}} by {{deadline}}\n".write(to: good, atomically: true, encoding: .utf8)
-            let saved = try cli.run(["template", "set", "activity.assigned", "--file", good.path, "--as", "alice@acme.test"])
+            let saved = try await cli.run(["template", "set", "activity.assigned", "--file", good.path, "--as", "alice@acme.test"])
             #expect(saved.status == 0, "\(saved.stderr)")
-            let preview = try cli.run(["template", "preview", "activity.assigned"])
+            let preview = try await cli.run(["template", "preview", "activity.assigned"])
             #expect(fields(preview.stdout)["title"] == "Heads up")
             #expect(fields(preview.stdout)["body"] == "URGENT Alice Moreau wants Ship v2 by Nov 28, 2026")
             #expect(fields(preview.stdout)["template"] == "en, tenant override")
             // Another locale and the defaults without a tenant are untouched.
-            #expect(try cli.run(["template", "preview", "activity.assigned", "--locale", "de"]).stdout.contains("zugewiesen"))
-            let list = try cli.run(["template", "list"])
+            #expect(try await cli.run(["template", "preview", "activity.assigned", "--locale", "de"]).stdout.contains("zugewiesen"))
+            let list = try await cli.run(["template", "list"])
             #expect(list.stdout.contains("override by alice@acme.test"))
 
-            let reset = try cli.run(["template", "reset", "activity.assigned"])
+            let reset = try await cli.run(["template", "reset", "activity.assigned"])
             #expect(reset.status == 0 && reset.stdout.contains("restored the default"))
-            #expect(fields(try cli.run(["template", "preview", "activity.assigned"]).stdout)["title"] == "Activity Update")
-            #expect(try cli.run(["template", "reset", "activity.assigned"]).stdout.contains("there was no"))
+            #expect(fields(try await cli.run(["template", "preview", "activity.assigned"]).stdout)["title"] == "Activity Update")
+            #expect(try await cli.run(["template", "reset", "activity.assigned"]).stdout.contains("there was no"))
         }
     }
 }

@@ -10,47 +10,47 @@ import Testing
         try await TestDatabase.with { pool, configuration in
             try await withTemporaryDirectory { home in
                 let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme"])
-                let migrate = try cli.run(["db", "migrate"])
+                let migrate = try await cli.run(["db", "migrate"])
                 #expect(migrate.status == 0, "\(migrate.stderr)")
                 try await body(cli, pool)
             }
         }
     }
 
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) throws -> String {
-        let result = try cli.run(arguments)
+    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
+        let result = try await cli.run(arguments)
         #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func setUp(_ cli: HeraldCLI) throws {
-        _ = try ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-        _ = try ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-        _ = try ok(cli, ["team", "create", "sales", "--name", "Sales"])
-        _ = try ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-        _ = try ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor", "--time-zone", "Asia/Tokyo", "--locale", "de"])
-        _ = try ok(cli, ["user", "add", "dana@acme.test", "--name", "Dana Scully"])
-        _ = try ok(cli, ["user", "add", "erin@acme.test", "--name", "Erin Hale"])
-        _ = try ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-        _ = try ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
-        _ = try ok(cli, ["team", "add-member", "ops", "dana@acme.test", "--role", "member"])
-        _ = try ok(cli, ["team", "add-member", "sales", "erin@acme.test", "--role", "manager"])
+    func setUp(_ cli: HeraldCLI) async throws {
+        _ = try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
+        _ = try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
+        _ = try await ok(cli, ["team", "create", "sales", "--name", "Sales"])
+        _ = try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
+        _ = try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor", "--time-zone", "Asia/Tokyo", "--locale", "de"])
+        _ = try await ok(cli, ["user", "add", "dana@acme.test", "--name", "Dana Scully"])
+        _ = try await ok(cli, ["user", "add", "erin@acme.test", "--name", "Erin Hale"])
+        _ = try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
+        _ = try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+        _ = try await ok(cli, ["team", "add-member", "ops", "dana@acme.test", "--role", "member"])
+        _ = try await ok(cli, ["team", "add-member", "sales", "erin@acme.test", "--role", "manager"])
     }
 
-    func showJSON(_ cli: HeraldCLI, _ id: String) throws -> [String: Any] {
-        let text = try ok(cli, ["activity", "show", id, "--json"])
+    func showJSON(_ cli: HeraldCLI, _ id: String) async throws -> [String: Any] {
+        let text = try await ok(cli, ["activity", "show", id, "--json"])
         return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
     @Test func aP0ActivityFromAssignmentToApproval() async throws {
         try await withCLI { cli, pool in
-            try setUp(cli)
-            let people = try JSONSerialization.jsonObject(with: Data(try ok(cli, ["user", "list", "--json"]).utf8)) as? [[String: Any]]
+            try await setUp(cli)
+            let people = try JSONSerialization.jsonObject(with: Data(try await ok(cli, ["user", "list", "--json"]).utf8)) as? [[String: Any]]
             var ids: [String: String] = [:]
             for person in people ?? [] { ids[person["email"] as? String ?? ""] = (person["id"] as? String)?.lowercased() }
             let alice = try #require(ids["alice@acme.test"]), chidi = try #require(ids["chidi@acme.test"])
 
-            let id = try ok(cli, [
+            let id = try await ok(cli, [
                 "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
                 "--name", "Ship v2", "--deadline", "2026-11-28", "--priority", "p0",
             ])
@@ -62,12 +62,12 @@ import Testing
                 (["activity", "complete", id, "--as", "chidi@acme.test"], "completion_requested"),
                 (["activity", "approve", id, "--as", "alice@acme.test"], "approved"),
             ]
-            var show = try showJSON(cli, id)
+            var show = try await showJSON(cli, id)
             #expect((show["activity"] as? [String: Any])?["status"] as? String == "assigned")
             #expect((show["activity"] as? [String: Any])?["priority"] as? String == "p0")
             for (arguments, status) in steps {
-                _ = try ok(cli, arguments)
-                show = try showJSON(cli, id)
+                _ = try await ok(cli, arguments)
+                show = try await showJSON(cli, id)
                 #expect((show["activity"] as? [String: Any])?["status"] as? String == status, "after \(arguments[1])")
             }
 
@@ -86,13 +86,13 @@ import Testing
 
     @Test func refusalsAreOneLineAndWriteNothing() async throws {
         try await withCLI { cli, pool in
-            try setUp(cli)
-            let id = try ok(cli, [
+            try await setUp(cli)
+            let id = try await ok(cli, [
                 "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
                 "--name", "Ship v2", "--deadline", "2026-11-28",
             ])
-            _ = try ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
-            _ = try ok(cli, ["tenant", "create", "globex"])
+            _ = try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
+            _ = try await ok(cli, ["tenant", "create", "globex"])
             let before = try await counts(pool)
 
             let cases: [([String], String)] = [
@@ -111,7 +111,7 @@ import Testing
                 (["activity", "start", id], "--as EMAIL or HERALD_ACTOR"),
             ]
             for (arguments, needle) in cases {
-                let result = try cli.run(arguments)
+                let result = try await cli.run(arguments)
                 #expect(result.status != 0, "\(arguments)")
                 #expect(result.stderr.split(separator: "\n").count <= 3, "\(arguments): \(result.stderr)")
                 #expect(result.stderr.contains(needle), "\(arguments): \(result.stderr)")
@@ -122,7 +122,7 @@ import Testing
 
     @Test func badInputIsRefusedWithOneLineAndNothingWritten() async throws {
         try await withCLI { cli, pool in
-            try setUp(cli)
+            try await setUp(cli)
             let before = try await counts(pool)
             let assign = ["activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test"]
             let cases: [([String], String)] = [
@@ -142,40 +142,32 @@ import Testing
                 (["device", "register", "--user", "chidi@acme.test", "--token", "abc", "--app", "watch", "--platform", "ios"], "app \"watch\""),
             ]
             for (arguments, needle) in cases {
-                let result = try cli.run(arguments)
+                let result = try await cli.run(arguments)
                 #expect(result.status != 0, "\(arguments.prefix(6))")
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments.prefix(6)): \(result.stderr)")
                 #expect(result.stderr.contains(needle), "\(arguments.prefix(6)): \(result.stderr)")
             }
             // Invalid UTF-8 can only arrive through a shell: Swift strings cannot hold it.
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-            shell.arguments = ["-c", "exec \"$0\" user add bytes@acme.test --name \"$(printf 'A\\377B')\" 2>&1", HeraldCLI.binary.path]
-            shell.environment = cli.environment
-            let output = Pipe()
-            shell.standardOutput = output
-            try shell.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            shell.waitUntilExit()
-            #expect(shell.terminationStatus != 0)
-            #expect(text.contains("not valid UTF-8"), "\(text)")
+            let bytes = try await cli.runShell("exec \"$0\" user add bytes@acme.test --name \"$(printf 'A\\377B')\"")
+            #expect(bytes.status != 0)
+            #expect(bytes.stderr.contains("not valid UTF-8"), "\(bytes.stderr)")
             #expect(try await counts(pool) == before)
         }
     }
 
     @Test func devicesShowTruncatedTokens() async throws {
         try await withCLI { cli, _ in
-            try setUp(cli)
+            try await setUp(cli)
             let token = "eXampleFCMtoken-0123456789-abcdefghijklmnop-SECRET"
-            let registered = try ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", token, "--app", "member", "--platform", "ios"])
+            let registered = try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", token, "--app", "member", "--platform", "ios"])
             #expect(registered.hasPrefix("registered: eXampl…CRET"), "\(registered)")
-            let moved = try ok(cli, ["device", "register", "--user", "dana@acme.test", "--token", token, "--app", "member", "--platform", "android"])
+            let moved = try await ok(cli, ["device", "register", "--user", "dana@acme.test", "--token", token, "--app", "member", "--platform", "android"])
             #expect(moved.hasPrefix("moved from chidi@acme.test"))
-            for output in [registered, moved, try ok(cli, ["device", "list"]), try ok(cli, ["device", "list", "--json"])] {
+            for output in [registered, moved, try await ok(cli, ["device", "list"]), try await ok(cli, ["device", "list", "--json"])] {
                 #expect(!output.contains("0123456789-abcdefghijklmnop"), "\(output)")
             }
-            #expect(try ok(cli, ["device", "remove", "--token", token]).contains("removed"))
-            let list = try ok(cli, ["device", "list", "--user", "dana@acme.test"])
+            #expect(try await ok(cli, ["device", "remove", "--token", token]).contains("removed"))
+            let list = try await ok(cli, ["device", "list", "--user", "dana@acme.test"])
             #expect(list.contains("removed"))
         }
     }
