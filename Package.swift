@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldTemplates", targets: ["HeraldTemplates"]),
+        .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
     ],
     dependencies: [
@@ -52,6 +53,15 @@ let package = Package(
             plugins: ["EmbedFiles"]
         ),
         .target(
+            name: "HeraldPush",
+            dependencies: [
+                "HeraldCore",
+                "HeraldTemplates",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
@@ -85,6 +95,14 @@ let package = Package(
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
+        .testTarget(
+            name: "HeraldPushTests",
+            dependencies: [
+                "HeraldPush",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldTestSupport"]),

@@ -1,0 +1,64 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Compact JSON Web Tokens: RS256 for Google's OAuth, ES256 for APNs.
+public enum JWT {
+    /// A claim value: JWT claims here are strings and integers only.
+    public enum Claim: Sendable, Equatable, Encodable {
+        case string(String)
+        case integer(Int64)
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .integer(let value): try container.encode(value)
+            }
+        }
+    }
+
+    static func signingInput(header: [String: String], claims: [String: Claim]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return base64URL(try encoder.encode(header)) + "." + base64URL(try encoder.encode(claims))
+    }
+
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    static func signRS256(header: [String: String], claims: [String: Claim], key: _RSA.Signing.PrivateKey) throws -> String {
+        let input = try signingInput(header: header, claims: claims)
+        let signature = try key.signature(for: SHA256.hash(data: Data(input.utf8)), padding: .insecurePKCS1v1_5)
+        return input + "." + base64URL(signature.rawRepresentation)
+    }
+
+    /// ECDSA P-256 with SHA-256, signature as raw r‖s.
+    static func signES256(header: [String: String], claims: [String: Claim], key: P256.Signing.PrivateKey) throws -> String {
+        let input = try signingInput(header: header, claims: claims)
+        let signature = try key.signature(for: Data(input.utf8))
+        return input + "." + base64URL(signature.rawRepresentation)
+    }
+
+    /// Checks an RS256 token's signature and returns its claims (for the emulator and tests).
+    public static func verifyRS256(_ token: String, publicKey: _RSA.Signing.PublicKey) -> [String: Any]? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let signature = base64URLDecode(parts[2]),
+            let header = base64URLDecode(parts[0]).flatMap({ try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }),
+            header["alg"] as? String == "RS256"
+        else { return nil }
+        let input = Data("\(parts[0]).\(parts[1])".utf8)
+        guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+        else { return nil }
+        return base64URLDecode(parts[1]).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+
+    static func base64URL(_ data: some DataProtocol) -> String {
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64)
+    }
+}

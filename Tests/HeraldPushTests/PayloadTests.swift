@@ -1,0 +1,80 @@
+import Foundation
+import HeraldPush
+import HeraldTemplates
+import Testing
+
+@Suite struct PayloadTests {
+    static func notification(body: String = "Hi", image: String? = nil, sound: Bool = true) -> PushNotification {
+        PushNotification(
+            token: "device-token-1", message: RenderedMessage(title: "Alice Moreau in Launch crew", body: body), imageURL: image,
+            data: ["type": "new_message", "conversationID": "c-1", "messageID": "m-1", "senderID": "p-1", "isGroup": "true", "timestamp": "1795303800000"],
+            badge: 3, sound: sound, threadID: "c-1")
+    }
+
+    func json(_ message: FCMMessage) throws -> [String: Any] {
+        let root = try #require(try JSONSerialization.jsonObject(with: message.encoded()) as? [String: Any])
+        return try #require(root["message"] as? [String: Any])
+    }
+
+    @Test func theFCMRequestCarriesEverythingDesignSection3Asks() throws {
+        let message = try json(FCMMessage(Self.notification(image: "https://example.test/group.png")))
+        #expect(message["token"] as? String == "device-token-1")
+        let notification = try #require(message["notification"] as? [String: Any])
+        #expect(notification["title"] as? String == "Alice Moreau in Launch crew")
+        #expect(notification["body"] as? String == "Hi")
+        #expect(notification["image"] as? String == "https://example.test/group.png")
+        let data = try #require(message["data"] as? [String: Any])
+        #expect(data.values.allSatisfy { $0 is String })
+        #expect(data["isGroup"] as? String == "true")
+        let android = try #require(message["android"] as? [String: Any])
+        #expect(android["priority"] as? String == "high")
+        let androidNotification = try #require(android["notification"] as? [String: Any])
+        #expect(androidNotification["tag"] as? String == "c-1")
+        #expect(androidNotification["notification_count"] as? Int == 3)
+        let apns = try #require(message["apns"] as? [String: Any])
+        let aps = try #require((apns["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect((aps["alert"] as? [String: String]) == ["title": "Alice Moreau in Launch crew", "body": "Hi"])
+        #expect(aps["badge"] as? Int == 3)
+        #expect(aps["sound"] as? String == "default")
+        #expect(aps["thread-id"] as? String == "c-1")
+        #expect(aps["mutable-content"] as? Int == 1)
+        #expect((apns["fcm_options"] as? [String: String])?["image"] == "https://example.test/group.png")
+    }
+
+    @Test func aMutedConversationHasNoSoundAndNoImageMeansNoMutableContent() throws {
+        let message = try json(FCMMessage(Self.notification(sound: false)))
+        let apns = try #require(message["apns"] as? [String: Any])
+        let aps = try #require((apns["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect(aps["sound"] == nil)
+        #expect(aps["mutable-content"] == nil)
+        #expect(apns["fcm_options"] == nil)
+        #expect(((message["android"] as? [String: Any])?["notification"] as? [String: Any])?["sound"] == nil)
+    }
+
+    @Test func aLongBodyIsShortenedUntilTheRequestFits() throws {
+        let long = String(repeating: "Emoji 👩🏽‍💻 and text. ", count: 400)
+        let message = FCMMessage(Self.notification(body: long))
+        #expect(message.encoded().count <= FCMMessage.maxBytes)
+        let body = try #require((try json(message)["notification"] as? [String: Any])?["body"] as? String)
+        #expect(body.hasSuffix("..."))
+        #expect(long.hasPrefix(body.dropLast(3)))
+        #expect(body.count > 100, "the guard should keep as much as fits")
+        // The APNs copy of the body is shortened the same way.
+        let aps = try #require(((try json(message)["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        #expect((aps["alert"] as? [String: String])?["body"] == body)
+    }
+
+    @Test func theAPNsRequestHasAppleHeadersAndDataBesideAps() throws {
+        let request = APNsRequest(Self.notification(), topic: "com.example.member", expiration: Date(timeIntervalSince1970: 1_795_390_200))
+        #expect(request.path == "/3/device/device-token-1")
+        #expect(request.headers["apns-topic"] == "com.example.member")
+        #expect(request.headers["apns-push-type"] == "alert")
+        #expect(request.headers["apns-priority"] == "10")
+        #expect(request.headers["apns-expiration"] == "1795390200")
+        let payload = try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])
+        #expect(payload["conversationID"] as? String == "c-1")
+        #expect((payload["aps"] as? [String: Any])?["thread-id"] as? String == "c-1")
+        let long = APNsRequest(Self.notification(body: String(repeating: "x", count: 10_000)), topic: "t")
+        #expect(long.body.count <= APNsRequest.maxBytes)
+    }
+}
