@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldTemplates", targets: ["HeraldTemplates"]),
+        .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
     ],
@@ -17,6 +18,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -53,10 +59,30 @@ let package = Package(
             plugins: ["EmbedFiles"]
         ),
         .target(
+            name: "HeraldHTTP",
+            dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
             name: "HeraldPush",
             dependencies: [
                 "HeraldCore",
+                "HeraldHTTP",
                 "HeraldTemplates",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "HeraldEmulator",
+            dependencies: [
+                "HeraldPush",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -80,6 +106,8 @@ let package = Package(
                 "HeraldPostgres",
                 "HeraldStore",
                 "HeraldTemplates",
+                "HeraldEmulator",
+                "HeraldHTTP",
                 "CCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,6 +122,10 @@ let package = Package(
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(
+            name: "HeraldEmulatorTests",
+            dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
         .testTarget(
             name: "HeraldPushTests",

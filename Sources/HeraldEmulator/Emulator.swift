@@ -1,0 +1,151 @@
+import Foundation
+import HeraldPush
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+import _CryptoExtras
+
+/// Stands in for FCM, Google's OAuth token endpoint and APNs, on loopback, over h2c and
+/// HTTP/1.1. It checks requests the way the real services do, records what it accepts, and
+/// injects faults on request. `herald emulator` runs it; tests and benchmarks run it in
+/// process.
+public final class Emulator: Sendable {
+    /// Where a running emulator listens.
+    public struct Endpoints: Sendable, Equatable {
+        /// `https://127.0.0.1:PORT`, HTTP/2 (or HTTP/1.1) over TLS chosen by ALPN, as FCM and
+        /// APNs serve; trust `Emulator.certificates.caPEM` to use it.
+        public let https: String
+        /// `http://127.0.0.1:PORT`, HTTP/2 with prior knowledge.
+        public let http2: String
+        /// `http://127.0.0.1:PORT`, HTTP/1.1.
+        public let http1: String
+    }
+
+    public let configuration: EmulatorConfiguration
+    /// The development service account's key: its public half checks OAuth assertions.
+    let signingKey: _RSA.Signing.PrivateKey
+    public let clientEmail: String
+    public let privateKeyID: String
+    let state: EmulatorState
+    let connections = ConnectionCounter()
+    private let logger: Logger
+    /// The TLS certificates of the `https` endpoint, made at start.
+    public let certificates: EmulatorCertificates
+
+    /// - Parameter signingKey: the service account key to trust; a new one when nil.
+    public init(configuration: EmulatorConfiguration = .init(), signingKey: _RSA.Signing.PrivateKey? = nil, logger: Logger) throws {
+        self.configuration = configuration
+        self.signingKey = try signingKey ?? _RSA.Signing.PrivateKey(keySize: .bits2048)
+        self.clientEmail = "herald-emulator@\(configuration.projectID).iam.gserviceaccount.com"
+        self.privateKeyID = "emulator-" + String(UUID().uuidString.prefix(8)).lowercased()
+        self.state = EmulatorState(faults: configuration.faults)
+        self.logger = logger
+        self.certificates = try EmulatorCertificates()
+    }
+
+    /// A service-account JSON that points at this emulator's token endpoint. It holds a
+    /// development key that only this emulator trusts.
+    public func serviceAccountJSON(tokenURI: String) -> Data {
+        let object: [String: String] = [
+            "type": "service_account", "project_id": configuration.projectID, "private_key_id": privateKeyID,
+            "private_key": signingKey.pkcs8PEMRepresentation, "client_email": clientEmail, "token_uri": tokenURI,
+            "client_id": "0", "auth_uri": tokenURI,
+        ]
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+    }
+
+    /// Messages accepted so far, oldest first.
+    public func messages() async -> [RecordedMessage] { await state.messages }
+
+    /// Forgets recorded messages and counters.
+    public func clearMessages() async { await state.clear() }
+
+    /// Changes the injected faults while running.
+    public func setFaults(_ faults: EmulatorConfiguration.Faults) async { await state.setFaults(faults) }
+
+    /// Treats every access token issued so far as expired.
+    public func revokeAccessTokens() async { await state.revokeAccessTokens() }
+
+    /// TCP connections accepted since start, over both protocols.
+    public var connectionCount: Int { connections.value }
+
+    /// Serves until the task is cancelled; `onReady` gets the endpoints once both listen.
+    public func run(onReady: @escaping @Sendable (Endpoints) async -> Void = { _ in }) async throws {
+        let ports = Mutex<(https: Int?, http2: Int?, http1: Int?)>((nil, nil, nil))
+        let ready: @Sendable () async -> Void = { [configuration] in
+            let (https, http2, http1) = ports.withLock { ($0.https, $0.http2, $0.http1) }
+            guard let https, let http2, let http1 else { return }
+            await onReady(Endpoints(
+                https: "https://\(configuration.host):\(https)", http2: "http://\(configuration.host):\(http2)",
+                http1: "http://\(configuration.host):\(http1)"))
+        }
+        let counter = connections
+        let tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
+        let https = Application(
+            responder: EmulatorResponder(emulator: self, httpVersion: "2"),
+            server: HTTPServerBuilder { responder in
+                ConnectionCountingChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tls, responder: responder), counter: counter)
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.httpsPort), serverName: "herald-emulator"),
+            onServerRunning: { channel in
+                ports.withLock { $0.https = channel.localAddress?.port }
+                await ready()
+            },
+            logger: logger)
+        let http2 = Application(
+            responder: EmulatorResponder(emulator: self, httpVersion: "2"),
+            server: HTTPServerBuilder { responder in
+                ConnectionCountingChannel(base: HTTP2Channel(responder: responder), counter: counter)
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.http2Port), serverName: "herald-emulator"),
+            onServerRunning: { channel in
+                ports.withLock { $0.http2 = channel.localAddress?.port }
+                await ready()
+            },
+            logger: logger)
+        let http1 = Application(
+            responder: EmulatorResponder(emulator: self, httpVersion: "1.1"),
+            server: HTTPServerBuilder { responder in
+                ConnectionCountingChannel(base: HTTP1Channel(responder: responder), counter: counter)
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.http1Port), serverName: "herald-emulator"),
+            onServerRunning: { channel in
+                ports.withLock { $0.http1 = channel.localAddress?.port }
+                await ready()
+            },
+            logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await https.run() }
+            group.addTask { try await http2.run() }
+            group.addTask { try await http1.run() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Runs an emulator for the length of `body` (tests, benchmarks, the demo).
+    public static func withRunning<Result: Sendable>(
+        _ configuration: EmulatorConfiguration = .init(), logger: Logger,
+        _ body: @Sendable (Emulator, Endpoints) async throws -> Result
+    ) async throws -> Result {
+        let emulator = try Emulator(configuration: configuration, logger: logger)
+        let (stream, continuation) = AsyncStream.makeStream(of: Endpoints.self)
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                try await emulator.run { continuation.yield($0) }
+                return nil
+            }
+            var iterator = stream.makeAsyncIterator()
+            guard let endpoints = await iterator.next() else { throw CancellationError() }
+            defer { group.cancelAll() }
+            return try await body(emulator, endpoints)
+        }
+    }
+}

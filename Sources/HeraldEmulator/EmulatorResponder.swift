@@ -1,0 +1,191 @@
+import Foundation
+import HeraldPush
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import NIOCore
+
+/// Routes a request to the FCM, OAuth, APNs or control endpoint.
+struct EmulatorResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let emulator: Emulator
+    let httpVersion: String
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let path = request.uri.path
+        let body = Data(buffer: try await request.body.collect(upTo: 1 << 20))
+        switch (request.method, path) {
+        case (.post, "/token"):
+            return await token(body)
+        case (.post, _) where path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send"):
+            return await fcmSend(request, path: path, body: body)
+        case (.post, _) where path.hasPrefix("/3/device/"):
+            return await apnsSend(request, token: String(path.dropFirst("/3/device/".count)), body: body)
+        case (.get, "/emulator/messages"):
+            return json(200, try JSONEncoder.emulator.encode(await emulator.messages()))
+        case (.delete, "/emulator/messages"):
+            await emulator.clearMessages()
+            return json(200, Data(#"{"cleared": true}"#.utf8))
+        case (.get, "/emulator/stats"):
+            let stats: [String: Int] = [
+                "connections": emulator.connectionCount, "accepted": await emulator.state.accepted,
+                "rejected": await emulator.state.rejected,
+            ]
+            return json(200, try JSONEncoder.emulator.encode(stats))
+        default:
+            return json(404, Data(#"{"error": {"code": 404, "message": "no such endpoint on the emulator", "status": "NOT_FOUND"}}"#.utf8))
+        }
+    }
+
+    // MARK: OAuth
+
+    private func token(_ body: Data) async -> Response {
+        let form = Self.formFields(String(decoding: body, as: UTF8.self))
+        guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = form["assertion"] else {
+            return json(400, Data(#"{"error": "unsupported_grant_type", "error_description": "Invalid grant_type"}"#.utf8))
+        }
+        guard let claims = JWT.verifyRS256(assertion, publicKey: emulator.signingKey.publicKey) else {
+            await emulator.state.countRejection()
+            return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#.utf8))
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        let issued = claims["iat"] as? Int ?? 0, expires = claims["exp"] as? Int ?? 0
+        let scopes = (claims["scope"] as? String ?? "").split(separator: " ")
+        guard claims["iss"] as? String == emulator.clientEmail, (claims["aud"] as? String ?? "").hasSuffix("/token"),
+            scopes.contains("https://www.googleapis.com/auth/firebase.messaging"),
+            expires > now, expires - issued <= 3600, issued <= now + 300
+        else {
+            await emulator.state.countRejection()
+            return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT: claims are wrong or expired."}"#.utf8))
+        }
+        let token = await emulator.state.issueAccessToken()
+        return json(200, Data(#"{"access_token": "\#(token)", "expires_in": 3599, "token_type": "Bearer"}"#.utf8))
+    }
+
+    static func formFields(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let key = parts[0].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+            fields[key] = parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[1])
+        }
+        return fields
+    }
+
+    // MARK: FCM
+
+    private func fcmSend(_ request: Request, path: String, body: Data) async -> Response {
+        let state = emulator.state
+        let faults = await state.faults
+        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        guard let bearer, await state.isValid(accessToken: bearer) else {
+            await state.countRejection()
+            return fcmError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token.", fcm: nil)
+        }
+        let project = path.dropFirst("/v1/projects/".count).dropLast("/messages:send".count)
+        guard project == emulator.configuration.projectID else {
+            await state.countRejection()
+            return fcmError(403, "PERMISSION_DENIED", "Permission denied on project \(project).", fcm: nil)
+        }
+        let message: [String: Any]
+        switch FCMRequestCheck.check(body) {
+        case .failure(let failure):
+            await state.countRejection()
+            return fcmError(400, "INVALID_ARGUMENT", failure.message, fcm: "INVALID_ARGUMENT", field: failure.field)
+        case .success(let checked):
+            message = checked
+        }
+        let token = message["token"] as? String ?? ""
+        if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) {
+            await state.countRejection()
+            return fcmError(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED")
+        }
+        switch await state.drawFault() {
+        case .unavailable:
+            await state.countRejection()
+            return fcmError(503, "UNAVAILABLE", "The service is currently unavailable.", fcm: "UNAVAILABLE", retryAfter: faults.retryAfterSeconds)
+        case .throttled:
+            await state.countRejection()
+            return fcmError(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Messages'.", fcm: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
+        case .none:
+            break
+        }
+        let id = "0:\(UInt64(Date().timeIntervalSince1970 * 1000))%\(UUID().uuidString.prefix(8).lowercased())"
+        let notification = message["notification"] as? [String: String]
+        await state.record(RecordedMessage(
+            id: id, provider: "fcm", token: token, title: notification?["title"], body: notification?["body"],
+            payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(), httpVersion: httpVersion))
+        return json(200, Data(#"{"name": "projects/\#(project)/messages/\#(id)"}"#.utf8))
+    }
+
+    private func fcmError(_ code: Int, _ status: String, _ message: String, fcm: String?, field: String? = nil, retryAfter: Int? = nil) -> Response {
+        var details: [[String: Any]] = []
+        if let field {
+            details.append(["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": field, "description": message]]])
+        }
+        if let fcm { details.append(["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": fcm]) }
+        let object: [String: Any] = ["error": ["code": code, "message": message, "status": status, "details": details]]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return json(code, data, retryAfter: retryAfter)
+    }
+
+    // MARK: APNs
+
+    private func apnsSend(_ request: Request, token: String, body: Data) async -> Response {
+        let state = emulator.state
+        let faults = await state.faults
+        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
+        func reason(_ status: Int, _ reason: String, retryAfter: Int? = nil) async -> Response {
+            await state.countRejection()
+            return json(status, Data(#"{"reason": "\#(reason)"}"#.utf8), retryAfter: retryAfter)
+        }
+        guard let authorization = request.headers[.authorization], authorization.hasPrefix("bearer ") || authorization.hasPrefix("Bearer ") else {
+            return await reason(403, "MissingProviderToken")
+        }
+        guard let topic = request.headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return await reason(400, "MissingTopic") }
+        guard request.headers[HTTPField.Name("apns-push-type")!] != nil else { return await reason(400, "InvalidPushType") }
+        guard token.count >= 8, token.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter }) else { return await reason(400, "BadDeviceToken") }
+        guard body.count <= 4096 else { return await reason(413, "PayloadTooLarge") }
+        guard let payload = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let aps = payload["aps"] as? [String: Any] else {
+            return await reason(400, "PayloadEmpty")
+        }
+        if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return await reason(410, "Unregistered") }
+        switch await state.drawFault() {
+        case .unavailable: return await reason(503, "ServiceUnavailable", retryAfter: faults.retryAfterSeconds)
+        case .throttled: return await reason(429, "TooManyRequests", retryAfter: faults.retryAfterSeconds)
+        case .none: break
+        }
+        let alert = aps["alert"] as? [String: String]
+        let id = UUID().uuidString
+        var headers: [String: String] = [:]
+        for field in request.headers where field.name.canonicalName.hasPrefix("apns-") {
+            headers[field.name.canonicalName] = field.value
+        }
+        await state.record(RecordedMessage(
+            id: id, provider: "apns", token: token, title: alert?["title"], body: alert?["body"],
+            payload: String(decoding: body, as: UTF8.self), headers: headers, receivedAt: Date(), httpVersion: httpVersion))
+        var response = Response(status: .ok)
+        response.headers[HTTPField.Name("apns-id")!] = id
+        return response
+    }
+
+    // MARK: Helpers
+
+    private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension JSONEncoder {
+    static var emulator: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// A message the emulator accepted, as it received it.
+public struct RecordedMessage: Sendable, Codable, Equatable {
+    public let id: String
+    /// `fcm` or `apns`.
+    public let provider: String
+    public let token: String
+    public let title: String?
+    public let body: String?
+    /// The request body exactly as sent.
+    public let payload: String
+    /// The APNs headers (topic, push type, …); empty for FCM.
+    public let headers: [String: String]
+    public let receivedAt: Date
+    /// `2` or `1.1`.
+    public let httpVersion: String
+}

@@ -1,0 +1,67 @@
+/// One HTTP request for `HTTPClient`.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// `https://…` (HTTP/2 over TLS, negotiated with ALPN) or `http://…` (HTTP/2 with prior
+    /// knowledge, h2c).
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// The whole transfer's limit, connection included.
+    public var timeout: Duration
+
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [], timeout: Duration = .seconds(30)) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// A response: status, headers (names lowercased) and body.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// `2` for HTTP/2, `1.1` for HTTP/1.1.
+    public var httpVersion: String
+
+    public init(status: Int, headers: [String: String], body: [UInt8], httpVersion: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+    }
+}
+
+/// Why a request got no response.
+public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The request's timeout passed.
+        public static let timeout = Kind("timeout")
+        /// The host could not be resolved or reached.
+        public static let connect = Kind("connect")
+        /// TLS failed: certificate, handshake or ALPN.
+        public static let tls = Kind("tls")
+        /// The client was shut down.
+        public static let shutdown = Kind("shutdown")
+        /// Anything else libcurl reports.
+        public static let transfer = Kind("transfer")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// libcurl's CURLcode, when it came from libcurl.
+    public let curlCode: Int?
+
+    public init(kind: Kind, message: String, curlCode: Int? = nil) {
+        self.kind = kind
+        self.message = message
+        self.curlCode = curlCode
+    }
+
+    public var description: String { message }
+}

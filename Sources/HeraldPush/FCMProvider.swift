@@ -1,0 +1,85 @@
+import Foundation
+import HeraldHTTP
+
+/// Sends notifications through FCM HTTP v1 (DESIGN.md §5).
+///
+/// The OAuth access token comes from the service account's JWT-bearer grant, is shared by
+/// every send, refreshed five minutes before it expires, and refreshed once more (with one
+/// retry of the send) when FCM answers 401.
+public final class FCMProvider: Sendable {
+    public let account: ServiceAccount
+    public let sendURL: String
+    private let http: HTTPClient
+    private let now: @Sendable () -> Date
+    /// Exposed for diagnostics: how many token fetches were made.
+    public let tokens: AccessTokenCache
+
+    /// - Parameter endpoint: FCM's base URL (`HERALD_FCM_ENDPOINT`, default
+    ///   `https://fcm.googleapis.com`).
+    public init(account: ServiceAccount, endpoint: String = "https://fcm.googleapis.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.account = account
+        self.http = http
+        self.now = now
+        let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.sendURL = "\(base)/v1/projects/\(account.projectID)/messages:send"
+        self.tokens = AccessTokenCache(now: now) { [account, http, now] in
+            try await Self.fetchToken(account: account, http: http, now: now)
+        }
+    }
+
+    /// Sends one notification and says what became of it. Never throws for provider or
+    /// network trouble: those are outcomes. Throws only `CancellationError`.
+    public func send(_ notification: PushNotification) async throws -> DeliveryOutcome {
+        let body = Array(FCMMessage(notification).encoded())
+        for attempt in 0..<2 {
+            let token: String
+            do {
+                token = try await tokens.token()
+            } catch let error as PushConfigurationError {
+                return .configurationError(reason: error.description)
+            } catch let error as HTTPClientError {
+                return Self.transportOutcome(error, what: "the OAuth token endpoint")
+            }
+            let request = HTTPRequest(
+                method: "POST", url: sendURL,
+                headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=UTF-8")], body: body)
+            let response: HTTPResponse
+            do {
+                response = try await http.send(request)
+            } catch let error as HTTPClientError {
+                return Self.transportOutcome(error, what: "FCM")
+            }
+            let outcome = FCMClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            guard case .credentialsExpired(let reason) = outcome else { return outcome }
+            await tokens.invalidate(token)
+            if attempt == 1 { return .configurationError(reason: "FCM refused a freshly issued access token: \(reason)") }
+        }
+        return .configurationError(reason: "FCM kept refusing the access token")
+    }
+
+    static func transportOutcome(_ error: HTTPClientError, what: String) -> DeliveryOutcome {
+        switch error.kind {
+        case .tls: .configurationError(reason: "TLS with \(what) failed: \(error.message)")
+        default: .retry(after: nil, reason: "\(what): \(error.message)")
+        }
+    }
+
+    /// The JWT-bearer grant: POST the signed assertion to the account's `token_uri`.
+    static func fetchToken(account: ServiceAccount, http: HTTPClient, now: @Sendable () -> Date) async throws -> AccessToken {
+        let issued = now()
+        let request = HTTPRequest(
+            method: "POST", url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
+            body: Array(try account.tokenRequestBody(issuedAt: issued).utf8), timeout: .seconds(20))
+        let response = try await http.send(request)
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        guard response.status == 200, let token = object?["access_token"] as? String, !token.isEmpty else {
+            let reason = (object?["error_description"] as? String) ?? (object?["error"] as? String) ?? "HTTP \(response.status)"
+            if (400..<500).contains(response.status) {
+                throw PushConfigurationError("the token endpoint \(account.tokenURI) refused the service account's assertion: \(reason)")
+            }
+            throw HTTPClientError(kind: .transfer, message: "the token endpoint answered \(response.status): \(reason)")
+        }
+        let lifetime = (object?["expires_in"] as? Int) ?? 3600
+        return AccessToken(value: token, expiresAt: issued.addingTimeInterval(TimeInterval(lifetime)))
+    }
+}
