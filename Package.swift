@@ -108,6 +108,7 @@ let package = Package(
                 "HeraldTemplates",
                 "HeraldEmulator",
                 "HeraldHTTP",
+                "HeraldPush",
                 "CCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -137,7 +138,7 @@ let package = Package(
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldEmulator", "HeraldTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,7 +13,7 @@ struct Herald: AsyncParsableCommand {
         version: HeraldVersion.number,
         subcommands: [
             VersionCommand.self, DatabaseCommand.self, TenantCommand.self, TeamCommand.self, UserCommand.self,
-            DeviceCommand.self, ActivityCommand.self, TemplateCommand.self, EmulatorCommand.self,
+            DeviceCommand.self, ActivityCommand.self, TemplateCommand.self, EmulatorCommand.self, PushCommand.self,
         ]
     )
 

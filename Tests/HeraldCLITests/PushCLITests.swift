@@ -1,0 +1,59 @@
+import Foundation
+import HeraldEmulator
+import HeraldTestSupport
+import Testing
+
+@Suite struct PushCLITests {
+    @Test func pushTestReportsTheProvidersAnswer() async throws {
+        try await withTemporaryDirectory { folder in
+            try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
+                let account = folder.appendingPathComponent("sa.json"), ca = folder.appendingPathComponent("ca.pem")
+                try emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token").write(to: account)
+                try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
+                let cli = HeraldCLI(home: folder, extra: [
+                    "GOOGLE_APPLICATION_CREDENTIALS": account.path, "HERALD_FCM_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path,
+                ])
+                let delivered = try await cli.run(["push", "test", "--token", "device-token-0123456789", "--title", "Tom & Jerry <3"])
+                #expect(delivered.status == 0, "\(delivered.stderr)")
+                #expect(delivered.stdout.contains("delivered"))
+                #expect(!delivered.stdout.contains("device-token-0123456789"))
+                #expect(await emulator.messages().map(\.title) == ["Tom & Jerry <3"])
+
+                let dead = try await cli.run(["push", "test", "--token", "dead-0123456789", "--json"])
+                #expect(dead.status != 0)
+                let object = try JSONSerialization.jsonObject(with: Data(dead.stdout.utf8)) as? [String: String]
+                #expect(object?["outcome"] == "dead token")
+
+                // Without the emulator's CA the TLS check fails, and says so.
+                var untrusting = cli
+                untrusting.environment["HERALD_CA_FILE"] = nil
+                let tls = try await untrusting.run(["push", "test", "--token", "device-token-0123456789"])
+                #expect(tls.status != 0 && tls.stdout.contains("TLS"))
+            }
+        }
+    }
+
+    @Test func badServiceAccountsAreOneClearLine() async throws {
+        try await withTemporaryDirectory { folder in
+            let notJSON = folder.appendingPathComponent("bad.json")
+            try "not json".write(to: notJSON, atomically: true, encoding: .utf8)
+            let noKey = folder.appendingPathComponent("nokey.json")
+            try #"{"type": "service_account", "project_id": "p", "client_email": "a@b.c", "private_key_id": "k"}"#
+                .write(to: noKey, atomically: true, encoding: .utf8)
+            let badPEM = folder.appendingPathComponent("badpem.json")
+            try #"{"type": "service_account", "project_id": "p", "client_email": "a@b.c", "private_key_id": "k", "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETMATERIAL\n-----END PRIVATE KEY-----\n"}"#
+                .write(to: badPEM, atomically: true, encoding: .utf8)
+            let cases: [(String, String)] = [
+                ("/nonexistent/sa.json", "does not exist"), (notJSON.path, "not a JSON object"), (noKey.path, "no \"private_key\""),
+                (badPEM.path, "not a readable RSA private key"),
+            ]
+            for (path, needle) in cases {
+                let result = try await HeraldCLI(home: folder, extra: ["GOOGLE_APPLICATION_CREDENTIALS": path]).run(["push", "test", "--token", "abc"])
+                #expect(result.status != 0)
+                #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+                #expect(result.stderr.contains(needle), "\(result.stderr)")
+                #expect(!result.stderr.contains("SECRETMATERIAL") && !result.stdout.contains("SECRETMATERIAL"))
+            }
+        }
+    }
+}
