@@ -63,15 +63,20 @@ public struct DefaultTemplates: Sendable {
 public actor TemplateCatalog {
     public let defaults: DefaultTemplates
     private let source: (any TemplateOverrideSource)?
-    private let refreshInterval: Duration
-    private let clock: ContinuousClock
-    private var cache: [UUID: (fetched: ContinuousClock.Instant, templates: [TemplateKey: MessageTemplate])] = [:]
+    private let refreshInterval: TimeInterval
+    private let now: @Sendable () -> Date
+    private var cache: [UUID: (fetched: Date, templates: [TemplateKey: MessageTemplate])] = [:]
 
-    public init(defaults: DefaultTemplates = .bundled, overrides source: (any TemplateOverrideSource)? = nil, refreshInterval: Duration = .seconds(5)) {
+    /// - Parameter now: the clock, injected so expiry can be tested.
+    public init(
+        defaults: DefaultTemplates = .bundled, overrides source: (any TemplateOverrideSource)? = nil,
+        refreshInterval: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.defaults = defaults
         self.source = source
-        self.refreshInterval = refreshInterval
-        self.clock = ContinuousClock()
+        let (seconds, attoseconds) = refreshInterval.components
+        self.refreshInterval = Double(seconds) + Double(attoseconds) / 1e18
+        self.now = now
     }
 
     /// The template to use.
@@ -114,7 +119,7 @@ public actor TemplateCatalog {
 
     private func overrides(for tenant: UUID?) async throws -> [TemplateKey: MessageTemplate] {
         guard let tenant, let source else { return [:] }
-        if let cached = cache[tenant], cached.fetched.duration(to: clock.now) < refreshInterval {
+        if let cached = cache[tenant], now().timeIntervalSince(cached.fetched) < refreshInterval {
             return cached.templates
         }
         var parsed: [TemplateKey: MessageTemplate] = [:]
@@ -123,7 +128,7 @@ public actor TemplateCatalog {
             // the default still reaches the phone.
             parsed[key] = try? MessageTemplate(event: key.event, source: text)
         }
-        cache[tenant] = (clock.now, parsed)
+        cache[tenant] = (now(), parsed)
         return parsed
     }
 }

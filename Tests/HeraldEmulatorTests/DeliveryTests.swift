@@ -137,18 +137,16 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
 
     @Test func aWaitingSendIsCancelledAndASlowOneTimesOut() async throws {
         var configuration = EmulatorConfiguration()
-        configuration.faults.latency = .seconds(3)
+        // Far longer than the test: a send that is not really cancelled would end in a 200.
+        configuration.faults.latency = .seconds(60)
         try await Emulator.withRunning(configuration, logger: quiet) { emulator, endpoints in
             let http = try client(emulator)
             defer { http.shutdown() }
             let request = HTTPRequest(method: "POST", url: endpoints.https + "/3/device/abcdef0123", headers: [("authorization", "bearer x"), ("apns-topic", "t"), ("apns-push-type", "alert")], body: Array(#"{"aps": {}}"#.utf8))
-            let clock = ContinuousClock()
-            let started = clock.now
             let waiting = Task { try await http.send(request) }
             try await Task.sleep(for: .milliseconds(200))
             waiting.cancel()
             await #expect(throws: CancellationError.self) { _ = try await waiting.value }
-            #expect(clock.now - started < .seconds(2))
 
             var slow = request
             slow.timeout = .milliseconds(300)

@@ -1,7 +1,15 @@
 import Foundation
 import HeraldCore
 import HeraldTemplates
+import Synchronization
 import Testing
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let time = Mutex(Date(timeIntervalSince1970: 1_795_303_800))
+    func now() -> Date { time.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
+}
 
 @Suite struct ValidationTests {
     @Test func anUnknownVariableIsRefusedByName() {
@@ -62,7 +70,8 @@ import Testing
 
     @Test func overridesWinAndAreReReadAfterTheRefreshInterval() async throws {
         let source = Overrides()
-        let catalog = TemplateCatalog(overrides: source, refreshInterval: .milliseconds(200))
+        let clock = ManualClock()
+        let catalog = TemplateCatalog(overrides: source, refreshInterval: .seconds(5), now: { clock.now() })
         let tenant = UUID()
         let key = TemplateKey(event: .chatDirect, locale: "en")
         let chat = TemplateVariables.Chat(sender: "Alice", group: nil, isGroup: false, text: "Hi")
@@ -71,7 +80,7 @@ import Testing
         await source.set(tenant, key, "From {{sender}}\n---\n{{text}}")
         // Cached: the default still serves until the interval passes.
         #expect(try await catalog.template(for: .chatDirect, locale: "en", tenant: tenant).render(chat).title == "Alice")
-        try await Task.sleep(for: .milliseconds(250))
+        clock.advance(5.1)
         #expect(try await catalog.template(for: .chatDirect, locale: "en", tenant: tenant).render(chat).title == "From Alice")
         // Other tenants are untouched, and an invalidation takes effect at once.
         #expect(try await catalog.template(for: .chatDirect, locale: "en", tenant: UUID()).render(chat).title == "Alice")
