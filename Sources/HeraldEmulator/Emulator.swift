@@ -74,57 +74,45 @@ public final class Emulator: Sendable {
     /// TCP connections accepted since start, over both protocols.
     public var connectionCount: Int { connections.value }
 
-    /// Serves until the task is cancelled; `onReady` gets the endpoints once both listen.
+    /// Serves until the task is cancelled; `onReady` gets the endpoints once all three listen.
     public func run(onReady: @escaping @Sendable (Endpoints) async -> Void = { _ in }) async throws {
-        let ports = Mutex<(https: Int?, http2: Int?, http1: Int?)>((nil, nil, nil))
-        let ready: @Sendable () async -> Void = { [configuration] in
-            let (https, http2, http1) = ports.withLock { ($0.https, $0.http2, $0.http1) }
-            guard let https, let http2, let http1 else { return }
-            await onReady(Endpoints(
-                https: "https://\(configuration.host):\(https)", http2: "http://\(configuration.host):\(http2)",
-                http1: "http://\(configuration.host):\(http1)"))
-        }
-        let counter = connections
+        enum Listener: CaseIterable { case https, http2, http1 }
+        let ports = Mutex<[Listener: Int]>([:])
+        let host = configuration.host
         let tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
-        let https = Application(
-            responder: EmulatorResponder(emulator: self, httpVersion: "2"),
-            server: HTTPServerBuilder { responder in
+
+        /// One listener; the endpoints are announced once every listener has its port.
+        func application(_ listener: Listener, port: Int, httpVersion: String, _ channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) throws -> any ServerChildChannel) -> Application<EmulatorResponder> {
+            Application(
+                responder: EmulatorResponder(emulator: self, httpVersion: httpVersion),
+                server: HTTPServerBuilder(channel),
+                configuration: .init(address: .hostname(host, port: port), serverName: "herald-emulator"),
+                onServerRunning: { server in
+                    let all = ports.withLock { ports -> [Listener: Int]? in
+                        ports[listener] = server.localAddress?.port
+                        return ports.count == Listener.allCases.count ? ports : nil
+                    }
+                    guard let all, let https = all[.https], let http2 = all[.http2], let http1 = all[.http1] else { return }
+                    await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
+                },
+                logger: logger)
+        }
+        let counter = connections
+        let applications = [
+            application(.https, port: configuration.httpsPort, httpVersion: "2") { responder in
                 ConnectionCountingChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tls, responder: responder), counter: counter)
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.httpsPort), serverName: "herald-emulator"),
-            onServerRunning: { channel in
-                ports.withLock { $0.https = channel.localAddress?.port }
-                await ready()
-            },
-            logger: logger)
-        let http2 = Application(
-            responder: EmulatorResponder(emulator: self, httpVersion: "2"),
-            server: HTTPServerBuilder { responder in
+            application(.http2, port: configuration.http2Port, httpVersion: "2") { responder in
                 ConnectionCountingChannel(base: HTTP2Channel(responder: responder), counter: counter)
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.http2Port), serverName: "herald-emulator"),
-            onServerRunning: { channel in
-                ports.withLock { $0.http2 = channel.localAddress?.port }
-                await ready()
-            },
-            logger: logger)
-        let http1 = Application(
-            responder: EmulatorResponder(emulator: self, httpVersion: "1.1"),
-            server: HTTPServerBuilder { responder in
+            application(.http1, port: configuration.http1Port, httpVersion: "1.1") { responder in
                 ConnectionCountingChannel(base: HTTP1Channel(responder: responder), counter: counter)
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.http1Port), serverName: "herald-emulator"),
-            onServerRunning: { channel in
-                ports.withLock { $0.http1 = channel.localAddress?.port }
-                await ready()
-            },
-            logger: logger)
+        ]
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await https.run() }
-            group.addTask { try await http2.run() }
-            group.addTask { try await http1.run() }
+            for application in applications { group.addTask { try await application.run() } }
             try await group.next()
             group.cancelAll()
         }
