@@ -142,9 +142,16 @@ struct EmulatorResponder: HTTPResponder {
             await state.countRejection()
             return json(status, Data(#"{"reason": "\#(reason)"}"#.utf8), retryAfter: retryAfter)
         }
-        guard let authorization = request.headers[.authorization], authorization.hasPrefix("bearer ") || authorization.hasPrefix("Bearer ") else {
+        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
             return await reason(403, "MissingProviderToken")
         }
+        // The signature needs the team's public key, which only Apple has; the shape and age
+        // are checked the way APNs does (an ES256 JWT with kid, iss and an iat under an hour old).
+        let jwt = Self.decodeJWT(String(authorization.dropFirst("bearer ".count)))
+        guard let jwt, jwt.header["alg"] as? String == "ES256", jwt.header["kid"] is String, jwt.claims["iss"] is String,
+            let issuedAt = jwt.claims["iat"] as? Int
+        else { return await reason(403, "InvalidProviderToken") }
+        if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return await reason(403, "ExpiredProviderToken") }
         guard let topic = request.headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return await reason(400, "MissingTopic") }
         guard request.headers[HTTPField.Name("apns-push-type")!] != nil else { return await reason(400, "InvalidPushType") }
         guard token.count >= 8, token.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter }) else { return await reason(400, "BadDeviceToken") }
@@ -173,6 +180,18 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     // MARK: Helpers
+
+    static func decodeJWT(_ token: String) -> (header: [String: Any], claims: [String: Any])? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        func object(_ part: Substring) -> [String: Any]? {
+            var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            return Data(base64Encoded: base64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        }
+        guard let header = object(parts[0]), let claims = object(parts[1]) else { return nil }
+        return (header, claims)
+    }
 
     private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]

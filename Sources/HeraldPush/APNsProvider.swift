@@ -1,0 +1,49 @@
+import Foundation
+import HeraldHTTP
+
+/// Sends notifications straight to APNs over HTTP/2 (DESIGN.md §5).
+///
+/// Every request carries the provider token from `APNsCredentials`; when APNs answers
+/// ExpiredProviderToken the token is signed anew and the send retried once.
+public final class APNsProvider: Sendable {
+    public let credentials: APNsCredentials
+    public let endpoint: String
+    private let http: HTTPClient
+    private let now: @Sendable () -> Date
+
+    /// - Parameter endpoint: `HERALD_APNS_ENDPOINT`; Apple's production host by default
+    ///   (`https://api.sandbox.push.apple.com` for development builds of the apps).
+    public init(credentials: APNsCredentials, endpoint: String = "https://api.push.apple.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.credentials = credentials
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.http = http
+        self.now = now
+    }
+
+    /// Sends one notification to the app whose bundle id is `topic`. Throws only
+    /// `CancellationError`; everything else is an outcome.
+    public func send(_ notification: PushNotification, topic: String, expiration: Date? = nil) async throws -> DeliveryOutcome {
+        let request = APNsRequest(notification, topic: topic, expiration: expiration)
+        for attempt in 0..<2 {
+            let token: String
+            do {
+                token = try await credentials.providerToken()
+            } catch {
+                return .configurationError(reason: "cannot sign an APNs provider token: \(error)")
+            }
+            var headers = request.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+            headers.append((name: "authorization", value: "bearer \(token)"))
+            let response: HTTPResponse
+            do {
+                response = try await http.send(HTTPRequest(method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body)))
+            } catch let error as HTTPClientError {
+                return FCMProvider.transportOutcome(error, what: "APNs")
+            }
+            let outcome = APNsClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            guard case .credentialsExpired(let reason) = outcome else { return outcome }
+            await credentials.renew()
+            if attempt == 1 { return .configurationError(reason: "APNs refused a freshly signed provider token: \(reason)") }
+        }
+        return .configurationError(reason: "APNs kept refusing the provider token")
+    }
+}
