@@ -175,7 +175,6 @@ final class CurlLoop: @unchecked Sendable {
         let version = request.url.lowercased().hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
         _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version))
         _ = herald_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
-        if ProcessInfo.processInfo.environment["HERALD_CURL_VERBOSE"] == "1" { _ = herald_easy_setopt_long(easy, CURLOPT_VERBOSE, 1) }
         _ = herald_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         _ = herald_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
         if let caFile { _ = herald_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }

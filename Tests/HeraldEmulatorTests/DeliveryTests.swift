@@ -36,7 +36,7 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
     /// Hummingbird) sometimes answers libcurl 7.88's streams with GOAWAY ENHANCE_YOUR_CALM and
     /// last_stream=0; libcurl then resends every in-flight request on a new connection, so
     /// the emulator records some messages twice and sees 3-4 connections, and now and then a
-    /// send ends in "Error in the HTTP2 framing layer". `HERALD_CURL_VERBOSE=1` shows it.
+    /// send ends in "Error in the HTTP2 framing layer" (libcurl's verbose trace shows the GOAWAY).
     static let burstIssue = "emulator GOAWAY ENHANCE_YOUR_CALM under bursts: libcurl resends in-flight streams"
 
     @Test func tenThousandSendsShareOneOrTwoConnections() async throws {
