@@ -50,10 +50,16 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// - Parameter setup: statements run right after `BEGIN` in the same round trip, such as
+    ///   `SET LOCAL …`. Program-written SQL only: it is sent as text, without parameters.
     @discardableResult
-    public func withTransaction<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    public func withTransaction<Result>(setup: String? = nil, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await withConnection { connection in
-            try await connection.query("BEGIN")
+            if let setup {
+                try await connection.executeScript("BEGIN; " + setup)
+            } else {
+                try await connection.query("BEGIN")
+            }
             let result: Result
             do {
                 result = try await body(connection)

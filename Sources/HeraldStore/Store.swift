@@ -71,22 +71,8 @@ public struct Store: Sendable {
 
     /// The transaction `withTenant` runs in, for callers that know only the tenant's id.
     func inTenantTransaction<Result>(_ tenantID: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await pool.withConnection { connection in
-            // One round trip. The id is a UUID, so its text is only hex digits and dashes.
-            try await connection.executeScript(
-                "BEGIN; SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'")
-            do {
-                let result = try await body(connection)
-                try await connection.query("COMMIT")
-                return result
-            } catch {
-                do {
-                    try await connection.query("ROLLBACK")
-                } catch {
-                    await connection.close()
-                }
-                throw error
-            }
-        }
+        // The id is a UUID, so its text is only hex digits and dashes.
+        try await pool.withTransaction(
+            setup: "SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'", body)
     }
 }
