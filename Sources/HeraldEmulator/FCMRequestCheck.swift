@@ -44,16 +44,13 @@ enum FCMRequestCheck {
             guard let pairs = data as? [String: Any] else {
                 return .failure(.init("Invalid value at 'message.data'", field: "message.data"))
             }
-            for (index, key) in pairs.keys.sorted().enumerated() where !(pairs[key] is String) || isNumber(pairs[key]) {
+            // JSONSerialization gives numbers and booleans as NSNumber, which is not a String.
+            for (index, key) in pairs.keys.sorted().enumerated() where !(pairs[key] is String) {
                 return .failure(.init("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(pairs[key] ?? "null")", field: "message.data[\(index)].value"))
             }
         }
         return .success(message)
     }
-
-    /// JSONSerialization gives numbers and booleans as NSNumber, which `is String` rejects
-    /// already; kept explicit for clarity.
-    private static func isNumber(_ value: Any?) -> Bool { value is NSNumber }
 
     struct CheckFailure: Error {
         let message: String

@@ -52,14 +52,19 @@ struct DatabaseCommand: AsyncParsableCommand {
             var server: ServerOutput?
             var migrations: [MigrationOutput]?
             if let pool = try await source.openUncheckedPool(logger: logger, start: false) {
-                defer { Task { await pool.close() } }
-                try await explainingConnectionFailures {
-                    let row = try await pool.query("SELECT version(), current_database(), current_user").single()
-                    let (version, database, user) = try row.decode((String, String, String).self)
-                    server = ServerOutput(version: version, database: database, user: user)
-                    migrations = try await Migrator.bundled().status(pool).map {
-                        MigrationOutput(file: $0.migration.fileName, appliedAt: $0.appliedAt)
+                do {
+                    try await explainingConnectionFailures {
+                        let row = try await pool.query("SELECT version(), current_database(), current_user").single()
+                        let (version, database, user) = try row.decode((String, String, String).self)
+                        server = ServerOutput(version: version, database: database, user: user)
+                        migrations = try await Migrator.bundled().status(pool).map {
+                            MigrationOutput(file: $0.migration.fileName, appliedAt: $0.appliedAt)
+                        }
                     }
+                    await pool.close()
+                } catch {
+                    await pool.close()
+                    throw error
                 }
             }
             let output = StatusOutput(embedded: embedded, server: server, migrations: migrations)
