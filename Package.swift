@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
+        .library(name: "HeraldDispatch", targets: ["HeraldDispatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -99,6 +101,17 @@ let package = Package(
             ],
             plugins: ["EmbedFiles"]
         ),
+        .target(
+            name: "HeraldDispatch",
+            dependencies: [
+                "HeraldCore",
+                "HeraldPostgres",
+                "HeraldStore",
+                "HeraldTemplates",
+                "HeraldPush",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -109,7 +122,9 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldPush",
+                "HeraldDispatch",
                 "CCurl",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

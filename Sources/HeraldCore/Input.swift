@@ -129,6 +129,24 @@ public enum Input {
         return id
     }
 
+    /// A span of time such as `90s`, `15m`, `2h`, `7d` or `500ms` (a bare number is seconds).
+    public static func duration(_ value: String, field: String) throws -> Duration {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        let text = value.trimmingCharacters(in: .whitespaces).lowercased()
+        var number = Substring(text), scale: Int64 = 1_000
+        for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
+            number = text.dropLast(suffix.count)
+            scale = milliseconds
+            break
+        }
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), let amount = Int64(number), amount >= 0,
+            amount <= Int64.max / scale / 1_000
+        else {
+            throw InputError("\(field) \"\(printable(value))\" is not a duration such as 90s, 15m, 2h or 7d")
+        }
+        return .milliseconds(amount * scale)
+    }
+
     /// Input echoed in an error: control characters escaped, at most 60 characters.
     static func printable(_ value: String) -> String {
         var text = ""

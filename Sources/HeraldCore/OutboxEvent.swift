@@ -51,14 +51,6 @@ public struct ActivityEventPayload: Sendable, Codable, Equatable {
     }
 
     public var occurredAt: Date { Date(timeIntervalSince1970: Double(occurredAtMilliseconds) / 1000) }
-
-    /// Who hears about this event: the audience the state machine names, never the actor.
-    public static func recipients(
-        for audience: ActivityStateMachine.Audience, manager: UUID, assignee: UUID, actor: UUID
-    ) -> [Recipient] {
-        let person = audience == .manager ? manager : assignee
-        return person == actor ? [] : [Recipient(id: person, app: audience.app)]
-    }
 }
 
 /// An event as the outbox holds it.

@@ -10,6 +10,8 @@ public struct PostgresConfiguration: Sendable {
     public var applicationName: String
     /// Seconds to wait for a connection, unless the connection string sets `connect_timeout`.
     public var connectTimeout: Int
+    /// SQL run once on every new connection before it is used (for example `SET ROLE …`).
+    public var sessionSetup: String?
 
     /// Validates the string with libpq's own parser.
     /// - Throws: `PostgresError` of kind `.invalidConfiguration` naming what libpq disliked.
@@ -26,7 +28,16 @@ public struct PostgresConfiguration: Sendable {
         options["dbname"] = database
         let conninfo = options.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoteConninfoValue($0.value))" }
             .joined(separator: " ")
-        return try PostgresConfiguration(conninfo, applicationName: applicationName, connectTimeout: connectTimeout)
+        var result = try PostgresConfiguration(conninfo, applicationName: applicationName, connectTimeout: connectTimeout)
+        result.sessionSetup = sessionSetup
+        return result
+    }
+
+    /// The same configuration, running `sql` on every new connection.
+    public func with(sessionSetup sql: String) -> PostgresConfiguration {
+        var result = self
+        result.sessionSetup = sql
+        return result
     }
 
     /// Host, port, database and user, never the password: for messages.

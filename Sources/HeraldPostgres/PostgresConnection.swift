@@ -37,6 +37,14 @@ public final class PostgresConnection: @unchecked Sendable {
                 let (handle, sink) = try openHandle(configuration, logger: logger)
                 return PostgresConnection(handle: handle, notices: sink, thread: thread, logger: logger)
             }
+            if let setup = configuration.sessionSetup {
+                do {
+                    try await connection.executeScript(setup)
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+            }
             return connection
         } catch {
             thread.stop()

@@ -98,3 +98,7 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
     public static var postgresType: PostgresType { Element.postgresArrayType }
     public var postgresText: String? { PostgresArrayLiteral.format(map(\.postgresText)) }
 }
+
+extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
+    public static var postgresArrayType: PostgresType { Wrapped.postgresArrayType }
+}

@@ -23,13 +23,18 @@ public final class APNsProvider: Sendable {
     /// Sends one notification to the app whose bundle id is `topic`. Throws only
     /// `CancellationError`; everything else is an outcome.
     public func send(_ notification: PushNotification, topic: String, expiration: Date? = nil) async throws -> DeliveryOutcome {
+        try await deliver(notification, topic: topic, expiration: expiration).outcome
+    }
+
+    /// `send`, with the HTTP status of APNs's last answer.
+    public func deliver(_ notification: PushNotification, topic: String, expiration: Date? = nil) async throws -> ProviderAnswer {
         let request = APNsRequest(notification, topic: topic, expiration: expiration)
         for attempt in 0..<2 {
             let token: String
             do {
                 token = try await credentials.providerToken()
             } catch {
-                return .configurationError(reason: "cannot sign an APNs provider token: \(error)")
+                return ProviderAnswer(.configurationError(reason: "cannot sign an APNs provider token: \(error)"), httpStatus: nil)
             }
             var headers = request.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
             headers.append((name: "authorization", value: "bearer \(token)"))
@@ -37,13 +42,16 @@ public final class APNsProvider: Sendable {
             do {
                 response = try await http.send(HTTPRequest(method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body)))
             } catch let error as HTTPClientError {
-                return FCMProvider.transportOutcome(error, what: "APNs")
+                return ProviderAnswer(FCMProvider.transportOutcome(error, what: "APNs"), httpStatus: nil)
             }
             let outcome = APNsClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
-            guard case .credentialsExpired(let reason) = outcome else { return outcome }
+            guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await credentials.renew()
-            if attempt == 1 { return .configurationError(reason: "APNs refused a freshly signed provider token: \(reason)") }
+            if attempt == 1 {
+                return ProviderAnswer(
+                    .configurationError(reason: "APNs refused a freshly signed provider token: \(reason)"), httpStatus: response.status)
+            }
         }
-        return .configurationError(reason: "APNs kept refusing the provider token")
+        return ProviderAnswer(.configurationError(reason: "APNs kept refusing the provider token"), httpStatus: nil)
     }
 }

@@ -32,3 +32,14 @@ public struct ProviderResponse: Sendable, Equatable {
         self.init(status: status, headers: headers, body: Array(body.utf8))
     }
 }
+
+/// An outcome with the HTTP status it came from (`nil` when no answer arrived), for history.
+public struct ProviderAnswer: Sendable, Equatable {
+    public var outcome: DeliveryOutcome
+    public var httpStatus: Int?
+
+    public init(_ outcome: DeliveryOutcome, httpStatus: Int?) {
+        self.outcome = outcome
+        self.httpStatus = httpStatus
+    }
+}

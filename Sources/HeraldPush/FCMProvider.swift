@@ -30,15 +30,20 @@ public final class FCMProvider: Sendable {
     /// Sends one notification and says what became of it. Never throws for provider or
     /// network trouble: those are outcomes. Throws only `CancellationError`.
     public func send(_ notification: PushNotification) async throws -> DeliveryOutcome {
+        try await deliver(notification).outcome
+    }
+
+    /// `send`, with the HTTP status of FCM's last answer.
+    public func deliver(_ notification: PushNotification) async throws -> ProviderAnswer {
         let body = Array(FCMMessage(notification).encoded())
         for attempt in 0..<2 {
             let token: String
             do {
                 token = try await tokens.token()
             } catch let error as PushConfigurationError {
-                return .configurationError(reason: error.description)
+                return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
             } catch let error as HTTPClientError {
-                return Self.transportOutcome(error, what: "the OAuth token endpoint")
+                return ProviderAnswer(Self.transportOutcome(error, what: "the OAuth token endpoint"), httpStatus: nil)
             }
             let request = HTTPRequest(
                 method: "POST", url: sendURL,
@@ -47,14 +52,17 @@ public final class FCMProvider: Sendable {
             do {
                 response = try await http.send(request)
             } catch let error as HTTPClientError {
-                return Self.transportOutcome(error, what: "FCM")
+                return ProviderAnswer(Self.transportOutcome(error, what: "FCM"), httpStatus: nil)
             }
             let outcome = FCMClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
-            guard case .credentialsExpired(let reason) = outcome else { return outcome }
+            guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await tokens.invalidate(token)
-            if attempt == 1 { return .configurationError(reason: "FCM refused a freshly issued access token: \(reason)") }
+            if attempt == 1 {
+                return ProviderAnswer(
+                    .configurationError(reason: "FCM refused a freshly issued access token: \(reason)"), httpStatus: response.status)
+            }
         }
-        return .configurationError(reason: "FCM kept refusing the access token")
+        return ProviderAnswer(.configurationError(reason: "FCM kept refusing the access token"), httpStatus: nil)
     }
 
     static func transportOutcome(_ error: HTTPClientError, what: String) -> DeliveryOutcome {

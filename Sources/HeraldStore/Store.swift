@@ -71,8 +71,13 @@ public struct Store: Sendable {
 
     /// The transaction `withTenant` runs in, for callers that know only the tenant's id.
     func inTenantTransaction<Result>(_ tenantID: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await pool.withTransaction(setup: Self.tenantScope(tenantID), body)
+    }
+
+    /// The statements that open a tenant's scope at the start of a transaction: the
+    /// `herald_app` role, which row-level security binds, and the tenant's id.
+    public static func tenantScope(_ tenantID: UUID) -> String {
         // The id is a UUID, so its text is only hex digits and dashes.
-        try await pool.withTransaction(
-            setup: "SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'", body)
+        "SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'"
     }
 }

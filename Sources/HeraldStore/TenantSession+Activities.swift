@@ -115,8 +115,8 @@ extension TenantSession {
             VALUES (\(tenantID), \(UUID.v7()), \(activity.id), \(actor.id), \(transition.action.rawValue),
                     \(transition.from?.rawValue), \(transition.to.rawValue), \(reason), \(at))
             """)
-        let recipients = ActivityEventPayload.recipients(
-            for: transition.audience, manager: activity.manager.id, assignee: activity.assignee.id, actor: actor.id)
+        let recipients = Routing.activity(
+            transition.event, manager: activity.manager.id, assignee: activity.assignee.id, actor: actor.id)
         let payload = ActivityEventPayload(
             event: transition.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
             activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: transition.to,

@@ -20,3 +20,9 @@ extension MigrationError: UserFacingError {}
 extension EmbeddedClusterError: UserFacingError {}
 extension DatabaseError: UserFacingError {}
 extension HeraldLoggingError: UserFacingError {}
+
+/// A failure that is only its message.
+struct UserFacingMessage: UserFacingError, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -79,16 +79,6 @@ import Testing
         #expect(ActivityStateMachine.Audience.manager.app == .manager)
     }
 
-    @Test func theActorNeverReceivesTheirOwnEvent() {
-        let manager = UUID(), assignee = UUID()
-        #expect(ActivityEventPayload.recipients(for: .assignee, manager: manager, assignee: assignee, actor: manager)
-            == [.init(id: assignee, app: .member)])
-        #expect(ActivityEventPayload.recipients(for: .manager, manager: manager, assignee: assignee, actor: assignee)
-            == [.init(id: manager, app: .manager)])
-        // An admin who assigned an activity to themselves hears nothing of it.
-        #expect(ActivityEventPayload.recipients(for: .assignee, manager: manager, assignee: manager, actor: manager).isEmpty)
-    }
-
     @Test func eventPayloadTypes() {
         #expect(EventKind.activityCompletionRequested.payloadType == "activity_completion_requested")
         #expect(EventKind.chatMessage.payloadType == "new_message")

@@ -89,3 +89,15 @@ import Testing
         #expect(try JSONDecoder().decode([LocalDate].self, from: data) == [a])
     }
 }
+
+@Suite struct DurationInputTests {
+    @Test(arguments: [("90s", 90_000), ("15m", 900_000), ("2h", 7_200_000), ("7d", 604_800_000), ("500ms", 500), ("30", 30_000)])
+    func durations(text: String, milliseconds: Int64) throws {
+        #expect(try Input.duration(text, field: "since") == .milliseconds(milliseconds))
+    }
+
+    @Test(arguments: ["", "h", "-5m", "1.5h", "5 parsecs", "99999999999999999999d", "１h"])
+    func badDurations(text: String) {
+        #expect(throws: InputError.self) { try Input.duration(text, field: "since") }
+    }
+}

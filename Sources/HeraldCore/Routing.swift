@@ -1,0 +1,38 @@
+import Foundation
+
+/// Who hears about an event, and on which app (DESIGN.md §3). Pure; the actor of an event
+/// never receives it.
+public enum Routing {
+    /// The audience of an activity event.
+    public static func audience(of event: EventKind) -> ActivityStateMachine.Audience? {
+        switch event {
+        case .activityAssigned, .activityApproved, .activityRejected: .assignee
+        case .activityStarted, .activityCompletionRequested: .manager
+        case .chatMessage: nil
+        }
+    }
+
+    /// The recipients of an activity event: the assignee on the member app, or the
+    /// activity's manager on the manager app; nobody when that person is the actor.
+    public static func activity(
+        _ event: EventKind, manager: UUID, assignee: UUID, actor: UUID
+    ) -> [ActivityEventPayload.Recipient] {
+        guard let audience = audience(of: event) else { return [] }
+        let person = audience == .manager ? manager : assignee
+        return person == actor ? [] : [.init(id: person, app: audience.app)]
+    }
+
+    /// The recipients of a chat message: every participant but the sender, each on the app
+    /// that matches their role in the conversation's team (managers on the manager app);
+    /// nobody for a system message.
+    public static func chat(
+        participants: [(id: UUID, role: TeamRole?)], sender: UUID, isSystem: Bool
+    ) -> [ActivityEventPayload.Recipient] {
+        guard !isSystem else { return [] }
+        var seen = Set<UUID>()
+        return participants.compactMap { participant in
+            guard participant.id != sender, seen.insert(participant.id).inserted else { return nil }
+            return .init(id: participant.id, app: participant.role == .manager ? .manager : .member)
+        }
+    }
+}

@@ -1,0 +1,406 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// An outbox event a worker holds the lease on.
+struct ClaimedEvent: Sendable {
+    let tenantID: UUID
+    let id: UUID
+    let kind: String
+    /// The event's snapshot, as JSON text.
+    let payload: String
+    let occurredAt: Date
+}
+
+/// A delivery a worker holds the lease on, with everything needed to send it.
+struct ClaimedDelivery: Sendable {
+    let tenantID: UUID
+    let id: UUID
+    let deviceID: UUID
+    let provider: PushProvider
+    let app: AppKind
+    /// Attempts including this one.
+    let attempt: Int
+    let firstAttemptAt: Date
+    let deadlineAt: Date
+    let token: String
+    let deviceActive: Bool
+    let title: String
+    let body: String
+    let data: [String: String]
+    let badge: Int
+    let sound: Bool
+    let threadID: String
+    let imageURL: String?
+    let eventAt: Date
+    /// The database's clock at the claim.
+    let claimedAt: Date
+}
+
+/// What became of one attempt, as the worker acknowledges it.
+struct Acknowledgement: Sendable {
+    enum Status: String, Sendable {
+        case queued, sent, deadToken = "dead_token", failed, expired, cancelled
+    }
+
+    enum Outcome: String, Sendable {
+        case delivered, retry, deadToken = "dead_token", badRequest = "bad_request"
+        case configurationError = "configuration_error", cancelled
+    }
+
+    let tenantID: UUID
+    let deliveryID: UUID
+    let deviceID: UUID
+    let attempt: Int
+    let status: Status
+    let outcome: Outcome
+    /// When the delivery is due again (status `queued`).
+    let nextAttemptAt: Date?
+    let httpStatus: Int?
+    let messageID: String?
+    let error: String?
+    let startedAt: Date
+    let finishedAt: Date
+}
+
+/// One notification to write during fan-out.
+struct NotificationDraft: Sendable {
+    let eventID: UUID
+    let kind: EventKind
+    let recipientID: UUID
+    let app: AppKind
+    let teamID: UUID?
+    let activityID: UUID?
+    let conversationID: UUID?
+    let title: String
+    let body: String
+    let data: [String: String]
+    let badge: Int
+    let sound: Bool
+    let threadID: String
+    let imageURL: String?
+    let eventAt: Date
+    /// Set when the recipient must not be pushed (for example, they are viewing the
+    /// conversation): the notification is recorded as `suppressed` with this reason.
+    let suppressedReason: String?
+}
+
+/// A recipient as fan-out needs them: where they are and what their badge says.
+struct RecipientProfile: Sendable {
+    let id: UUID
+    let app: AppKind
+    let locale: String
+    let timeZone: String
+    let badge: Int
+}
+
+/// The outbox and the delivery queue, in SQL. Every statement is one round trip; claims and
+/// acknowledgements are set-based over whole batches.
+///
+/// Runs on a pool whose connections work as `herald_dispatcher` (which sees the queue
+/// tables of every tenant); fan-out switches to the tenant's own scope.
+struct DeliveryQueue: Sendable {
+    let pool: PostgresPool
+    let worker: String
+    let lease: Duration
+    /// Only these tenants, or all when empty.
+    let tenants: [UUID]
+
+    private var leaseSeconds: Double {
+        Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+    }
+
+    // MARK: Events
+
+    /// Leases up to `limit` events that are not fanned out yet, oldest first.
+    func claimEvents(limit: Int) async throws -> [ClaimedEvent] {
+        let rows = try await pool.query(
+            """
+            WITH picked AS (
+                SELECT tenant_id, id FROM outbox
+                WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
+                  AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+                ORDER BY seq LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED)
+            UPDATE outbox o SET lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+            FROM picked p WHERE o.tenant_id = p.tenant_id AND o.id = p.id
+            RETURNING o.tenant_id, o.id, o.kind, o.payload::text, o.occurred_at, o.seq
+            """)
+        return try rows.map { row in
+            let (tenantID, id, kind, payload, occurredAt, sequence) = try row.decode((UUID, UUID, String, String, Date, Int64).self)
+            return (sequence, ClaimedEvent(tenantID: tenantID, id: id, kind: kind, payload: payload, occurredAt: occurredAt))
+        }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// The recipients' locale, time zone and badge, in the tenant's scope.
+    static func profiles(
+        _ recipients: [ActivityEventPayload.Recipient], tenant: UUID, on connection: PostgresConnection
+    ) async throws -> [Key: RecipientProfile] {
+        guard !recipients.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT r.id, r.app, p.locale, p.time_zone,
+                   (SELECT count(*) FROM activities a
+                    WHERE a.tenant_id = p.tenant_id
+                      AND CASE WHEN r.app = 'member' THEN a.assignee_id = r.id AND a.status = 'assigned'
+                               ELSE a.manager_id = r.id AND a.status = 'completion_requested' END)::int
+            FROM (SELECT DISTINCT u.id, u.app FROM unnest(\(recipients.map(\.id))::uuid[], \(recipients.map(\.app.rawValue))::text[]) AS u(id, app)) r
+            JOIN people p ON p.tenant_id = \(tenant) AND p.id = r.id
+            """)
+        var result: [Key: RecipientProfile] = [:]
+        for row in rows {
+            let (id, app, locale, timeZone, badge) = try row.decode((UUID, String, String, String, Int).self)
+            guard let app = AppKind(rawValue: app) else { continue }
+            result[Key(id: id, app: app)] = RecipientProfile(id: id, app: app, locale: locale, timeZone: timeZone, badge: badge)
+        }
+        return result
+    }
+
+    struct Key: Hashable {
+        let id: UUID
+        let app: AppKind
+    }
+
+    /// Writes the notifications and their deliveries (one per active device of the
+    /// recipient's app) and marks the events fanned out, in the tenant's scope. Idempotent:
+    /// a notification that exists already is left alone, and so are its deliveries.
+    /// - Returns: how many deliveries were queued.
+    static func write(
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, on connection: PostgresConnection
+    ) async throws -> Int {
+        var queued = 0
+        if !drafts.isEmpty {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
+            let deadlineSeconds = Double(deadline.components.seconds)
+            let rows = try await connection.query(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(
+                        \(drafts.map { _ in UUID.v7() })::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
+                        \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
+                        \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.title))::text[],
+                        \(drafts.map(\.body))::text[], \(data)::text[], \(drafts.map(\.badge))::int[], \(drafts.map(\.sound))::bool[],
+                        \(drafts.map(\.threadID))::text[], \(drafts.map(\.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
+                        \(drafts.map(\.suppressedReason))::text[])
+                    AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
+                         sound, thread_id, image_url, event_at, suppressed)
+                ), reach AS (
+                    SELECT i.*, EXISTS (
+                        SELECT 1 FROM devices d
+                        WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
+                          AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable
+                    FROM input i
+                ), inserted AS (
+                    INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
+                                               conversation_id, title, body, data, badge, sound, thread_id, image_url,
+                                               status, reason, event_at)
+                    SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
+                           r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
+                           CASE WHEN r.suppressed IS NOT NULL THEN 'suppressed' WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                           CASE WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                                WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
+                           r.event_at
+                    FROM reach r
+                    ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
+                    RETURNING id, recipient_id, app, status
+                )
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, deadline_at)
+                SELECT \(tenant), gen_random_uuid(), n.id, d.id, d.provider, now() + make_interval(secs => \(deadlineSeconds))
+                FROM inserted n
+                JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
+                                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                WHERE n.status = 'queued'
+                ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING
+                """)
+            queued = rows.affectedRows ?? 0
+        }
+        try await connection.query(
+            """
+            UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
+            WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+            """)
+        return queued
+    }
+
+    // MARK: Deliveries
+
+    /// Leases up to `limit` due deliveries, shared fairly between the tenants that have
+    /// any: each gets an equal slice of the batch, so one tenant's burst cannot hold back
+    /// another's single notification by more than a batch. Providers that are paused are
+    /// skipped.
+    func claimDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
+        let rows = try await pool.query(
+            """
+            WITH paused AS (
+                SELECT provider FROM provider_pauses WHERE until > now()
+            ), busy AS (
+                SELECT t.id FROM tenants t
+                WHERE (\(tenants.isEmpty) OR t.id = ANY(\(tenants)))
+                  AND EXISTS (SELECT 1 FROM deliveries d
+                              WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
+                                AND d.provider NOT IN (SELECT provider FROM paused))
+            ), share AS (
+                SELECT greatest(1, ceil(\(limit)::numeric / greatest(count(*), 1)))::int AS n FROM busy
+            ), picked AS (
+                SELECT c.tenant_id, c.id FROM busy b CROSS JOIN LATERAL (
+                    SELECT d.tenant_id, d.id FROM deliveries d
+                    WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.provider NOT IN (SELECT provider FROM paused)
+                    ORDER BY d.due_at
+                    LIMIT (SELECT n FROM share)
+                    FOR UPDATE SKIP LOCKED) c
+                LIMIT \(limit)
+            )
+            UPDATE deliveries d
+            SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),
+                attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, now()), updated_at = now()
+            FROM picked p, notifications n, devices v
+            WHERE d.tenant_id = p.tenant_id AND d.id = p.id
+              AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
+              AND v.tenant_id = d.tenant_id AND v.id = d.device_id
+            RETURNING d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
+                      v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL), n.title, n.body, n.data::text, n.badge,
+                      n.sound, n.thread_id, n.image_url, n.event_at, now()
+            """)
+        return try rows.map { row in
+            let (tenantID, id, deviceID, provider, app, attempt, firstAttemptAt, deadlineAt, token, active) =
+                try row.decode((UUID, UUID, UUID, String, String, Int, Date, Date, String, Bool).self)
+            let title = try row.decode(String.self, at: 10), body = try row.decode(String.self, at: 11)
+            let dataText = try row.decode(String.self, at: 12)
+            let badge = try row.decode(Int.self, at: 13), sound = try row.decode(Bool.self, at: 14)
+            let threadID = try row.decode(String.self, at: 15), imageURL = try row.decode(String?.self, at: 16)
+            let eventAt = try row.decode(Date.self, at: 17), claimedAt = try row.decode(Date.self, at: 18)
+            let data = (try? JSONDecoder().decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+            return ClaimedDelivery(
+                tenantID: tenantID, id: id, deviceID: deviceID, provider: PushProvider(rawValue: provider) ?? .fcm,
+                app: AppKind(rawValue: app) ?? .member, attempt: attempt, firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt,
+                token: token, deviceActive: active, title: title, body: body, data: data, badge: badge, sound: sound,
+                threadID: threadID, imageURL: imageURL, eventAt: eventAt, claimedAt: claimedAt)
+        }
+    }
+
+    /// Records a batch of attempts. Only deliveries this worker still holds the lease on
+    /// change state; every attempt is recorded, marked `counted` or not. A dead token
+    /// deactivates its device whatever became of the lease.
+    /// - Returns: the ids of the deliveries whose acknowledgement counted.
+    @discardableResult
+    func acknowledge(_ batch: [Acknowledgement]) async throws -> Set<UUID> {
+        guard !batch.isEmpty else { return [] }
+        let rows = try await pool.query(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(
+                    \(batch.map(\.tenantID))::uuid[], \(batch.map(\.deliveryID))::uuid[], \(batch.map(\.deviceID))::uuid[],
+                    \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
+                    \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
+                    \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
+                    \(batch.map { _ in UUID.v7() })::uuid[])
+                AS i(tenant_id, id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
+                     finished_at, attempt_id)
+            ), acked AS (
+                UPDATE deliveries d
+                SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
+                    http_status = coalesce(i.http_status, d.http_status), message_id = coalesce(i.message_id, d.message_id),
+                    last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
+                    updated_at = now()
+                FROM input i
+                WHERE d.tenant_id = i.tenant_id AND d.id = i.id AND d.status = 'sending' AND d.lease_owner = \(worker)
+                RETURNING d.tenant_id, d.id
+            ), recorded AS (
+                INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
+                                               http_status, provider_error, message_id, next_attempt_at, counted)
+                SELECT i.tenant_id, i.attempt_id, i.id, i.attempt, \(worker), i.started_at, i.finished_at, i.outcome, i.http_status,
+                       i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
+                       EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
+                FROM input i
+            ), dead AS (
+                UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
+                FROM input i
+                WHERE i.outcome = 'dead_token' AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
+            )
+            SELECT id FROM acked
+            """)
+        return Set(try rows.map { try $0.decode(UUID.self, at: 0) })
+    }
+
+    /// Extends the leases this worker holds (on events and deliveries).
+    func renewLeases() async throws {
+        let seconds = leaseSeconds
+        try await pool.query(
+            """
+            UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => \(seconds))
+            WHERE status = 'sending' AND lease_owner = \(worker)
+            """)
+        try await pool.query(
+            """
+            UPDATE outbox SET lease_expires_at = now() + make_interval(secs => \(seconds))
+            WHERE fanned_out_at IS NULL AND lease_owner = \(worker)
+            """)
+    }
+
+    /// Puts deliveries whose lease expired (their worker died or stalled) back in the queue.
+    /// - Returns: how many.
+    func reclaimExpiredLeases() async throws -> Int {
+        let rows = try await pool.query(
+            """
+            UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+            WHERE status = 'sending' AND lease_expires_at < now()
+              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+            """)
+        return rows.affectedRows ?? 0
+    }
+
+    /// Gives back leases this worker holds but will not finish (at shutdown).
+    func releaseLeases() async throws {
+        try await pool.query(
+            """
+            UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+            WHERE status = 'sending' AND lease_owner = \(worker)
+            """)
+        try await pool.query(
+            "UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL WHERE fanned_out_at IS NULL AND lease_owner = \(worker)")
+    }
+
+    /// Stops sending to `provider` until `until`, and says why (for `herald stats`).
+    func pause(_ provider: PushProvider, reason: String, for duration: Duration) async throws {
+        try await pool.query(
+            """
+            INSERT INTO provider_pauses (provider, reason, worker, paused_at, until)
+            VALUES (\(provider.rawValue), \(reason), \(worker), now(), now() + make_interval(secs => \(Double(duration.components.seconds))))
+            ON CONFLICT (provider) DO UPDATE SET reason = excluded.reason, worker = excluded.worker, until = excluded.until,
+                paused_at = CASE WHEN provider_pauses.until > now() THEN provider_pauses.paused_at ELSE excluded.paused_at END
+            """)
+    }
+
+    /// The provider works again.
+    func resume(_ provider: PushProvider) async throws {
+        try await pool.query("DELETE FROM provider_pauses WHERE provider = \(provider.rawValue)")
+    }
+
+    /// Deliveries queued or being sent plus events not fanned out.
+    func remaining() async throws -> Int {
+        try await pool.query(
+            """
+            SELECT (SELECT count(*) FROM deliveries WHERE status IN ('queued', 'sending') AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+                 + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+            """
+        ).single().decode(Int.self, at: 0)
+    }
+
+    /// Whether anything is left for a drain: events to fan out, deliveries due within
+    /// `horizon`, or deliveries someone is sending.
+    func hasWork(within horizon: Duration) async throws -> Bool {
+        try await pool.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+                OR EXISTS (SELECT 1 FROM deliveries
+                           WHERE (status = 'sending'
+                                  OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(Double(horizon.components.seconds)))
+                                      AND provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())))
+                             AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+            """
+        ).single().decode(Bool.self, at: 0)
+    }
+}

@@ -1,0 +1,521 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import HeraldPush
+import HeraldStore
+import HeraldTemplates
+import Logging
+import Synchronization
+
+/// Claims events, fans them out into notifications and deliveries, sends the deliveries,
+/// and records what became of each (DESIGN.md §6).
+///
+/// Any number of dispatchers, in any number of processes, may share one database: every
+/// piece of work is claimed under a lease with `FOR UPDATE SKIP LOCKED`, renewed while in
+/// flight, and an acknowledgement counts only while its lease holds. A dispatcher killed at
+/// any moment loses nothing: its leases expire and another (or its restart) takes the work.
+public final class Dispatcher: Sendable {
+    public struct Configuration: Sendable {
+        /// Names this worker in leases and in the attempts it records.
+        public var worker: String
+        /// Sends in flight at once.
+        public var concurrency: Int
+        /// Deliveries claimed per round trip.
+        public var claimBatch: Int
+        /// Events fanned out per round trip.
+        public var eventBatch: Int
+        /// How long a claim holds without renewal; renewed at a third of it.
+        public var lease: Duration
+        public var retry: RetryPolicy
+        /// The backstop poll when no NOTIFY arrives (jittered between half and all of it).
+        public var pollInterval: Duration
+        /// How long a provider with a configuration error is left alone before trying again.
+        public var pauseOnConfigurationError: Duration
+        /// Only these tenants (empty: all).
+        public var tenants: [UUID]
+
+        public init(
+            worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
+            eventBatch: Int = 200, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
+            pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = []
+        ) {
+            self.worker = worker
+            self.concurrency = max(1, concurrency)
+            self.claimBatch = max(1, claimBatch)
+            self.eventBatch = max(1, eventBatch)
+            self.lease = lease
+            self.retry = retry
+            self.pollInterval = pollInterval
+            self.pauseOnConfigurationError = pauseOnConfigurationError
+            self.tenants = tenants
+        }
+
+        /// `host-pid-random`: unique per process, readable in history.
+        public static func defaultWorkerName() -> String {
+            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+            return "\(host)-\(getpid())-\(UUID().uuidString.prefix(6).lowercased())"
+        }
+    }
+
+    /// Running totals, for progress lines and tests.
+    public struct Counters: Sendable, Equatable {
+        public var eventsFannedOut = 0
+        public var deliveriesQueued = 0
+        public var sent = 0
+        public var retried = 0
+        public var deadTokens = 0
+        public var failed = 0
+        public var expired = 0
+        public var cancelled = 0
+        public var pausedForConfiguration = 0
+        /// Acknowledgements that came too late: the lease had passed to another worker.
+        public var lateAcknowledgements = 0
+        public var inFlight = 0
+    }
+
+    /// How `run` ends.
+    public enum Mode: Sendable {
+        /// Until the task is cancelled (or `shutdown()`): then in-flight sends finish and
+        /// are recorded, and nothing new is claimed.
+        case forever
+        /// Until nothing is left to do: no event to fan out, nothing being sent, and no
+        /// delivery due within `horizon` (retries due later stay queued for a worker).
+        case drain(horizon: Duration)
+    }
+
+    public let configuration: Configuration
+    let queue: DeliveryQueue
+    private let gateway: any PushGateway
+    private let fanOut: FanOut
+    private let listenerConfiguration: PostgresConfiguration?
+    private let logger: Logger
+    private let eventSignal = Signal()
+    private let sendSignal = Signal()
+    private let ackSignal = Signal()
+    private let stopSignal = Signal()
+    private let state = Mutex(State())
+
+    private struct State {
+        var counters = Counters()
+        var acknowledgements: [Acknowledgement] = []
+        var stopping = false
+        var sendingDone = false
+        var fanOutIdle = false
+        var paused: [PushProvider: ContinuousClock.Instant] = [:]
+        var pausedInDatabase: Set<PushProvider> = []
+    }
+
+    /// - Parameters:
+    ///   - pool: connections that work as `herald_dispatcher` (see `Dispatcher.pool(for:)`).
+    ///   - listenerConfiguration: where to LISTEN for the outbox hint; `nil` polls only.
+    public init(
+        pool: PostgresPool, listenerConfiguration: PostgresConfiguration?, gateway: any PushGateway, templates: TemplateCatalog,
+        configuration: Configuration = Configuration(), logger: Logger
+    ) {
+        self.configuration = configuration
+        self.queue = DeliveryQueue(pool: pool, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
+        self.gateway = gateway
+        self.fanOut = FanOut(templates: templates)
+        self.listenerConfiguration = listenerConfiguration
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(configuration.worker)"
+        self.logger = logger
+    }
+
+    /// The connection settings a dispatcher's pool needs: the same database, working as the
+    /// `herald_dispatcher` role.
+    public static func poolConfiguration(for configuration: PostgresConfiguration) -> PostgresConfiguration {
+        configuration.with(sessionSetup: "SET ROLE herald_dispatcher")
+    }
+
+    public var counters: Counters { state.withLock { $0.counters } }
+
+    /// Deliveries still queued or being sent, and events not fanned out yet (for progress).
+    public func remainingDeliveries() async throws -> Int {
+        try await queue.remaining()
+    }
+
+    /// Asks a running `run(.forever)` to stop claiming, finish what is in flight and return.
+    public func shutdown() {
+        state.withLock { $0.stopping = true }
+        stopSignal.signal()
+        eventSignal.signal()
+        sendSignal.signal()
+        ackSignal.signal()
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Works until `mode` says to stop. Cancelling the task stops it the way `shutdown()`
+    /// does: in-flight sends finish and are acknowledged; leases on anything else are given
+    /// back.
+    public func run(_ mode: Mode = .forever) async throws {
+        state.withLock {
+            $0.stopping = false
+            $0.sendingDone = false
+            $0.fanOutIdle = false
+        }
+        let listener = listenerConfiguration.map {
+            PostgresListener(configuration: $0, channels: [Store.outboxChannel], logger: logger)
+        }
+        defer { listener?.stop() }
+        logger.info("dispatcher started", metadata: ["concurrency": "\(configuration.concurrency)"])
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                if let listener {
+                    group.addTask { await self.listen(listener) }
+                }
+                group.addTask { await self.fanOutLoop() }
+                group.addTask { await self.ackLoop() }
+                group.addTask { await self.maintenanceLoop() }
+                group.addTask {
+                    await self.sendLoop(mode)
+                    self.state.withLock { $0.sendingDone = true }
+                    self.ackSignal.signal()
+                    // Stop the helpers: the listener's stream ends when it is stopped.
+                    self.shutdown()
+                    listener?.stop()
+                }
+            }
+        } onCancel: {
+            self.shutdown()
+        }
+        // Whatever is still claimed was not sent: give it back at once rather than at expiry.
+        do {
+            try await queue.releaseLeases()
+        } catch {
+            logger.warning("could not release leases; they expire by themselves", metadata: ["error": "\(error)"])
+        }
+        logger.info("dispatcher stopped", metadata: ["sent": "\(counters.sent)"])
+    }
+
+    // MARK: Loops
+
+    private func listen(_ listener: PostgresListener) async {
+        for await event in listener.events {
+            switch event {
+            case .notification, .connected(reconnected: true):
+                // A reconnect may have missed hints: look for work as if one had arrived.
+                eventSignal.signal()
+                sendSignal.signal()
+            case .connected(reconnected: false):
+                break
+            case .disconnected(let reason):
+                logger.warning("lost the outbox listener; polling until it is back", metadata: ["reason": "\(reason)"])
+            }
+            if isStopping { break }
+        }
+    }
+
+    private var jitteredPoll: Duration {
+        let seconds = Double(configuration.pollInterval.components.seconds)
+            + Double(configuration.pollInterval.components.attoseconds) / 1e18
+        return .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.0)))
+    }
+
+    private func fanOutLoop() async {
+        var failures = 0
+        while !isStopping {
+            do {
+                let events = try await queue.claimEvents(limit: configuration.eventBatch)
+                failures = 0
+                if events.isEmpty {
+                    state.withLock { $0.fanOutIdle = true }
+                    await eventSignal.wait(timeout: jitteredPoll)
+                    continue
+                }
+                state.withLock { $0.fanOutIdle = false }
+                let queued = try await fanOut(events)
+                state.withLock {
+                    $0.counters.eventsFannedOut += events.count
+                    $0.counters.deliveriesQueued += queued
+                }
+                if queued > 0 { sendSignal.signal() }
+            } catch {
+                failures += 1
+                logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
+                await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+            }
+        }
+    }
+
+    /// Fans out a batch, one transaction per tenant (in that tenant's scope).
+    private func fanOut(_ events: [ClaimedEvent]) async throws -> Int {
+        var queued = 0
+        let byTenant = Dictionary(grouping: events, by: \.tenantID)
+        for (tenant, events) in byTenant {
+            var readable: [ClaimedEvent] = []
+            var recipients: [ActivityEventPayload.Recipient] = []
+            for event in events {
+                do {
+                    recipients += try FanOut.recipients(of: event)
+                    readable.append(event)
+                } catch {
+                    // A snapshot this version cannot read would block the queue forever;
+                    // it is marked done, loudly, and left in the outbox for inspection.
+                    logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
+                }
+            }
+            queued += try await queue.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
+                let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+                var drafts: [NotificationDraft] = []
+                for event in readable {
+                    drafts += try await fanOut.drafts(for: event, profiles: profiles)
+                }
+                let queued = try await DeliveryQueue.write(
+                    drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, on: connection)
+                if queued > 0 {
+                    // Wake the other workers too: there is sending to share.
+                    try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenant.uuidString.lowercased()))")
+                }
+                return queued
+            }
+        }
+        return queued
+    }
+
+    private func sendLoop(_ mode: Mode) async {
+        let concurrency = configuration.concurrency
+        let refill = max(1, min(configuration.claimBatch, concurrency) / 4)
+        var lastEmptyClaim: ContinuousClock.Instant?
+        var failures = 0
+        await withTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            func finishOne() async {
+                if await group.next() != nil {
+                    inFlight -= 1
+                    state.withLock { $0.counters.inFlight = inFlight }
+                }
+            }
+            while !isStopping {
+                let room = concurrency - inFlight
+                let woken = sendSignal.consume()
+                let mayClaim = room >= refill
+                    && (woken || lastEmptyClaim.map { $0.duration(to: .now) >= configuration.pollInterval / 4 } ?? true)
+                var claimed: [ClaimedDelivery] = []
+                if mayClaim {
+                    do {
+                        claimed = try await queue.claimDeliveries(limit: min(room, configuration.claimBatch))
+                        failures = 0
+                    } catch {
+                        failures += 1
+                        logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
+                        if inFlight > 0 {
+                            await finishOne()
+                        } else {
+                            await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+                        }
+                        continue
+                    }
+                    lastEmptyClaim = claimed.isEmpty ? .now : nil
+                }
+                if !claimed.isEmpty {
+                    inFlight += claimed.count
+                    state.withLock { $0.counters.inFlight = inFlight }
+                    for delivery in claimed {
+                        group.addTask { await self.deliver(delivery) }
+                    }
+                    continue
+                }
+                if inFlight > 0 {
+                    await finishOne()
+                    continue
+                }
+                // Idle.
+                if case .drain(let horizon) = mode, await drainIsComplete(horizon: horizon) { break }
+                let wait: Duration = if case .drain = mode { .milliseconds(50) } else { jitteredPoll }
+                await sendSignal.wait(timeout: wait)
+                if !isStopping { sendSignal.signal() }
+            }
+            while inFlight > 0 { await finishOne() }
+        }
+    }
+
+    /// Nothing to fan out, nothing unacknowledged, nothing due soon.
+    private func drainIsComplete(horizon: Duration) async -> Bool {
+        let (idle, acknowledged) = state.withLock { ($0.fanOutIdle, $0.acknowledgements.isEmpty) }
+        guard idle, acknowledged else { return false }
+        do {
+            return try await !queue.hasWork(within: horizon)
+        } catch {
+            logger.warning("cannot check for remaining work", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    // MARK: One delivery
+
+    private func deliver(_ delivery: ClaimedDelivery) async {
+        let started = Date()
+        func acknowledgement(
+            _ status: Acknowledgement.Status, _ outcome: Acknowledgement.Outcome, next: Date? = nil, http: Int? = nil,
+            messageID: String? = nil, error: String? = nil
+        ) -> Acknowledgement {
+            Acknowledgement(
+                tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, attempt: delivery.attempt,
+                status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
+                startedAt: started, finishedAt: Date())
+        }
+        guard delivery.deviceActive else {
+            record(acknowledgement(.cancelled, .cancelled, error: "the device was removed or deactivated before sending"))
+            return
+        }
+        guard delivery.claimedAt < delivery.deadlineAt else {
+            record(acknowledgement(.expired, .cancelled, error: "the delivery deadline passed before it could be sent"))
+            return
+        }
+        if let until = state.withLock({ $0.paused[delivery.provider] }), until > .now {
+            // Another send found the configuration broken a moment ago: do not hammer it.
+            record(acknowledgement(
+                .queued, .configurationError, next: Date().addingTimeInterval(1),
+                error: "\(delivery.provider.rawValue) is paused after a configuration error"))
+            return
+        }
+        let notification = PushNotification(
+            token: delivery.token, message: RenderedMessage(title: delivery.title, body: delivery.body), imageURL: delivery.imageURL,
+            data: delivery.data, badge: delivery.badge, sound: delivery.sound, threadID: delivery.threadID)
+        let answer: ProviderAnswer
+        do {
+            answer = try await gateway.send(notification, provider: delivery.provider, app: delivery.app, expiration: delivery.deadlineAt)
+        } catch {
+            // Cancelled mid-send: whether the provider got it is unknown; it goes back to
+            // the queue (at worst, one duplicate).
+            record(acknowledgement(.queued, .retry, next: Date(), error: "interrupted: \(error)"))
+            return
+        }
+        let http = answer.httpStatus
+        switch answer.outcome {
+        case .delivered(let messageID):
+            record(acknowledgement(.sent, .delivered, http: http, messageID: messageID))
+            resumeIfPaused(delivery.provider)
+        case .retry(let after, let reason):
+            var random = SystemRandomNumberGenerator()
+            switch configuration.retry.decide(
+                attempts: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(), retryAfter: after, random: &random)
+            {
+            case .retry(let at):
+                record(acknowledgement(.queued, .retry, next: at, http: http, error: reason))
+            case .expire:
+                record(acknowledgement(.expired, .retry, http: http, error: "\(reason); the delivery deadline has passed"))
+            }
+        case .deadToken(let reason):
+            record(acknowledgement(.deadToken, .deadToken, http: http, error: reason))
+        case .badRequest(let reason):
+            record(acknowledgement(.failed, .badRequest, http: http, error: reason))
+        case .credentialsExpired(let reason), .configurationError(let reason):
+            let pause = configuration.pauseOnConfigurationError
+            let next = Date().addingTimeInterval(Double(pause.components.seconds))
+            record(acknowledgement(.queued, .configurationError, next: next, http: http, error: reason))
+            pauseProvider(delivery.provider, reason: reason)
+        }
+    }
+
+    private func record(_ acknowledgement: Acknowledgement) {
+        let flush = state.withLock { state -> Bool in
+            state.acknowledgements.append(acknowledgement)
+            switch acknowledgement.status {
+            case .sent: state.counters.sent += 1
+            case .queued:
+                if acknowledgement.outcome == .configurationError {
+                    state.counters.pausedForConfiguration += 1
+                } else {
+                    state.counters.retried += 1
+                }
+            case .deadToken: state.counters.deadTokens += 1
+            case .failed: state.counters.failed += 1
+            case .expired: state.counters.expired += 1
+            case .cancelled: state.counters.cancelled += 1
+            }
+            return state.acknowledgements.count >= configuration.claimBatch
+        }
+        if flush { ackSignal.signal() }
+    }
+
+    private func pauseProvider(_ provider: PushProvider, reason: String) {
+        let until = ContinuousClock.now + configuration.pauseOnConfigurationError
+        let first = state.withLock { state -> Bool in
+            let first = (state.paused[provider].map { $0 <= .now } ?? true)
+            state.paused[provider] = until
+            if first { state.pausedInDatabase.insert(provider) }
+            return first
+        }
+        guard first else { return }
+        logger.critical(
+            "\(provider.rawValue) sending is PAUSED by a configuration error; its deliveries stay queued",
+            metadata: ["provider": "\(provider.rawValue)", "reason": "\(reason)", "retry_in": "\(configuration.pauseOnConfigurationError)"])
+        Task {
+            do {
+                try await queue.pause(provider, reason: reason, for: configuration.pauseOnConfigurationError)
+            } catch {
+                logger.error("could not record the pause", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func resumeIfPaused(_ provider: PushProvider) {
+        let wasPaused = state.withLock { state -> Bool in
+            state.paused[provider] = nil
+            return state.pausedInDatabase.remove(provider) != nil
+        }
+        guard wasPaused else { return }
+        logger.notice("\(provider.rawValue) sending works again")
+        Task { try? await queue.resume(provider) }
+    }
+
+    // MARK: Acknowledgements and leases
+
+    private func ackLoop() async {
+        var failures = 0
+        while true {
+            let (batch, done) = state.withLock { state -> ([Acknowledgement], Bool) in
+                let batch = state.acknowledgements
+                state.acknowledgements = []
+                return (batch, state.sendingDone)
+            }
+            if !batch.isEmpty {
+                do {
+                    let counted = try await queue.acknowledge(batch)
+                    failures = 0
+                    let late = batch.count - counted.count
+                    if late > 0 {
+                        state.withLock { $0.counters.lateAcknowledgements += late }
+                        logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
+                    }
+                    if batch.contains(where: { $0.status == .queued }) { sendSignal.signal() }
+                } catch {
+                    failures += 1
+                    // Keep them: the next round tries again, in order.
+                    state.withLock { $0.acknowledgements = batch + $0.acknowledgements }
+                    logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
+                    if failures > 50, done { return }
+                    await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+                }
+                continue
+            }
+            if done { return }
+            await ackSignal.wait(timeout: .milliseconds(5))
+        }
+    }
+
+    private func maintenanceLoop() async {
+        let renewEvery = configuration.lease / 3
+        var lastRenewal = ContinuousClock.now
+        while !isStopping {
+            await stopSignal.wait(timeout: min(.seconds(1), renewEvery))
+            if isStopping { break }
+            do {
+                if lastRenewal.duration(to: .now) >= renewEvery {
+                    try await queue.renewLeases()
+                    lastRenewal = .now
+                }
+                let reclaimed = try await queue.reclaimExpiredLeases()
+                if reclaimed > 0 {
+                    logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
+                    sendSignal.signal()
+                }
+            } catch {
+                logger.warning("lease upkeep failed; retrying", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

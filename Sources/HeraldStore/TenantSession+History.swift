@@ -1,0 +1,231 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// What `herald history` may filter by (DESIGN.md §7).
+public struct HistoryFilter: Sendable {
+    public var recipient: String?
+    public var activity: String?
+    public var conversation: String?
+    public var event: String?
+    public var status: String?
+    public var since: Date?
+    public var limit: Int
+
+    public init(
+        recipient: String? = nil, activity: String? = nil, conversation: String? = nil, event: String? = nil, status: String? = nil,
+        since: Date? = nil, limit: Int = 100
+    ) {
+        self.recipient = recipient
+        self.activity = activity
+        self.conversation = conversation
+        self.event = event
+        self.status = status
+        self.since = since
+        self.limit = limit
+    }
+
+    /// A notification's status as history reports it.
+    public static let statuses = ["sent", "pending", "no_device", "suppressed", "dead_token", "failed", "expired", "cancelled"]
+}
+
+/// One notification: who, what, and what became of it.
+public struct HistoryEntry: Sendable, Codable, Equatable {
+    public let id: UUID
+    public let event: String
+    public let eventID: UUID
+    public let recipient: PersonReference
+    public let app: AppKind
+    public let title: String
+    public let body: String
+    /// `sent` (at least one device accepted it), `pending`, `no_device`, `suppressed`,
+    /// `dead_token`, `failed`, `expired` or `cancelled`.
+    public let status: String
+    /// Why it was not sent (or not to every device), when there is a reason.
+    public let reason: String?
+    public let devices: Int
+    public let devicesSent: Int
+    public let activityID: UUID?
+    public let conversationID: UUID?
+    public let eventAt: Date
+    public let createdAt: Date
+    /// When the first device accepted it.
+    public let sentAt: Date?
+}
+
+/// One attempt at one delivery.
+public struct DeliveryAttemptRecord: Sendable, Codable, Equatable {
+    public let attempt: Int
+    public let worker: String
+    public let startedAt: Date
+    public let finishedAt: Date
+    public let durationMilliseconds: Int
+    public let outcome: String
+    public let httpStatus: Int?
+    public let providerError: String?
+    public let messageID: String?
+    public let nextAttemptAt: Date?
+    /// False when the worker had lost its lease by the time it recorded this attempt.
+    public let counted: Bool
+}
+
+/// One device a notification went (or was to go) to.
+public struct DeliveryRecord: Sendable, Codable, Equatable {
+    public let id: UUID
+    public let deviceID: UUID
+    public let tokenPreview: String
+    public let platform: String
+    public let provider: String
+    public let deviceState: String
+    public let status: String
+    public let attemptCount: Int
+    public let dueAt: Date
+    public let deadlineAt: Date
+    public let sentAt: Date?
+    public let messageID: String?
+    public let httpStatus: Int?
+    public let lastError: String?
+    public let attempts: [DeliveryAttemptRecord]
+}
+
+/// Everything about one notification (`herald history show`).
+public struct HistoryDetail: Sendable, Codable, Equatable {
+    public let notification: HistoryEntry
+    public let data: [String: String]
+    public let badge: Int
+    public let sound: Bool
+    public let threadID: String
+    public let imageURL: String?
+    public let deliveries: [DeliveryRecord]
+}
+
+extension TenantSession {
+    /// The notifications `viewer` may see, newest first: a tenant admin sees the whole
+    /// tenant, a manager their teams' and their own, a member only their own.
+    /// - Throws: `InputError`; `StoreError.notFound` for an unknown viewer or recipient.
+    public func history(viewer email: String, filter: HistoryFilter) async throws -> [HistoryEntry] {
+        let viewer = try await person(email: email)
+        var recipient: UUID?
+        if let email = filter.recipient { recipient = try await person(email: email).id }
+        let activity = try filter.activity.map { try Input.id($0, field: "activity") }
+        let conversation = try filter.conversation.map { try Input.id($0, field: "conversation") }
+        let event = try filter.event.map { try Input.choice($0, field: "event", as: EventKind.self).rawValue }
+        let status = try filter.status.map { value -> String in
+            guard HistoryFilter.statuses.contains(value) else {
+                throw InputError("status must be one of \(HistoryFilter.statuses.joined(separator: ", ")) (got \"\(value)\")")
+            }
+            return value
+        }
+        guard (1...10_000).contains(filter.limit) else { throw InputError("limit must be between 1 and 10000") }
+        let rows = try await connection.query(
+            """
+            SELECT * FROM (\(unsafeRaw: Self.historySelect)
+                WHERE n.tenant_id = \(tenantID)
+                  AND (\(viewer.isAdmin) OR n.recipient_id = \(viewer.id)
+                       OR n.team_id IN (SELECT team_id FROM team_members
+                                        WHERE tenant_id = \(tenantID) AND person_id = \(viewer.id) AND role = 'manager'))
+                  AND (\(recipient)::uuid IS NULL OR n.recipient_id = \(recipient))
+                  AND (\(activity)::uuid IS NULL OR n.activity_id = \(activity))
+                  AND (\(conversation)::uuid IS NULL OR n.conversation_id = \(conversation))
+                  AND (\(event)::text IS NULL OR n.kind = \(event))
+                  AND (\(filter.since)::timestamptz IS NULL OR n.created_at >= \(filter.since))
+            ) h
+            WHERE (\(status)::text IS NULL OR h.status = \(status))
+            ORDER BY h.created_at DESC, h.id DESC
+            LIMIT \(filter.limit)
+            """)
+        return try rows.map(Self.historyEntry)
+    }
+
+    /// One notification with its payload, deliveries and every attempt.
+    /// - Throws: `StoreError.notFound` when there is none the viewer may see.
+    public func historyDetail(viewer email: String, id text: String) async throws -> HistoryDetail {
+        let viewer = try await person(email: email)
+        let id = try Input.id(text, field: "notification")
+        let rows = try await connection.query(
+            """
+            SELECT h.*, x.data::text, x.badge, x.sound, x.thread_id, x.image_url
+            FROM (\(unsafeRaw: Self.historySelect) WHERE n.tenant_id = \(tenantID) AND n.id = \(id)) h
+            JOIN notifications x ON x.tenant_id = \(tenantID) AND x.id = h.id
+            WHERE \(viewer.isAdmin) OR h.recipient_id = \(viewer.id)
+               OR h.team_id IN (SELECT team_id FROM team_members
+                                WHERE tenant_id = \(tenantID) AND person_id = \(viewer.id) AND role = 'manager')
+            """)
+        guard let row = rows.first else {
+            throw StoreError(.notFound, "no notification \(id.uuidString.lowercased()) that \(viewer.email) may see")
+        }
+        let entry = try Self.historyEntry(row)
+        let width = row.columns.count
+        let dataText = try row.decode(String.self, at: width - 5)
+        let data = (try? JSONDecoder().decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+        let (badge, sound, threadID, imageURL) = (
+            try row.decode(Int.self, at: width - 4), try row.decode(Bool.self, at: width - 3),
+            try row.decode(String.self, at: width - 2), try row.decode(String?.self, at: width - 1)
+        )
+
+        let attemptRows = try await connection.query(
+            """
+            SELECT a.delivery_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome, a.http_status, a.provider_error,
+                   a.message_id, a.next_attempt_at, a.counted
+            FROM delivery_attempts a JOIN deliveries d ON d.tenant_id = a.tenant_id AND d.id = a.delivery_id
+            WHERE a.tenant_id = \(tenantID) AND d.notification_id = \(id)
+            ORDER BY a.started_at, a.attempt
+            """)
+        var attempts: [UUID: [DeliveryAttemptRecord]] = [:]
+        for row in attemptRows {
+            let (deliveryID, attempt, worker, started, finished, outcome, http) =
+                try row.decode((UUID, Int, String, Date, Date, String, Int?).self)
+            let (providerError, messageID, next, counted) = (
+                try row.decode(String?.self, at: 7), try row.decode(String?.self, at: 8), try row.decode(Date?.self, at: 9),
+                try row.decode(Bool.self, at: 10)
+            )
+            attempts[deliveryID, default: []].append(
+                DeliveryAttemptRecord(
+                    attempt: attempt, worker: worker, startedAt: started, finishedAt: finished,
+                    durationMilliseconds: Int((finished.timeIntervalSince(started) * 1000).rounded()), outcome: outcome,
+                    httpStatus: http, providerError: providerError, messageID: messageID, nextAttemptAt: next, counted: counted))
+        }
+        let deliveryRows = try await connection.query(
+            """
+            SELECT d.id, d.device_id, v.token, v.platform, d.provider,
+                   CASE WHEN v.deactivated_at IS NOT NULL THEN 'deactivated' WHEN v.removed_at IS NOT NULL THEN 'removed' ELSE 'active' END,
+                   d.status, d.attempts, d.due_at, d.deadline_at, d.sent_at, d.message_id, d.http_status, d.last_error
+            FROM deliveries d JOIN devices v ON v.tenant_id = d.tenant_id AND v.id = d.device_id
+            WHERE d.tenant_id = \(tenantID) AND d.notification_id = \(id)
+            ORDER BY d.created_at, d.id
+            """)
+        let deliveries = try deliveryRows.map { row in
+            let (deliveryID, deviceID, token, platform, provider, deviceState, status, attemptCount, due, deadline) =
+                try row.decode((UUID, UUID, String, String, String, String, String, Int, Date, Date).self)
+            return DeliveryRecord(
+                id: deliveryID, deviceID: deviceID, tokenPreview: TokenDisplay.truncated(token), platform: platform, provider: provider,
+                deviceState: deviceState, status: status, attemptCount: attemptCount, dueAt: due, deadlineAt: deadline,
+                sentAt: try row.decode(Date?.self, at: 10), messageID: try row.decode(String?.self, at: 11),
+                httpStatus: try row.decode(Int?.self, at: 12), lastError: try row.decode(String?.self, at: 13),
+                attempts: attempts[deliveryID] ?? [])
+        }
+        return HistoryDetail(
+            notification: entry, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL, deliveries: deliveries)
+    }
+
+    /// A notification with the status its deliveries add up to (the view does the sums).
+    static let historySelect = """
+        SELECT n.id, n.kind, n.event_id, p.id AS person_id, p.email, p.display_name, n.app, n.title, n.body, n.status,
+               n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
+               n.recipient_id, n.team_id, n.tenant_id
+        FROM notification_outcomes n
+        JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
+        """
+
+    static func historyEntry(_ row: PostgresRow) throws -> HistoryEntry {
+        let (id, kind, eventID, personID, email, name, app, title, body, status) =
+            try row.decode((UUID, String, UUID, UUID, String, String, String, String, String, String).self)
+        return HistoryEntry(
+            id: id, event: kind, eventID: eventID, recipient: PersonReference(id: personID, email: email, name: name),
+            app: try decodeEnum(app), title: title, body: body, status: status, reason: try row.decode(String?.self, at: 10),
+            devices: try row.decode(Int.self, at: 11), devicesSent: try row.decode(Int.self, at: 12),
+            activityID: try row.decode(UUID?.self, at: 13), conversationID: try row.decode(UUID?.self, at: 14),
+            eventAt: try row.decode(Date.self, at: 15), createdAt: try row.decode(Date.self, at: 16),
+            sentAt: try row.decode(Date?.self, at: 17))
+    }
+}

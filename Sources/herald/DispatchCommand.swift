@@ -1,0 +1,185 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldDispatch
+import HeraldHTTP
+import HeraldPostgres
+import HeraldStore
+import HeraldTemplates
+import Logging
+import ServiceLifecycle
+
+/// Options `herald worker` and `herald dispatch` share.
+struct DispatcherOptions: ParsableArguments {
+    @Option(help: "Sends in flight at once.") var concurrency = 256
+    @Option(help: "How long a claim holds without renewal (e.g. 10s); a dead worker's work returns to the queue after it.")
+    var lease = "10s"
+    @Option(help: "How long a delivery may keep being retried before it expires (e.g. 24h).") var deadline = "24h"
+    @Option(name: .customLong("pause"), help: "How long to leave a provider alone after a configuration error (e.g. 30s).")
+    var pause = "30s"
+    @Option(name: .customLong("only-tenant"), help: ArgumentHelp("Work only for this tenant (repeatable; default: all).", valueName: "slug"))
+    var onlyTenants: [String] = []
+
+    func validate() throws {
+        guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 10000") }
+    }
+
+    /// Opens everything a dispatcher needs, runs `body`, and closes it all.
+    func withDispatcher<Result>(
+        listen: Bool, _ body: (Dispatcher, Store) async throws -> Result
+    ) async throws -> Result {
+        let lease = try Input.duration(lease, field: "lease")
+        let deadline = try Input.duration(deadline, field: "deadline")
+        let pause = try Input.duration(pause, field: "pause")
+        guard lease >= .seconds(1) else { throw InputError("the lease must be at least 1s") }
+        let environment = ProcessInfo.processInfo.environment
+        let logger = HeraldLogging.logger
+        let http = try HTTPClient(
+            configuration: .init(maxInFlight: concurrency, extraCAFile: environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }),
+            logger: logger)
+        defer { http.shutdown() }
+        let gateway = ProviderGateway.fromEnvironment(environment, http: http)
+        return try await withStore { store in
+            let tenants = try await onlyTenants.asyncMap { try await store.tenant(slug: $0).id }
+            let configuration = Dispatcher.Configuration(
+                concurrency: concurrency, claimBatch: min(concurrency, 500), lease: lease,
+                retry: RetryPolicy(deadline: deadline), pauseOnConfigurationError: pause, tenants: tenants)
+            let poolConfiguration = Dispatcher.poolConfiguration(for: store.pool.configuration)
+            let pool = PostgresPool(configuration: poolConfiguration, size: 4, logger: logger)
+            let dispatcher = Dispatcher(
+                pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
+                templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration,
+                logger: logger)
+            do {
+                let result = try await body(dispatcher, store)
+                await pool.close()
+                return result
+            } catch {
+                await pool.close()
+                throw error
+            }
+        }
+    }
+}
+
+extension Array {
+    func asyncMap<Mapped>(_ transform: (Element) async throws -> Mapped) async rethrows -> [Mapped] {
+        var result: [Mapped] = []
+        result.reserveCapacity(count)
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
+
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Deliver notifications until SIGTERM or SIGINT.",
+        discussion: """
+            Claims events and deliveries from the database under leases, so any number of workers on any number of \
+            machines may share one database. Wakes at once on the outbox NOTIFY, polls every second as a backstop. \
+            On SIGTERM or SIGINT it stops claiming, lets the sends in flight finish and records them, gives back \
+            anything else it holds, and exits 0.
+            """)
+
+    @OptionGroup var dispatcher: DispatcherOptions
+
+    func run() async throws {
+        let logger = HeraldLogging.logger
+        try await dispatcher.withDispatcher(listen: true) { dispatcher, _ in
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: WorkerService(dispatcher: dispatcher))], gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            try await group.run()
+        }
+    }
+}
+
+/// The dispatcher as a service: graceful shutdown stops claiming and lets in-flight sends
+/// finish.
+struct WorkerService: Service {
+    let dispatcher: Dispatcher
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await dispatcher.run(.forever)
+        } onGracefulShutdown: {
+            dispatcher.shutdown()
+        }
+    }
+}
+
+struct DispatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch",
+        abstract: "Deliver what is due, then exit (herald dispatch --drain).",
+        discussion: """
+            Works until no event waits to be fanned out, nothing is being sent and no delivery is due within --wait \
+            (retries due later stay queued for a worker). Shows progress on a terminal; prints what it did.
+            """)
+
+    @Flag(help: "Work until nothing is due, then exit (required: herald worker runs continuously).") var drain = false
+    @Option(help: "Also wait for retries due within this long (e.g. 10s; 0 for none).") var wait = "10s"
+    @OptionGroup var dispatcher: DispatcherOptions
+    @OptionGroup var options: GlobalOptions
+
+    struct Output: Encodable {
+        let eventsFannedOut: Int
+        let deliveriesQueued: Int
+        let sent: Int
+        let retried: Int
+        let deadTokens: Int
+        let failed: Int
+        let expired: Int
+        let cancelled: Int
+        let pausedForConfiguration: Int
+        let seconds: Double
+    }
+
+    func run() async throws {
+        guard drain else { throw ValidationError("say --drain (herald worker is the one that keeps running)") }
+        let horizon = try Input.duration(wait, field: "wait")
+        let started = ContinuousClock.now
+        let counters = try await dispatcher.withDispatcher(listen: false) { dispatcher, _ in
+            let progress = isatty(STDERR_FILENO) == 1 && !options.json ? Task { await Self.showProgress(dispatcher) } : nil
+            defer { progress?.cancel() }
+            try await dispatcher.run(.drain(horizon: horizon))
+            progress?.cancel()
+            if progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            return dispatcher.counters
+        }
+        let elapsed = started.duration(to: .now)
+        let output = Output(
+            eventsFannedOut: counters.eventsFannedOut, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
+            retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
+            cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        if options.json { return try printJSON(output) }
+        printFields([
+            ("events fanned out", "\(output.eventsFannedOut)"), ("deliveries queued", "\(output.deliveriesQueued)"),
+            ("sent", "\(output.sent)"), ("retried", "\(output.retried)"), ("dead tokens", "\(output.deadTokens)"),
+            ("failed", "\(output.failed)"), ("expired", "\(output.expired)"), ("cancelled", "\(output.cancelled)"),
+            ("held back (configuration)", "\(output.pausedForConfiguration)"),
+            ("time", String(format: "%.2fs", output.seconds)),
+        ])
+        if counters.pausedForConfiguration > 0 {
+            throw UserFacingMessage("some deliveries were held back by a provider configuration error; herald stats says which")
+        }
+    }
+
+    /// A progress bar on stderr: done over done plus what is still queued.
+    static func showProgress(_ dispatcher: Dispatcher) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            let counters = dispatcher.counters
+            let done = counters.sent + counters.deadTokens + counters.failed + counters.expired + counters.cancelled
+            let remaining = (try? await dispatcher.remainingDeliveries()) ?? 0
+            let total = max(done + remaining, 1)
+            let width = 30, filled = min(width, width * done / total)
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            let line = "\r\u{1B}[2K[\(bar)] \(done)/\(total) done · \(counters.sent) sent · \(counters.retried) retried · \(counters.inFlight) in flight"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+}
