@@ -153,6 +153,13 @@ let package = Package(
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldDispatchTests",
+            dependencies: [
+                "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldEmulator", "HeraldTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

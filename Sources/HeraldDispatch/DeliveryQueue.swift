@@ -227,9 +227,9 @@ struct DeliveryQueue: Sendable {
     // MARK: Deliveries
 
     /// Leases up to `limit` due deliveries, shared fairly between the tenants that have
-    /// any: each gets an equal slice of the batch, so one tenant's burst cannot hold back
-    /// another's single notification by more than a batch. Providers that are paused are
-    /// skipped.
+    /// any: the batch is filled round robin across tenants, so one tenant's burst cannot
+    /// hold back another's single notification by more than a batch. Providers that are
+    /// paused are skipped.
     func claimDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
         let rows = try await pool.query(
             """
@@ -242,16 +242,21 @@ struct DeliveryQueue: Sendable {
                               WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
                                 AND d.provider NOT IN (SELECT provider FROM paused))
             ), share AS (
-                SELECT greatest(1, ceil(\(limit)::numeric / greatest(count(*), 1)))::int AS n FROM busy
-            ), picked AS (
-                SELECT c.tenant_id, c.id FROM busy b CROSS JOIN LATERAL (
-                    SELECT d.tenant_id, d.id FROM deliveries d
+                -- An equal slice per busy tenant; each offers a few times its slice, so
+                -- what a quiet tenant leaves unused goes to the busy ones.
+                SELECT least(\(limit), greatest(16, 4 * ceil(\(limit)::numeric / greatest(count(*), 1))))::int AS n FROM busy
+            ), offered AS (
+                SELECT c.tenant_id, c.id, c.due_at, row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
+                FROM busy b CROSS JOIN LATERAL (
+                    SELECT d.tenant_id, d.id, d.due_at FROM deliveries d
                     WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
                       AND d.provider NOT IN (SELECT provider FROM paused)
                     ORDER BY d.due_at
                     LIMIT (SELECT n FROM share)
                     FOR UPDATE SKIP LOCKED) c
-                LIMIT \(limit)
+            ), picked AS (
+                -- Round robin: every tenant's first, then every tenant's second, …
+                SELECT tenant_id, id FROM offered ORDER BY turn, due_at LIMIT \(limit)
             )
             UPDATE deliveries d
             SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),

@@ -103,6 +103,8 @@ public final class Dispatcher: Sendable {
         var fanOutIdle = false
         var paused: [PushProvider: ContinuousClock.Instant] = [:]
         var pausedInDatabase: Set<PushProvider> = []
+        /// Pauses and resumptions not yet written (the acknowledgement loop writes them).
+        var pauseChanges: [(provider: PushProvider, reason: String?)] = []
     }
 
     /// - Parameters:
@@ -217,19 +219,14 @@ public final class Dispatcher: Sendable {
         var failures = 0
         while !isStopping {
             do {
-                let events = try await queue.claimEvents(limit: configuration.eventBatch)
+                let (events, queued) = try await fanOutOnce()
                 failures = 0
-                if events.isEmpty {
+                if events == 0 {
                     state.withLock { $0.fanOutIdle = true }
                     await eventSignal.wait(timeout: jitteredPoll)
                     continue
                 }
                 state.withLock { $0.fanOutIdle = false }
-                let queued = try await fanOut(events)
-                state.withLock {
-                    $0.counters.eventsFannedOut += events.count
-                    $0.counters.deliveriesQueued += queued
-                }
                 if queued > 0 { sendSignal.signal() }
             } catch {
                 failures += 1
@@ -237,6 +234,19 @@ public final class Dispatcher: Sendable {
                 await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
             }
         }
+    }
+
+    /// Claims one batch of events and fans it out.
+    /// - Returns: how many events, and how many deliveries they queued.
+    func fanOutOnce() async throws -> (events: Int, queued: Int) {
+        let events = try await queue.claimEvents(limit: configuration.eventBatch)
+        guard !events.isEmpty else { return (0, 0) }
+        let queued = try await fanOut(events)
+        state.withLock {
+            $0.counters.eventsFannedOut += events.count
+            $0.counters.deliveriesQueued += queued
+        }
+        return (events.count, queued)
     }
 
     /// Fans out a batch, one transaction per tenant (in that tenant's scope).
@@ -443,23 +453,20 @@ public final class Dispatcher: Sendable {
         logger.critical(
             "\(provider.rawValue) sending is PAUSED by a configuration error; its deliveries stay queued",
             metadata: ["provider": "\(provider.rawValue)", "reason": "\(reason)", "retry_in": "\(configuration.pauseOnConfigurationError)"])
-        Task {
-            do {
-                try await queue.pause(provider, reason: reason, for: configuration.pauseOnConfigurationError)
-            } catch {
-                logger.error("could not record the pause", metadata: ["error": "\(error)"])
-            }
-        }
+        state.withLock { $0.pauseChanges.append((provider, reason)) }
+        ackSignal.signal()
     }
 
     private func resumeIfPaused(_ provider: PushProvider) {
         let wasPaused = state.withLock { state -> Bool in
             state.paused[provider] = nil
-            return state.pausedInDatabase.remove(provider) != nil
+            guard state.pausedInDatabase.remove(provider) != nil else { return false }
+            state.pauseChanges.append((provider, nil))
+            return true
         }
         guard wasPaused else { return }
         logger.notice("\(provider.rawValue) sending works again")
-        Task { try? await queue.resume(provider) }
+        ackSignal.signal()
     }
 
     // MARK: Acknowledgements and leases
@@ -467,10 +474,23 @@ public final class Dispatcher: Sendable {
     private func ackLoop() async {
         var failures = 0
         while true {
-            let (batch, done) = state.withLock { state -> ([Acknowledgement], Bool) in
-                let batch = state.acknowledgements
-                state.acknowledgements = []
-                return (batch, state.sendingDone)
+            let (batch, pauses, done) = state.withLock { state in
+                defer {
+                    state.acknowledgements = []
+                    state.pauseChanges = []
+                }
+                return (state.acknowledgements, state.pauseChanges, state.sendingDone)
+            }
+            for (provider, reason) in pauses {
+                do {
+                    if let reason {
+                        try await queue.pause(provider, reason: reason, for: configuration.pauseOnConfigurationError)
+                    } else {
+                        try await queue.resume(provider)
+                    }
+                } catch {
+                    logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
+                }
             }
             if !batch.isEmpty {
                 do {

@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+import HeraldCore
+@testable import HeraldDispatch
+import HeraldEmulator
+import HeraldHTTP
+import HeraldPostgres
+import HeraldPush
+import HeraldStore
+import HeraldTemplates
+import HeraldTestSupport
+
+/// A migrated throwaway database with a tenant, a running emulator, and providers pointed
+/// at it: everything a dispatcher needs, real all the way down.
+struct DispatchHarness: Sendable {
+    let store: Store
+    let configuration: PostgresConfiguration
+    let tenant: Tenant
+    let emulator: Emulator
+    let endpoints: Emulator.Endpoints
+    let gateway: ProviderGateway
+
+    static func with(
+        faults: EmulatorConfiguration.Faults = .init(), _ body: @Sendable (DispatchHarness) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withStore(poolSize: 4) { store, configuration in
+            try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
+                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
+                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(at: caFile) }
+                let http = try HTTPClient(configuration: .init(maxInFlight: 256, extraCAFile: caFile.path), logger: testLogger)
+                defer { http.shutdown() }
+                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
+                let credentials = try APNsCredentials(
+                    pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
+                let gateway = ProviderGateway(
+                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
+                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
+                    http: http)
+                let tenant = try await store.createTenant(slug: "acme", name: "Acme")
+                try await store.withTenant(tenant) { session in
+                    _ = try await session.createTeam(slug: "ops", name: "Field Ops")
+                    _ = try await session.createTeam(slug: "sales", name: "Sales")
+                    _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
+                    _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
+                    _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
+                    _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
+                    _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
+                    _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
+                    _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
+                    _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
+                    _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
+                }
+                let harness = DispatchHarness(
+                    store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)
+                try await body(harness)
+            }
+        }
+    }
+
+    /// A dispatcher of its own (its own pool, its own worker name).
+    func withDispatcher<Result>(
+        _ configuration: Dispatcher.Configuration = .init(retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2))),
+        listen: Bool = false, gateway: (any PushGateway)? = nil, _ body: (Dispatcher) async throws -> Result
+    ) async throws -> Result {
+        let pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: self.configuration), size: 3, logger: testLogger)
+        let dispatcher = Dispatcher(
+            pool: pool, listenerConfiguration: listen ? self.configuration : nil, gateway: gateway ?? self.gateway,
+            templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: testLogger)
+        do {
+            let result = try await body(dispatcher)
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    /// Runs one dispatcher until nothing is due within `horizon`.
+    func drain(horizon: Duration = .seconds(5), _ configuration: Dispatcher.Configuration? = nil) async throws -> Dispatcher.Counters {
+        try await withDispatcher(configuration ?? .init(retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)))) { dispatcher in
+            try await dispatcher.run(.drain(horizon: horizon))
+            return dispatcher.counters
+        }
+    }
+
+    func register(_ email: String, token: String, app: AppKind, platform: Platform = .android, provider: PushProvider = .fcm) async throws {
+        _ = try await store.withTenant(tenant) {
+            try await $0.registerDevice(email: email, token: token, app: app, platform: platform, provider: provider)
+        }
+    }
+
+    /// `count` member-app devices for `email`, tokens `prefix0`, `prefix1`, … (one statement).
+    func registerMany(_ email: String, count: Int, prefix: String, provider: PushProvider = .fcm) async throws {
+        try await store.withTenant(tenant) { session in
+            let person = try await session.person(email: email)
+            try await session.connection.query(
+                """
+                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
+                SELECT \(tenant.id), gen_random_uuid(), \(person.id), \(prefix) || g, 'member', 'android', \(provider.rawValue)
+                FROM generate_series(0, \(count - 1)) g
+                """)
+        }
+    }
+
+    func assign(to assignee: String = "chidi@acme.test", priority: String = "p0", name: String = "Ship v2") async throws -> ActivityRecord {
+        try await store.withTenant(tenant) {
+            try await $0.assignActivity(
+                actor: "alice@acme.test", team: "ops", assignee: assignee, name: name, deadline: "2026-11-28", priority: priority)
+        }
+    }
+
+    func act(_ action: ActivityAction, _ id: UUID, by email: String) async throws {
+        _ = try await store.withTenant(tenant) { try await $0.act(action, on: id.uuidString, actor: email) }
+    }
+
+    func history(as viewer: String = "root@acme.test", _ filter: HistoryFilter = .init(limit: 10_000)) async throws -> [HistoryEntry] {
+        try await store.withTenant(tenant) { try await $0.history(viewer: viewer, filter: filter) }
+    }
+
+    /// Rows of a query on the superuser pool (sees every tenant).
+    func count(_ sql: String) async throws -> Int {
+        try await store.pool.query("\(unsafeRaw: sql)").single().decode(Int.self, at: 0)
+    }
+}
