@@ -96,3 +96,26 @@ struct HeraldCLI {
             stderr: try String(contentsOf: errURL, encoding: .utf8))
     }
 }
+
+extension HeraldCLI {
+    /// A long-running `herald …` (such as `herald worker`), output discarded, not waited for.
+    /// The caller ends it with `kill` and reaps it with `waitForExit`.
+    func launch(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = HeraldCLI.binary
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+}
+
+extension Process {
+    /// Waits for the process to end without blocking a thread of the cooperative pool.
+    func waitForExit() async {
+        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+}

@@ -24,38 +24,46 @@ struct DispatchHarness: Sendable {
         faults: EmulatorConfiguration.Faults = .init(), _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, configuration in
-            try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
-                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
-                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
-                defer { try? FileManager.default.removeItem(at: caFile) }
-                let http = try HTTPClient(configuration: .init(maxInFlight: 256, extraCAFile: caFile.path), logger: testLogger)
-                defer { http.shutdown() }
-                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
-                let credentials = try APNsCredentials(
-                    pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
-                let gateway = ProviderGateway(
-                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
-                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
-                    http: http)
-                let tenant = try await store.createTenant(slug: "acme", name: "Acme")
-                try await store.withTenant(tenant) { session in
-                    _ = try await session.createTeam(slug: "ops", name: "Field Ops")
-                    _ = try await session.createTeam(slug: "sales", name: "Sales")
-                    _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
-                    _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
-                    _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
-                    _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
-                    _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
-                    _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
-                    _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
-                    _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
-                    _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
-                }
-                let harness = DispatchHarness(
-                    store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)
-                try await body(harness)
+            try await with(store: store, configuration: configuration, faults: faults, body)
+        }
+    }
+
+    /// The harness on a database the caller provides (already migrated).
+    static func with(
+        store: Store, configuration: PostgresConfiguration, faults: EmulatorConfiguration.Faults = .init(),
+        _ body: @Sendable (DispatchHarness) async throws -> Void
+    ) async throws {
+        try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
+            let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
+            try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: caFile) }
+            let http = try HTTPClient(configuration: .init(maxInFlight: 256, extraCAFile: caFile.path), logger: testLogger)
+            defer { http.shutdown() }
+            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
+            let credentials = try APNsCredentials(
+                pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
+            let gateway = ProviderGateway(
+                fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
+                apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                                member: "com.example.herald.member", manager: "com.example.herald.manager")),
+                http: http)
+            let tenant = try await store.createTenant(slug: "acme", name: "Acme")
+            try await store.withTenant(tenant) { session in
+                _ = try await session.createTeam(slug: "ops", name: "Field Ops")
+                _ = try await session.createTeam(slug: "sales", name: "Sales")
+                _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
+                _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
+                _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
+                _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
+                _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
+                _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
+                _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
+                _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
+                _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
             }
+            let harness = DispatchHarness(
+                store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)
+            try await body(harness)
         }
     }
 
