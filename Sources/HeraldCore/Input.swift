@@ -129,6 +129,17 @@ public enum Input {
         return id
     }
 
+    /// An http or https URL (a group's photo): at most 2,048 characters, no spaces.
+    public static func url(_ value: String, field: String) throws -> String {
+        guard value.utf8.count <= 2048, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }),
+            let components = URLComponents(string: value), ["http", "https"].contains(components.scheme?.lowercased() ?? ""),
+            components.host?.isEmpty == false
+        else {
+            throw InputError("\(field) \"\(printable(value))\" is not an http(s) URL")
+        }
+        return value
+    }
+
     /// A span of time such as `90s`, `15m`, `2h`, `7d` or `500ms` (a bare number is seconds).
     public static func duration(_ value: String, field: String) throws -> Duration {
         let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]

@@ -134,7 +134,7 @@ struct DeliveryQueue: Sendable {
 
     /// The recipients' locale, time zone and badge, in the tenant's scope.
     static func profiles(
-        _ recipients: [ActivityEventPayload.Recipient], tenant: UUID, on connection: PostgresConnection
+        _ recipients: [EventRecipient], tenant: UUID, on connection: PostgresConnection
     ) async throws -> [Key: RecipientProfile] {
         guard !recipients.isEmpty else { return [:] }
         let rows = try await connection.query(
@@ -144,6 +144,10 @@ struct DeliveryQueue: Sendable {
                     WHERE a.tenant_id = p.tenant_id
                       AND CASE WHEN r.app = 'member' THEN a.assignee_id = r.id AND a.status = 'assigned'
                                ELSE a.manager_id = r.id AND a.status = 'completion_requested' END)::int
+                 + (SELECT count(*) FROM conversation_participants cp
+                    JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
+                                   AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
+                    WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int
             FROM (SELECT DISTINCT u.id, u.app FROM unnest(\(recipients.map(\.id))::uuid[], \(recipients.map(\.app.rawValue))::text[]) AS u(id, app)) r
             JOIN people p ON p.tenant_id = \(tenant) AND p.id = r.id
             """)
@@ -159,6 +163,30 @@ struct DeliveryQueue: Sendable {
     struct Key: Hashable {
         let id: UUID
         let app: AppKind
+    }
+
+    struct ParticipantKey: Hashable {
+        let conversation: UUID
+        let person: UUID
+    }
+
+    /// Muted and viewing, for the current participants of these conversations.
+    static func participantStates(
+        _ conversations: [UUID], tenant: UUID, on connection: PostgresConnection
+    ) async throws -> [ParticipantKey: ParticipantState] {
+        guard !conversations.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+            FROM conversation_participants
+            WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
+            """)
+        var result: [ParticipantKey: ParticipantState] = [:]
+        for row in rows {
+            let (conversation, person, muted, viewing) = try row.decode((UUID, UUID, Bool, Bool).self)
+            result[ParticipantKey(conversation: conversation, person: person)] = ParticipantState(muted: muted, viewing: viewing)
+        }
+        return result
     }
 
     /// Writes the notifications and their deliveries (one per active device of the

@@ -255,10 +255,12 @@ public final class Dispatcher: Sendable {
         let byTenant = Dictionary(grouping: events, by: \.tenantID)
         for (tenant, events) in byTenant {
             var readable: [ClaimedEvent] = []
-            var recipients: [ActivityEventPayload.Recipient] = []
+            var recipients: [EventRecipient] = []
+            var conversations: Set<UUID> = []
             for event in events {
                 do {
                     recipients += try FanOut.recipients(of: event)
+                    if let conversation = FanOut.conversation(of: event) { conversations.insert(conversation) }
                     readable.append(event)
                 } catch {
                     // A snapshot this version cannot read would block the queue forever;
@@ -268,9 +270,10 @@ public final class Dispatcher: Sendable {
             }
             queued += try await queue.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+                let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
                 var drafts: [NotificationDraft] = []
                 for event in readable {
-                    drafts += try await fanOut.drafts(for: event, profiles: profiles)
+                    drafts += try await fanOut.drafts(for: event, profiles: profiles, chat: chat)
                 }
                 let queued = try await DeliveryQueue.write(
                     drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, on: connection)

@@ -1,0 +1,421 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// A participant as a conversation shows them.
+public struct ParticipantRecord: Sendable, Codable, Equatable {
+    public let person: PersonReference
+    public let muted: Bool
+    public let lastReadSequence: Int64
+    public let viewing: Bool
+}
+
+/// A conversation, from one participant's point of view.
+public struct ConversationRecord: Sendable, Codable, Equatable {
+    public let id: UUID
+    public let team: ActivityRecord.TeamReference
+    public let kind: ConversationKind
+    public let name: String?
+    public let photoURL: String?
+    public let participants: [ParticipantRecord]
+    /// Messages the viewer has not read (not counting their own or system messages).
+    public let unread: Int
+    public let createdAt: Date
+}
+
+/// A message, with who got it and who read it when asked for receipts.
+public struct MessageRecord: Sendable, Codable, Equatable {
+    public let id: UUID
+    public let sequence: Int64
+    public let sender: PersonReference
+    public let text: String
+    public let isSystem: Bool
+    public let clientID: String?
+    public let sentAt: Date
+    public let storedAt: Date
+    /// Emails of the recipients a provider accepted a push for (with `--receipts`).
+    public var deliveredTo: [String]?
+    /// Emails of the participants who have read it (with `--receipts`).
+    public var readBy: [String]?
+}
+
+extension TenantSession {
+    // MARK: Creating
+
+    /// Creates a conversation of `actor` with `others`: direct for two people (the existing
+    /// one is returned if there is one), a group for three or more. A group starts with a
+    /// system message. Everyone must belong to the team.
+    /// - Throws: `InputError`; `StoreError` (`.notFound`, `.invalid`, `.forbidden`).
+    public func createConversation(
+        actor email: String, with others: [String], name: String?, photoURL: String?, team teamSlug: String?
+    ) async throws -> ConversationRecord {
+        let name = try name.map { try Input.name($0, field: "conversation name") }
+        let photoURL = try photoURL.map { try Input.url($0, field: "photo") }
+        let actor = try await person(email: email)
+        var people = [actor]
+        for other in others {
+            let person = try await person(email: other)
+            if !people.contains(where: { $0.id == person.id }) { people.append(person) }
+        }
+        guard people.count >= 2 else { throw StoreError(.invalid, "a conversation needs at least one other person") }
+        let kind: ConversationKind = people.count == 2 ? .direct : .group
+        if kind == .direct, name != nil || photoURL != nil {
+            throw StoreError(.invalid, "a group needs three or more people; a conversation of two has no name or photo")
+        }
+        let team = try await conversationTeam(teamSlug, for: people)
+
+        if kind == .direct, let existing = try await connection.query(
+            """
+            SELECT c.id FROM conversations c
+            WHERE c.tenant_id = \(tenantID) AND c.team_id = \(team.id) AND c.kind = 'direct'
+              AND (SELECT array_agg(p.person_id ORDER BY p.person_id) FROM conversation_participants p
+                   WHERE p.tenant_id = c.tenant_id AND p.conversation_id = c.id)
+                  = (SELECT array_agg(x ORDER BY x) FROM unnest(\(people.map(\.id))::uuid[]) x)
+            """
+        ).first {
+            return try await conversation(id: try existing.decode(UUID.self, at: 0), viewer: actor)
+        }
+
+        let id = UUID.v7()
+        try await connection.query(
+            """
+            INSERT INTO conversations (tenant_id, id, team_id, kind, name, photo_url, created_by)
+            VALUES (\(tenantID), \(id), \(team.id), \(kind.rawValue), \(name), \(photoURL), \(actor.id))
+            """)
+        try await connection.query(
+            """
+            INSERT INTO conversation_participants (tenant_id, conversation_id, person_id)
+            SELECT \(tenantID), \(id), x FROM unnest(\(people.map(\.id))::uuid[]) x
+            """)
+        if kind == .group {
+            let text = name.map { "\(actor.name) created the group \($0)" } ?? "\(actor.name) created the group"
+            try await addSystemMessage(text, conversation: id, actor: actor.id)
+        }
+        return try await conversation(id: id, viewer: actor)
+    }
+
+    /// The team a new conversation belongs to: the one named, or the only team everyone is in.
+    private func conversationTeam(_ slug: String?, for people: [Person]) async throws -> Team {
+        if let slug {
+            let team = try await team(slug: slug)
+            for person in people where try await role(of: person.id, in: team.id) == nil {
+                throw StoreError(.invalid, "\(person.email) is not in team \(team.slug); only people of the team may be in its conversations")
+            }
+            return team
+        }
+        let rows = try await connection.query(
+            """
+            SELECT t.id, t.slug, t.name, t.created_at FROM teams t
+            WHERE t.tenant_id = \(tenantID)
+              AND (SELECT count(*) FROM team_members m
+                   WHERE m.tenant_id = t.tenant_id AND m.team_id = t.id AND m.person_id = ANY(\(people.map(\.id)))) = \(people.count)
+            ORDER BY t.slug
+            """)
+        guard rows.count == 1 else {
+            throw StoreError(
+                .invalid,
+                rows.isEmpty
+                    ? "these people share no team; only people of one team may talk in its conversations"
+                    : "these people share several teams; say which with --team")
+        }
+        return try Self.team(rows[0])
+    }
+
+    // MARK: Messages
+
+    /// Sends a message. With a client id, sending the same one again returns the stored
+    /// message and notifies nobody again (`created` is false).
+    /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`).
+    public func sendMessage(
+        actor email: String, conversation text: String, text body: String, clientID: String?, sentAt: Date?
+    ) async throws -> (message: MessageRecord, created: Bool) {
+        let body = try Input.text(body, field: "message")
+        guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw InputError("the message is empty") }
+        let clientID = try clientID.map { try Input.name($0, field: "client id") }
+        if let sentAt, sentAt > Date().addingTimeInterval(300) {
+            throw InputError("--sent-at is in the future")
+        }
+        let actor = try await person(email: email)
+        let conversationID = try Input.id(text, field: "conversation")
+        let conversation = try await participantConversation(conversationID, actor: actor)
+
+        let id = UUID.v7()
+        let inserted = try await connection.query(
+            """
+            INSERT INTO messages (tenant_id, id, conversation_id, sender_id, text, client_id, sent_at)
+            VALUES (\(tenantID), \(id), \(conversationID), \(actor.id), \(body), \(clientID), coalesce(\(sentAt), now()))
+            ON CONFLICT ON CONSTRAINT messages_client_once DO NOTHING
+            RETURNING id
+            """)
+        guard !inserted.isEmpty else {
+            let existing = try await messages(conversation: conversationID, .clientID(clientID ?? "", sender: actor.id), limit: 1)
+            guard let message = existing.first else { throw StoreError(.conflict, "client id \(clientID ?? "") was used in another conversation") }
+            return (message, false)
+        }
+        guard let message = try await messages(conversation: conversationID, .id(id), limit: 1).first else {
+            throw StoreError(.notFound, "the message just stored cannot be read back")
+        }
+
+        let participants = try await connection.query(
+            """
+            SELECT p.person_id, m.role FROM conversation_participants p
+            LEFT JOIN team_members m ON m.tenant_id = p.tenant_id AND m.team_id = \(conversation.team.id) AND m.person_id = p.person_id
+            WHERE p.tenant_id = \(tenantID) AND p.conversation_id = \(conversationID) AND p.left_at IS NULL
+            ORDER BY p.joined_at, p.person_id
+            """
+        ).map { row -> (id: UUID, role: TeamRole?) in
+            let (id, role) = try row.decode((UUID, String?).self)
+            return (id, role.flatMap(TeamRole.init(rawValue:)))
+        }
+        let recipients = Routing.chat(participants: participants, sender: actor.id, isSystem: false)
+        let payload = ChatEventPayload(
+            conversationID: conversationID, messageID: id, teamID: conversation.team.id, isGroup: conversation.kind == .group,
+            groupName: conversation.name, photoURL: conversation.photoURL, sender: actor.reference, text: body,
+            recipients: recipients, sentAt: message.sentAt)
+        try await connection.query(
+            """
+            INSERT INTO outbox (tenant_id, id, kind, message_id, actor_id, recipient_ids, payload, occurred_at)
+            VALUES (\(tenantID), \(UUID.v7()), \(EventKind.chatMessage.rawValue), \(id), \(actor.id), \(recipients.map(\.id)),
+                    \(PostgresJSON(payload)), \(message.storedAt))
+            """)
+        try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))")
+        return (message, true)
+    }
+
+    private func addSystemMessage(_ text: String, conversation: UUID, actor: UUID) async throws {
+        try await connection.query(
+            """
+            INSERT INTO messages (tenant_id, id, conversation_id, sender_id, text, is_system, sent_at)
+            VALUES (\(tenantID), \(UUID.v7()), \(conversation), \(actor), \(text), true, now())
+            """)
+    }
+
+    // MARK: Membership and state
+
+    /// A change to a group or to the actor's own place in a conversation.
+    public enum ConversationChange: Sendable {
+        case add(email: String)
+        case remove(email: String)
+        case leave
+        case rename(String)
+        case read
+        case mute(Bool)
+        case viewing(for: Duration)
+    }
+
+    /// Applies `change`; membership changes and renames leave a system message, which
+    /// notifies nobody.
+    /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`, `.invalid`).
+    @discardableResult
+    public func changeConversation(actor email: String, conversation text: String, _ change: ConversationChange) async throws -> ConversationRecord {
+        let actor = try await person(email: email)
+        let id = try Input.id(text, field: "conversation")
+        let conversation = try await participantConversation(id, actor: actor)
+        func requireGroup(_ what: String) throws {
+            guard conversation.kind == .group else { throw StoreError(.invalid, "a direct conversation cannot \(what)") }
+        }
+        switch change {
+        case .add(let email):
+            try requireGroup("have people added")
+            let person = try await person(email: email)
+            guard try await role(of: person.id, in: conversation.team.id) != nil else {
+                throw StoreError(.invalid, "\(person.email) is not in team \(conversation.team.slug); only people of the team may be added")
+            }
+            let rows = try await connection.query(
+                """
+                INSERT INTO conversation_participants (tenant_id, conversation_id, person_id) VALUES (\(tenantID), \(id), \(person.id))
+                ON CONFLICT (tenant_id, conversation_id, person_id) DO UPDATE
+                    SET left_at = NULL, joined_at = now(),
+                        last_read_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(id))
+                    WHERE conversation_participants.left_at IS NOT NULL
+                RETURNING person_id
+                """)
+            guard !rows.isEmpty else { throw StoreError(.alreadyExists, "\(person.email) is already in this conversation") }
+            try await addSystemMessage("\(actor.name) added \(person.name)", conversation: id, actor: actor.id)
+        case .remove(let email):
+            try requireGroup("have people removed")
+            let person = try await person(email: email)
+            guard person.id != actor.id else { throw StoreError(.invalid, "to leave a conversation, use chat leave") }
+            try await setLeft(person, conversation: id)
+            try await addSystemMessage("\(actor.name) removed \(person.name)", conversation: id, actor: actor.id)
+        case .leave:
+            try requireGroup("be left")
+            try await setLeft(actor, conversation: id)
+            try await addSystemMessage("\(actor.name) left", conversation: id, actor: actor.id)
+        case .rename(let name):
+            try requireGroup("be renamed")
+            let name = try Input.name(name, field: "conversation name")
+            try await connection.query("UPDATE conversations SET name = \(name) WHERE tenant_id = \(tenantID) AND id = \(id)")
+            try await addSystemMessage("\(actor.name) renamed the group to \(name)", conversation: id, actor: actor.id)
+        case .read:
+            try await connection.query(
+                """
+                UPDATE conversation_participants
+                SET last_read_seq = greatest(last_read_seq,
+                    (SELECT coalesce(max(seq), 0) FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(id)))
+                WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
+                """)
+        case .mute(let muted):
+            try await connection.query(
+                """
+                UPDATE conversation_participants SET muted = \(muted)
+                WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
+                """)
+        case .viewing(let duration):
+            guard duration > .zero, duration <= .seconds(3600) else { throw InputError("--for must be between 1s and 1h") }
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            try await connection.query(
+                """
+                UPDATE conversation_participants SET viewing_until = now() + make_interval(secs => \(seconds))
+                WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
+                """)
+        }
+        if case .leave = change {
+            return conversation
+        }
+        return try await self.conversation(id: id, viewer: actor)
+    }
+
+    private func setLeft(_ person: Person, conversation: UUID) async throws {
+        let rows = try await connection.query(
+            """
+            UPDATE conversation_participants SET left_at = now(), viewing_until = NULL
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation) AND person_id = \(person.id) AND left_at IS NULL
+            RETURNING person_id
+            """)
+        guard !rows.isEmpty else { throw StoreError(.notFound, "\(person.email) is not in this conversation") }
+    }
+
+    // MARK: Reading
+
+    /// The conversations `email` takes part in, most recently active first.
+    public func conversations(viewer email: String) async throws -> [ConversationRecord] {
+        let viewer = try await person(email: email)
+        let ids = try await connection.query(
+            """
+            SELECT c.id FROM conversations c
+            JOIN conversation_participants p ON p.tenant_id = c.tenant_id AND p.conversation_id = c.id
+            WHERE c.tenant_id = \(tenantID) AND p.person_id = \(viewer.id) AND p.left_at IS NULL
+            ORDER BY (SELECT max(seq) FROM messages m WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id) DESC NULLS LAST, c.id
+            """
+        ).map { try $0.decode(UUID.self, at: 0) }
+        var result: [ConversationRecord] = []
+        for id in ids { result.append(try await conversation(id: id, viewer: viewer)) }
+        return result
+    }
+
+    /// One conversation and its latest messages (oldest first), for a participant.
+    public func conversationDetail(
+        viewer email: String, conversation text: String, receipts: Bool, limit: Int = 100
+    ) async throws -> (ConversationRecord, [MessageRecord]) {
+        let viewer = try await person(email: email)
+        let id = try Input.id(text, field: "conversation")
+        let conversation = try await participantConversation(id, actor: viewer, allowLeft: true)
+        var messages = try await messages(conversation: id, .all, limit: limit)
+        if receipts {
+            let delivered = try await connection.query(
+                """
+                SELECT o.message_id, p.email FROM outbox o
+                JOIN notification_outcomes n ON n.tenant_id = o.tenant_id AND n.event_id = o.id
+                JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
+                WHERE o.tenant_id = \(tenantID) AND o.message_id = ANY(\(messages.map(\.id))) AND n.devices_sent > 0
+                ORDER BY p.email
+                """)
+            var byMessage: [UUID: [String]] = [:]
+            for row in delivered {
+                let (message, email) = try row.decode((UUID, String).self)
+                byMessage[message, default: []].append(email)
+            }
+            for index in messages.indices {
+                let message = messages[index]
+                messages[index].deliveredTo = message.isSystem ? [] : byMessage[message.id] ?? []
+                messages[index].readBy = conversation.participants
+                    .filter { $0.person.id != message.sender.id && $0.lastReadSequence >= message.sequence }
+                    .map(\.person.email).sorted()
+            }
+        }
+        return (conversation, messages)
+    }
+
+    /// Which messages `messages(conversation:_:limit:)` returns.
+    private enum MessageFilter {
+        case all
+        case id(UUID)
+        case clientID(String, sender: UUID)
+    }
+
+    private func messages(conversation: UUID, _ filter: MessageFilter, limit: Int) async throws -> [MessageRecord] {
+        var id: UUID?, clientID: String?, sender: UUID?
+        switch filter {
+        case .all: break
+        case .id(let value): id = value
+        case .clientID(let value, let by): (clientID, sender) = (value, by)
+        }
+        let rows = try await connection.query(
+            """
+            SELECT * FROM (
+                SELECT m.id, m.seq, p.id, p.email, p.display_name, m.text, m.is_system, m.client_id, m.sent_at, m.stored_at
+                FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id
+                WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
+                  AND (\(id)::uuid IS NULL OR m.id = \(id))
+                  AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
+                ORDER BY m.seq DESC LIMIT \(limit)
+            ) x ORDER BY seq
+            """)
+        return try rows.map { row in
+            let (id, seq, senderID, email, name, text, isSystem, clientID, sentAt, storedAt) =
+                try row.decode((UUID, Int64, UUID, String, String, String, Bool, String?, Date, Date).self)
+            return MessageRecord(
+                id: id, sequence: seq, sender: PersonReference(id: senderID, email: email, name: name), text: text, isSystem: isSystem,
+                clientID: clientID, sentAt: sentAt, storedAt: storedAt)
+        }
+    }
+
+    /// The conversation, if `actor` takes part in it.
+    private func participantConversation(_ id: UUID, actor: Person, allowLeft: Bool = false) async throws -> ConversationRecord {
+        let conversation = try await self.conversation(id: id, viewer: actor)
+        let rows = try await connection.query(
+            """
+            SELECT left_at IS NULL FROM conversation_participants
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
+            """)
+        guard let row = rows.first, try allowLeft || row.decode(Bool.self, at: 0) else {
+            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(actor.email) takes part in")
+        }
+        return conversation
+    }
+
+    private func conversation(id: UUID, viewer: Person) async throws -> ConversationRecord {
+        let rows = try await connection.query(
+            """
+            SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
+                   (SELECT count(*)::int FROM messages m
+                    JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
+                                                      AND v.person_id = \(viewer.id)
+                    WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
+                      AND NOT m.is_system AND m.sender_id <> \(viewer.id))
+            FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
+            WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
+            """)
+        guard let row = rows.first else {
+            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(viewer.email) takes part in")
+        }
+        let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
+            try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)
+        let participants = try await connection.query(
+            """
+            SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
+            FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
+            WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(id) AND cp.left_at IS NULL
+            ORDER BY cp.joined_at, p.email
+            """
+        ).map { row in
+            let (personID, email, name, muted, lastRead, viewing) = try row.decode((UUID, String, String, Bool, Int64, Bool).self)
+            return ParticipantRecord(
+                person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead, viewing: viewing)
+        }
+        return ConversationRecord(
+            id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind), name: name,
+            photoURL: photo, participants: participants, unread: unread, createdAt: createdAt)
+    }
+}
