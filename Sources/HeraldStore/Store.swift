@@ -81,3 +81,21 @@ public struct Store: Sendable {
         "SET LOCAL ROLE herald_app; SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'"
     }
 }
+
+extension Store {
+    /// Deletes a tenant and everything it owns (for `herald demo --reset`). One transaction.
+    /// - Throws: `StoreError.notFound`.
+    public func deleteTenant(slug: String) async throws {
+        let tenant = try await tenant(slug: slug)
+        try await pool.withTransaction(setup: Self.tenantScope(tenant.id)) { connection in
+            for table in [
+                "delivery_attempts", "deliveries", "notifications", "messages", "conversation_participants", "conversations", "outbox",
+                "activity_transitions", "activities", "devices", "team_members", "template_overrides", "teams", "people",
+            ] {
+                try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
+            }
+            try await connection.query("RESET ROLE")
+            try await connection.query("DELETE FROM tenants WHERE id = \(tenant.id)")
+        }
+    }
+}

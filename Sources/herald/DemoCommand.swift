@@ -1,0 +1,250 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HeraldCore
+import HeraldDispatch
+import HeraldEmulator
+import HeraldHTTP
+import HeraldPostgres
+import HeraldPush
+import HeraldStore
+import HeraldTemplates
+import Logging
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the whole story on the embedded database and an in-process emulator, showing every notification.",
+        discussion: """
+            Creates the tenant "demo" (a team, a manager, three members, an admin, and their phones on both apps, iOS \
+            and Android), takes a P0 and a P2 activity through assign, start, complete, reject, complete and approve, \
+            holds a group chat (a system message, a long message, a muted member, a dead token), delivers it all \
+            through the dispatcher and prints each notification as the phone shows it, then the history and the \
+            stats. The tenant stays for exploring; --reset starts over.
+            """)
+
+    @Flag(help: "Delete the demo tenant first, if it exists.") var reset = false
+
+    static let slug = "demo"
+
+    /// `logger` at `level` or above, unless HERALD_LOG_LEVEL chose a level.
+    static func quiet(_ logger: Logger, at level: Logger.Level) -> Logger {
+        guard ProcessInfo.processInfo.environment["HERALD_LOG_LEVEL"] == nil else { return logger }
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, level)
+        return quiet
+    }
+
+    struct Phone {
+        let owner: String
+        let email: String
+        let token: String
+        let app: AppKind
+        let platform: Platform
+        let provider: PushProvider
+    }
+
+    static let phones = [
+        Phone(owner: "Alice Moreau", email: "alice@demo.test", token: "alice-iphone-manager-7f3a9c", app: .manager, platform: .ios, provider: .apns),
+        Phone(owner: "Bob Stone", email: "bob@demo.test", token: "bob-pixel-member-2b81d4", app: .member, platform: .android, provider: .fcm),
+        Phone(owner: "Carol Wu", email: "carol@demo.test", token: "carol-iphone-member-94c0e2", app: .member, platform: .ios, provider: .apns),
+        Phone(owner: "Carol Wu", email: "carol@demo.test", token: "dead-carol-old-android-55e1", app: .member, platform: .android, provider: .fcm),
+        Phone(owner: "Dave Ng", email: "dave@demo.test", token: "dave-galaxy-member-0d4e77", app: .member, platform: .android, provider: .fcm),
+    ]
+
+    func run() async throws {
+        // The story is the output: only trouble is logged, unless HERALD_LOG_LEVEL asks for more.
+        let logger = Self.quiet(HeraldLogging.logger, at: .warning)
+        let emulatorLogger = Self.quiet(logger, at: .critical)
+        let style = TerminalStyle()
+        let started = ContinuousClock.now
+        try await withStore { store in
+            if reset, (try? await store.tenant(slug: Self.slug)) != nil {
+                try await store.deleteTenant(slug: Self.slug)
+                print(style.dim("removed the previous demo tenant"))
+            }
+            if (try? await store.tenant(slug: Self.slug)) != nil {
+                throw UserFacingMessage("the demo tenant already exists; explore it, or start over with herald demo --reset")
+            }
+            try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
+                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-demo-ca-\(getpid()).pem")
+                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(at: caFile) }
+                let http = try HTTPClient(configuration: .init(maxInFlight: 64, extraCAFile: caFile.path), logger: logger)
+                defer { http.shutdown() }
+                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"), source: "the emulator's account")
+                let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "DEMOKEY123", teamID: "DEMOTEAM12")
+                let gateway = ProviderGateway(
+                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
+                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
+                    http: http)
+                var story = try await DemoStory(store: store, emulator: emulator, gateway: gateway, style: style, logger: logger)
+                try await story.play()
+            }
+            let elapsed = started.duration(to: .now)
+            print("")
+            print(style.bold("History") + style.dim("  (herald history --tenant demo --as ada@demo.test)"))
+            let tenant = try await store.tenant(slug: Self.slug)
+            let entries = try await store.withTenant(tenant) { try await $0.history(viewer: "ada@demo.test", filter: .init(limit: 100)) }
+            print(HistoryCommand.List.table(entries))
+            print("")
+            print(style.bold("Stats") + style.dim("  (herald stats --tenant demo)"))
+            let stats = try await store.dispatchStats(since: nil, tenant: Self.slug)
+            for tenant in stats.tenants {
+                let byStatus = tenant.notifications.values.reduce(into: [String: Int]()) { total, statuses in
+                    for (status, count) in statuses { total[status, default: 0] += count }
+                }
+                printFields([
+                    ("notifications", byStatus.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")),
+                    ("deliveries", tenant.deliveries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")),
+                    ("success rate", tenant.successRate.map { String(format: "%.1f%%", $0 * 100) } ?? "-"),
+                    ("dead tokens", "\(tenant.deadTokens)"),
+                ])
+            }
+            print("")
+            print(String(format: "Done in %.1fs. The demo tenant stays; try:", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+            for line in [
+                "export HERALD_TENANT=demo",
+                "herald history --as ada@demo.test --status dead_token",
+                "herald history --as bob@demo.test",
+                "herald history show ID --as ada@demo.test",
+                "herald activity list",
+                "herald chat list --as carol@demo.test",
+                "herald template preview activity.assigned --priority p0",
+                "herald demo --reset",
+            ] {
+                print("  " + line)
+            }
+        }
+    }
+}
+
+/// The demo's script, one step at a time, each followed by delivery and what the phones show.
+struct DemoStory {
+    let store: Store
+    let tenant: Tenant
+    let emulator: Emulator
+    let dispatcher: Dispatcher
+    let pool: PostgresPool
+    let style: TerminalStyle
+    private var seen = 0
+    private var deadTokens = 0
+
+    init(store: Store, emulator: Emulator, gateway: ProviderGateway, style: TerminalStyle, logger: Logger) async throws {
+        self.store = store
+        self.emulator = emulator
+        self.style = style
+        tenant = try await store.createTenant(slug: DemoCommand.slug, name: "Demo Corp")
+        pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: store.pool.configuration), size: 2, logger: logger)
+        dispatcher = Dispatcher(
+            pool: pool, listenerConfiguration: nil, gateway: gateway, templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)),
+            configuration: .init(concurrency: 32, tenants: [tenant.id]), logger: logger)
+    }
+
+    mutating func play() async throws {
+        defer { Task { [pool] in await pool.close() } }
+        try await store.withTenant(tenant) { session in
+            _ = try await session.createTeam(slug: "field-ops", name: "Field Ops")
+            _ = try await session.addPerson(email: "alice@demo.test", name: "Alice Moreau", timeZone: "Europe/Paris")
+            _ = try await session.addPerson(email: "bob@demo.test", name: "Bob Stone", timeZone: "America/New_York")
+            _ = try await session.addPerson(email: "carol@demo.test", name: "Carol Wu", locale: "de", timeZone: "Asia/Tokyo")
+            _ = try await session.addPerson(email: "dave@demo.test", name: "Dave Ng")
+            _ = try await session.addPerson(email: "ada@demo.test", name: "Ada Admin", isAdmin: true)
+            _ = try await session.setMembership(team: "field-ops", email: "alice@demo.test", role: .manager)
+            for email in ["bob@demo.test", "carol@demo.test", "dave@demo.test"] {
+                _ = try await session.setMembership(team: "field-ops", email: email, role: .member)
+            }
+            for phone in DemoCommand.phones {
+                _ = try await session.registerDevice(email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
+            }
+        }
+        print(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng; Ada Admin")
+        print(style.dim("phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy"))
+
+        for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", "p0"), ("Quarterly safety audit", "carol@demo.test", "p2")] {
+            let first = assignee.prefix { $0 != "@" }.capitalized
+            let activity = try await step("Alice assigns \(first) \"\(name)\" (\(priority.uppercased()))") { session in
+                try await session.assignActivity(
+                    actor: "alice@demo.test", team: "field-ops", assignee: assignee, name: name, deadline: Self.deadline(), priority: priority)
+            }
+            let id = activity.id.uuidString
+            for (label, action, actor) in [
+                ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),
+                ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
+                ("Alice approves it", .approve, "alice@demo.test"),
+            ] {
+                _ = try await step(label) { try await $0.act(action, on: id, actor: actor, reason: action == .reject ? "photos missing" : nil) }
+            }
+        }
+
+        let group = try await step("Alice creates the group \"Site Team\" with everyone (a system message: nobody is notified)") { session in
+            try await session.createConversation(
+                actor: "alice@demo.test", with: ["bob@demo.test", "carol@demo.test", "dave@demo.test"], name: "Site Team",
+                photoURL: "https://example.com/site-team.png", team: "field-ops")
+        }
+        let conversation = group.id.uuidString
+        _ = try await step("Dave mutes the group") { try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true)) }
+        _ = try await step("Alice posts a long message (cut to 100 characters; Dave's arrives silently)") { session in
+            try await session.sendMessage(
+                actor: "alice@demo.test", conversation: conversation,
+                text: "Reminder for tomorrow: the pump room is closed from 7 to 11 while the seal is replaced. Use the north entrance, and wear your badge. 🛠️",
+                clientID: "alice-msg-1", sentAt: nil)
+        }
+        _ = try await step("Bob reads the group and replies") { session in
+            try await session.changeConversation(actor: "bob@demo.test", conversation: conversation, .read)
+            return try await session.sendMessage(actor: "bob@demo.test", conversation: conversation, text: "On it 👍", clientID: "bob-1", sentAt: nil)
+        }
+    }
+
+    /// Today plus a week, as the deadline.
+    static func deadline() -> String {
+        let date = Date().addingTimeInterval(7 * 86_400)
+        var style = Date.ISO8601FormatStyle(timeZone: .gmt)
+        style = style.year().month().day().dateSeparator(.dash)
+        return date.formatted(style)
+    }
+
+    /// Runs `action` in the tenant, delivers, and prints what reached the phones.
+    @discardableResult
+    mutating func step<Result: Sendable>(_ title: String, _ action: (TenantSession) async throws -> Result) async throws -> Result {
+        print("")
+        print(style.bold("▸ " + title))
+        let result = try await store.withTenant(tenant, action)
+        try await dispatcher.run(.drain(horizon: .zero))
+        let messages = await emulator.messages()
+        let new = messages.dropFirst(seen)
+        seen = messages.count
+        if new.isEmpty { print(style.dim("  (no notification)")) }
+        for message in new { print(describe(message)) }
+        let dead = dispatcher.counters.deadTokens
+        if dead > deadTokens {
+            print(style.dim("  ✗ Carol's old Android answered UNREGISTERED: it is deactivated and will never be used again"))
+            deadTokens = dead
+        }
+        return result
+    }
+
+    func describe(_ message: RecordedMessage) -> String {
+        let phone = DemoCommand.phones.first { $0.token == message.token }
+        let device = phone.map { "\($0.owner) · \($0.app.rawValue) app · \($0.platform == .ios ? "iPhone" : "Android")" } ?? TokenDisplay.truncated(message.token)
+        let payload = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [String: Any]
+        let aps = (payload?["aps"] as? [String: Any])
+            ?? ((((payload?["message"] as? [String: Any])?["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
+        let badge = aps?["badge"] as? Int ?? 0
+        let sound = aps?["sound"] != nil ? "sound" : "silent"
+        return "  📱 \(device)  " + style.dim("[badge \(badge) · \(sound)]") + "\n     " + style.bold(message.title ?? "") + "\n     " + (message.body ?? "")
+    }
+}
+
+/// Bold and dim on a terminal, plain text elsewhere or with NO_COLOR set.
+struct TerminalStyle {
+    let enabled: Bool
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        enabled = isatty(STDOUT_FILENO) == 1 && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+    }
+
+    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+}
