@@ -1,0 +1,48 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+@Suite struct DemoCLITests {
+    /// `herald demo` tells the whole story, and its history adds up to it.
+    @Test func theDemoTellsTheWholeStory() async throws {
+        try await TestDatabase.with { pool, configuration in
+            try await withTemporaryDirectory { home in
+                let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString])
+                #expect(try await cli.run(["db", "migrate"]).status == 0)
+                let demo = try await cli.run(["demo"])
+                #expect(demo.status == 0, "\(demo.stderr)")
+                #expect(demo.stdout.contains("🔻P0🔻") && demo.stdout.contains("Aktivitäts-Update"))
+                #expect(demo.stdout.contains("Alice Moreau in Site Team") && demo.stdout.contains("silent"))
+                #expect(demo.stdout.contains("UNREGISTERED"))
+                #expect(!demo.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+                #expect(demo.stdout.contains("herald demo --reset"))
+
+                let json = try await cli.run(["history", "--tenant", "demo", "--as", "ada@demo.test", "--json"])
+                #expect(json.status == 0, "\(json.stderr)")
+                let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+                var byEvent: [String: Int] = [:], byStatus: [String: Int] = [:]
+                for entry in entries {
+                    byEvent[entry["event"] as? String ?? "", default: 0] += 1
+                    byStatus[entry["status"] as? String ?? "", default: 0] += 1
+                }
+                // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
+                // two chat messages × three recipients each.
+                #expect(byEvent == [
+                    "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
+                    "activity.approved": 2, "chat.message": 6,
+                ])
+                #expect(byStatus == ["sent": 18])
+                let dead = try await pool.query("SELECT count(*) FROM devices WHERE deactivated_at IS NOT NULL").single().decode(Int.self, at: 0)
+                #expect(dead == 1)
+
+                // The tenant stays; a second run says how to start over, --reset does.
+                let again = try await cli.run(["demo"])
+                #expect(again.status != 0 && again.stderr.contains("--reset"))
+                let reset = try await cli.run(["demo", "--reset"])
+                #expect(reset.status == 0, "\(reset.stderr)")
+                let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
+                #expect(count == 18)
+            }
+        }
+    }
+}
