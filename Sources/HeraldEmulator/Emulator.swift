@@ -102,7 +102,10 @@ public final class Emulator: Sendable {
         let counter = connections
         let applications = [
             application(.https, port: configuration.httpsPort, httpVersion: "2") { responder in
-                ConnectionCountingChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: tls, responder: responder), counter: counter)
+                ConnectionCountingChannel(
+                    base: try EmulatorTLSChannel(
+                        tlsConfiguration: tls, responder: EmulatorResponder(emulator: self, httpVersion: "2"), hummingbirdResponder: responder),
+                    counter: counter)
             },
             application(.http2, port: configuration.http2Port, httpVersion: "2") { responder in
                 ConnectionCountingChannel(base: HTTP2Channel(responder: responder), counter: counter)

@@ -1,0 +1,133 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP2
+import NIOSSL
+import NIOTLS
+
+/// The emulator's HTTPS listener: TLS with ALPN, HTTP/2 (or HTTP/1.1 when the client asks for
+/// it), like FCM and APNs.
+///
+/// It exists because swift-nio-http2's default abuse limits do not suit a load generator:
+/// libcurl 7.88 (Debian 12) resets a stream it has finished with whenever the stream is not
+/// closed yet on its side ("premature DATA_DONE, RST stream"), about once every few requests,
+/// and swift-nio-http2 ends a connection with GOAWAY ENHANCE_YOUR_CALM after 200 resets in 30
+/// seconds (`NIOHTTP2Errors.ExcessiveRSTFrames`). libcurl then resends every request in
+/// flight, so a burst saw duplicates and dozens of connections. Hummingbird's own HTTP/2
+/// channel does not let the limits be set; this one raises them (Google's and Apple's
+/// servers are not this strict with their clients) and serves the same responder.
+struct EmulatorTLSChannel: ServerChildChannel {
+    typealias StreamChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, (Void, NIOHTTP2Handler.AsyncStreamMultiplexer<StreamChannel>)>
+
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<Negotiated>
+        let channel: any Channel
+    }
+
+    let sslContext: NIOSSLContext
+    let http1: HTTP1Channel
+    let responder: EmulatorResponder
+
+    init(tlsConfiguration: TLSConfiguration, responder: EmulatorResponder, hummingbirdResponder: @escaping HTTPChannelHandler.Responder) throws {
+        var tlsConfiguration = tlsConfiguration
+        tlsConfiguration.applicationProtocols = ["h2", "http/1.1"]
+        sslContext = try NIOSSLContext(configuration: tlsConfiguration)
+        http1 = HTTP1Channel(responder: hummingbirdResponder)
+        self.responder = responder
+    }
+
+    static var http2Configuration: NIOHTTP2Handler.Configuration {
+        var configuration = NIOHTTP2Handler.Configuration()
+        configuration.connection.maximumConnectionGlitches = 1_000_000
+        configuration.connection.maximumRecentlyResetStreams = 10_000
+        configuration.stream.streamResetFrameRateLimit.maximumCount = 1_000_000
+        configuration.stream.streamResetFrameRateLimit.windowLength = .seconds(1)
+        configuration.stream.streamErrorRateLimit.maximumCount = 1_000_000
+        configuration.stream.streamErrorRateLimit.windowLength = .seconds(1)
+        configuration.connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 1_000),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+        return configuration
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return channel.configureAsyncHTTPServerPipeline(
+            http2Configuration: Self.http2Configuration,
+            http1ConnectionInitializer: { channel in self.http1.setup(channel: channel, logger: logger) },
+            http2ConnectionInitializer: { channel in channel.eventLoop.makeSucceededVoidFuture() },
+            http2StreamInitializer: { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                    return try StreamChannel(wrappingChannelSynchronously: stream)
+                }
+            }
+        ).map { Value(negotiated: $0, channel: channel) }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.negotiated.get() {
+            case .http1_1(let connection):
+                await http1.handle(value: connection, logger: logger)
+            case .http2((_, let multiplexer)):
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await stream in multiplexer.inbound {
+                        group.addTask { await self.serve(stream, logger: logger) }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("emulator connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// One request on one stream: read it whole, answer it whole.
+    private func serve(_ stream: StreamChannel, logger: Logger) async {
+        do {
+            try await stream.executeThenClose { inbound, outbound in
+                var parts = inbound.makeAsyncIterator()
+                guard case .head(let head)? = try await parts.next() else { return }
+                var body = ByteBuffer()
+                reading: while let part = try await parts.next() {
+                    switch part {
+                    case .body(var chunk): body.writeBuffer(&chunk)
+                    case .end: break reading
+                    case .head: return
+                    }
+                }
+                let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: stream.channel, logger: logger))
+                let response = try await responder.respond(to: Request(head: head, body: .init(buffer: body)), context: context)
+                let collector = CollectedBody()
+                try await response.body.write(collector)
+                try await outbound.write(.head(response.head))
+                for chunk in collector.buffers { try await outbound.write(.body(chunk)) }
+                try await outbound.write(.end(nil))
+            }
+        } catch {
+            logger.debug("emulator stream ended", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Gathers a response body in memory (the emulator's answers are small).
+final class CollectedBody: ResponseBodyWriter, @unchecked Sendable {
+    // Safety: used by one task at a time, within one request.
+    private(set) var buffers: [ByteBuffer] = []
+
+    func write(_ buffer: ByteBuffer) async throws {
+        buffers.append(buffer)
+    }
+
+    func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}
