@@ -71,6 +71,8 @@ public final class Dispatcher: Sendable {
         /// Acknowledgements that came too late: the lease had passed to another worker.
         public var lateAcknowledgements = 0
         public var inFlight = 0
+
+        public init() {}
     }
 
     /// How `run` ends.
@@ -234,6 +236,12 @@ public final class Dispatcher: Sendable {
                 await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
             }
         }
+    }
+
+    /// Fans out one batch of pending events without sending anything (benchmarks, tools).
+    /// - Returns: how many events it fanned out; 0 when none were left.
+    public func fanOutPending() async throws -> Int {
+        try await fanOutOnce().events
     }
 
     /// Claims one batch of events and fans it out.

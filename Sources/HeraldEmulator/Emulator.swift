@@ -43,7 +43,7 @@ public final class Emulator: Sendable {
         self.signingKey = try signingKey ?? _RSA.Signing.PrivateKey(keySize: .bits2048)
         self.clientEmail = "herald-emulator@\(configuration.projectID).iam.gserviceaccount.com"
         self.privateKeyID = "emulator-" + String(UUID().uuidString.prefix(8)).lowercased()
-        self.state = EmulatorState(faults: configuration.faults)
+        self.state = EmulatorState(faults: configuration.faults, lean: configuration.leanRecording)
         self.logger = logger
         self.certificates = try EmulatorCertificates()
     }
@@ -58,6 +58,9 @@ public final class Emulator: Sendable {
         ]
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
     }
+
+    /// How many messages were accepted so far (cheap, unlike `messages()`).
+    public func acceptedCount() async -> Int { await state.accepted }
 
     /// Messages accepted so far, oldest first.
     public func messages() async -> [RecordedMessage] { await state.messages }

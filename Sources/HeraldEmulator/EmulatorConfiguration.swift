@@ -36,6 +36,8 @@ public struct EmulatorConfiguration: Sendable {
     /// The FCM project the development service account names.
     public var projectID: String
     public var faults: Faults
+    /// Record only each message's token and arrival time (for benchmarks).
+    public var leanRecording = false
 
     public init(
         host: String = "127.0.0.1", httpsPort: Int = 0, http2Port: Int = 0, http1Port: Int = 0, projectID: String = "herald-dev",

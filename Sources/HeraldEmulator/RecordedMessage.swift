@@ -16,3 +16,12 @@ public struct RecordedMessage: Sendable, Codable, Equatable {
     /// `2` or `1.1`.
     public let httpVersion: String
 }
+
+extension RecordedMessage {
+    /// Only what benchmarks look at: the token and when it arrived.
+    var lean: RecordedMessage {
+        RecordedMessage(
+            id: id, provider: provider, token: token, title: nil, body: nil, payload: "", headers: [:], receivedAt: receivedAt,
+            httpVersion: httpVersion)
+    }
+}

@@ -14,7 +14,7 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             VersionCommand.self, DemoCommand.self, DatabaseCommand.self, TenantCommand.self, TeamCommand.self, UserCommand.self,
             DeviceCommand.self, ActivityCommand.self, ChatCommand.self, TemplateCommand.self, WorkerCommand.self, DispatchCommand.self, HistoryCommand.self, StatsCommand.self,
-            EmulatorCommand.self, PushCommand.self,
+            EmulatorCommand.self, PushCommand.self, BenchCommand.self,
         ]
     )
 

@@ -1,0 +1,329 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import HeraldCore
+import HeraldDispatch
+import HeraldEmulator
+import HeraldHTTP
+import HeraldPostgres
+import HeraldPush
+import HeraldStore
+import HeraldTemplates
+import Logging
+import Synchronization
+
+/// What every bench scenario stands on: the database, an in-process emulator, providers
+/// pointed at it, and fresh tenants that are removed afterwards.
+final class BenchRig: Sendable {
+    let store: Store
+    let emulator: Emulator
+    let endpoints: Emulator.Endpoints
+    let gateway: ProviderGateway
+    let common: BenchCommand.Common
+    let logger: Logger
+    let run = String(UUID().uuidString.prefix(6).lowercased())
+    let manager = "manager@bench.test"
+    private let created = Mutex<[Tenant]>([])
+
+    private init(store: Store, emulator: Emulator, endpoints: Emulator.Endpoints, gateway: ProviderGateway, common: BenchCommand.Common, logger: Logger) {
+        self.store = store
+        self.emulator = emulator
+        self.endpoints = endpoints
+        self.gateway = gateway
+        self.common = common
+        self.logger = logger
+    }
+
+    static func with(_ common: BenchCommand.Common, poolSize: Int = 8, _ body: @Sendable (BenchRig) async throws -> Void) async throws {
+        let logger = DemoCommand.quiet(HeraldLogging.logger, at: .warning)
+        let emulatorLogger = DemoCommand.quiet(logger, at: .critical)
+        let source = try DatabaseSource.resolve(logger: logger)
+        let pool = try await source.openPool(size: poolSize, logger: logger)
+        let store = Store(pool: pool, logger: logger)
+        var configuration = EmulatorConfiguration()
+        configuration.leanRecording = true
+        do {
+            try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
+                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ca-\(getpid()).pem")
+                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+                defer { try? FileManager.default.removeItem(at: caFile) }
+                let http = try HTTPClient(
+                    configuration: .init(maxInFlight: common.concurrency * common.workers, extraCAFile: caFile.path), logger: logger)
+                defer { http.shutdown() }
+                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
+                let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "BENCHKEY12", teamID: "BENCHTEAM1")
+                let gateway = ProviderGateway(
+                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
+                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
+                    http: http)
+                let rig = BenchRig(store: store, emulator: emulator, endpoints: endpoints, gateway: gateway, common: common, logger: logger)
+                do {
+                    try await body(rig)
+                    try await rig.cleanUp()
+                } catch {
+                    try? await rig.cleanUp()
+                    throw error
+                }
+            }
+            await pool.close()
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    private func cleanUp() async throws {
+        guard !common.keep else { return }
+        for tenant in created.withLock({ $0 }) {
+            try await store.deleteTenant(slug: tenant.slug)
+        }
+    }
+
+    // MARK: Setting up
+
+    /// A tenant with team `bench`: a manager and `members` members with `devicesPerMember`
+    /// Android member-app devices each, written set-based.
+    func makeTenant(index: Int, members: Int, devicesPerMember: Int) async throws -> Tenant {
+        let tenant = try await store.createTenant(slug: "bench-\(run)-\(index)", name: "Bench \(index)")
+        created.withLock { $0.append(tenant) }
+        try await store.withTenant(tenant) { session in
+            let team = try await session.createTeam(slug: "bench", name: "Bench")
+            let boss = try await session.addPerson(email: manager, name: "Bench Manager")
+            _ = try await session.setMembership(team: "bench", email: manager, role: .manager)
+            let prefix = "b\(run)-\(index)-"
+            try await session.connection.query(
+                """
+                WITH people AS (
+                    INSERT INTO people (tenant_id, id, email, display_name)
+                    SELECT \(tenant.id), gen_random_uuid(), 'member' || g || '@bench.test', 'Member ' || g FROM generate_series(0, \(members - 1)) g
+                    RETURNING id, email
+                ), memberships AS (
+                    INSERT INTO team_members (tenant_id, team_id, person_id, role) SELECT \(tenant.id), \(team.id), id, 'member' FROM people
+                )
+                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
+                SELECT \(tenant.id), gen_random_uuid(), p.id, \(prefix) || split_part(split_part(p.email, '@', 1), 'member', 2) || '-' || d,
+                       'member', 'android', 'fcm'
+                FROM people p, generate_series(0, \(devicesPerMember - 1)) d
+                """)
+            _ = boss
+        }
+        return tenant
+    }
+
+    /// The token `makeTenant` gave member `member`'s first device.
+    func token(tenant index: Int, member: Int) -> String { "b\(run)-\(index)-\(member)-0" }
+
+    func memberEmails(_ tenant: Tenant) async throws -> [String] {
+        try await store.withTenant(tenant) { session in
+            try await session.connection.query(
+                "SELECT email FROM people WHERE tenant_id = \(tenant.id) AND email LIKE 'member%' ORDER BY length(email), email"
+            ).map { try $0.decode(String.self, at: 0) }
+        }
+    }
+
+    /// One P0 activity assigned to each member (eight clients at a time).
+    func assignToEveryMember(_ tenant: Tenant, count: Int) async throws {
+        let members = try await memberEmails(tenant)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for index in stride(from: lane, to: members.count, by: 8) {
+                        _ = try await self.assign(tenant, to: members[index])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    func assign(_ tenant: Tenant, to member: String) async throws -> ActivityRecord {
+        try await store.withTenant(tenant) {
+            try await $0.assignActivity(actor: manager, team: "bench", assignee: member, name: "Bench run \(run)", deadline: "2030-01-01", priority: "p0")
+        }
+    }
+
+    /// A group of everyone in the tenant's team.
+    func makeGroup(_ tenant: Tenant) async throws -> UUID {
+        try await store.withTenant(tenant) { session in
+            let team = try await session.team(slug: "bench")
+            let boss = try await session.person(email: manager)
+            let id = UUID.v7()
+            try await session.connection.query(
+                """
+                INSERT INTO conversations (tenant_id, id, team_id, kind, name, created_by)
+                VALUES (\(tenant.id), \(id), \(team.id), 'group', 'Everyone', \(boss.id))
+                """)
+            try await session.connection.query(
+                """
+                INSERT INTO conversation_participants (tenant_id, conversation_id, person_id)
+                SELECT \(tenant.id), \(id), person_id FROM team_members WHERE tenant_id = \(tenant.id) AND team_id = \(team.id)
+                """)
+            return id
+        }
+    }
+
+    /// Sends one message to the group; returns when it committed.
+    func sendGroupMessage(_ tenant: Tenant, conversation: UUID) async throws -> Date {
+        _ = try await store.withTenant(tenant) {
+            try await $0.sendMessage(actor: manager, conversation: conversation.uuidString, text: "All hands at noon", clientID: nil, sentAt: nil)
+        }
+        return Date()
+    }
+
+    /// Commits one assignment every 1/`rate` seconds for `seconds`, each on its own task so a
+    /// slow commit does not delay the next; returns each first device's token and commit time.
+    func commitAtRate(_ tenant: Tenant, members: [String], rate: Int, seconds: Int) async throws -> [String: Date] {
+        let count = min(members.count, rate * seconds)
+        let start = ContinuousClock.now
+        return try await withThrowingTaskGroup(of: (String, Date).self) { group in
+            for index in 0..<count {
+                let due = start + .nanoseconds(Int64(index) * 1_000_000_000 / Int64(rate))
+                try await Task.sleep(until: due, clock: .continuous)
+                group.addTask {
+                    _ = try await self.assign(tenant, to: members[index])
+                    return (self.token(tenant: 0, member: index), Date())
+                }
+            }
+            var committed: [String: Date] = [:]
+            for try await (token, at) in group { committed[token] = at }
+            return committed
+        }
+    }
+
+    // MARK: Running
+
+    func dispatcherConfiguration(_ index: Int) -> Dispatcher.Configuration {
+        Dispatcher.Configuration(
+            worker: "bench-\(run)-\(index)", concurrency: common.concurrency, claimBatch: common.batch, eventBatch: 500,
+            tenants: created.withLock { $0.map(\.id) })
+    }
+
+    func withDispatchers<Result>(_ body: ([Dispatcher]) async throws -> Result) async throws -> Result {
+        var pools: [PostgresPool] = []
+        var dispatchers: [Dispatcher] = []
+        for index in 0..<common.workers {
+            let pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: store.pool.configuration), size: 3, logger: logger)
+            pools.append(pool)
+            dispatchers.append(
+                Dispatcher(
+                    pool: pool, listenerConfiguration: store.pool.configuration, gateway: gateway,
+                    templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: dispatcherConfiguration(index),
+                    logger: logger))
+        }
+        defer { for pool in pools { Task { await pool.close() } } }
+        return try await body(dispatchers)
+    }
+
+    /// Fans out every pending event of the bench tenants (not timed with the sending).
+    func fanOutEverything() async throws {
+        try await withDispatchers { dispatchers in
+            while try await dispatchers[0].fanOutPending() > 0 {}
+        }
+    }
+
+    /// Every worker drains; the counters add up.
+    func drain() async throws -> Dispatcher.Counters {
+        try await withDispatchers { dispatchers in
+            try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
+                for dispatcher in dispatchers {
+                    group.addTask {
+                        try await dispatcher.run(.drain(horizon: .seconds(2)))
+                        return dispatcher.counters
+                    }
+                }
+                var total = Dispatcher.Counters()
+                for try await counters in group {
+                    total.sent += counters.sent
+                    total.retried += counters.retried
+                    total.failed += counters.failed + counters.expired + counters.deadTokens
+                }
+                return total
+            }
+        }
+    }
+
+    /// Runs the workers (listening, as in production) around `body`, until `until` holds
+    /// (or two minutes pass), then shuts them down.
+    func withWorkers<Result: Sendable>(_ body: @Sendable () async throws -> Result, until: @Sendable () async -> Bool) async throws -> Result {
+        try await withDispatchers { dispatchers in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for dispatcher in dispatchers { group.addTask { try await dispatcher.run(.forever) } }
+                let result = try await body()
+                let deadline = Date().addingTimeInterval(120)
+                while await !until(), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+                for dispatcher in dispatchers { dispatcher.shutdown() }
+                try await group.waitForAll()
+                return result
+            }
+        }
+    }
+
+    func acceptedCount() async -> Int { await emulator.acceptedCount() }
+
+    /// Deliveries of the bench tenants that reached an end.
+    func recordedCount() async throws -> Int {
+        let ids = created.withLock { $0.map(\.id) }
+        return try await store.pool.withTransaction(setup: "SET LOCAL ROLE herald_dispatcher") { connection in
+            try await connection.query(
+                "SELECT count(*) FROM deliveries WHERE tenant_id = ANY(\(ids)) AND status NOT IN ('queued', 'sending')"
+            ).single().decode(Int.self, at: 0)
+        }
+    }
+
+    // MARK: Reporting
+
+    struct Report: Encodable {
+        let scenario: String
+        let build: String
+        let cores: Int
+        let workers: Int
+        let concurrency: Int
+        let batch: Int
+        let parameters: [String: Int]
+        let counts: [String: Int]
+        let rates: [String: Double]
+        let durationsSeconds: [String: Double]
+        let latencyMilliseconds: [String: Double]?
+        /// Of this process: the dispatchers and the in-process emulator together.
+        let peakRSSMegabytes: Double
+    }
+
+    func report(
+        scenario: String, parameters: [String: Int], counts: [String: Int], rates: [String: Double], durations: [String: Double],
+        latency: [String: Double]?
+    ) throws {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        let report = Report(
+            scenario: scenario, build: build, cores: ProcessInfo.processInfo.activeProcessorCount, workers: common.workers,
+            concurrency: common.concurrency, batch: common.batch, parameters: parameters, counts: counts, rates: rates,
+            durationsSeconds: durations, latencyMilliseconds: latency, peakRSSMegabytes: Double(usage.ru_maxrss) / 1024)
+        if common.options.json { return try printJSON(report) }
+        var fields: [(String, String)] = [
+            ("scenario", scenario), ("build", build), ("cores", "\(report.cores)"),
+            ("workers", "\(common.workers) × \(common.concurrency) in flight, batches of \(common.batch)"),
+        ]
+        fields += parameters.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
+        fields += counts.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
+        fields += rates.sorted { $0.key < $1.key }.map { ($0.key, String(format: "%.0f", $0.value)) }
+        fields += durations.sorted { $0.key < $1.key }.map { ($0.key + " (s)", String(format: "%.3f", $0.value)) }
+        if let latency {
+            fields += ["p50", "p95", "p99", "max"].compactMap { key in latency[key].map { ("latency \(key) (ms)", String(format: "%.2f", $0)) } }
+        }
+        fields.append(("peak RSS (MB, dispatchers + emulator)", String(format: "%.1f", report.peakRSSMegabytes)))
+        printFields(fields)
+    }
+
+    static func percentiles(_ values: [Double]) -> [String: Double] {
+        guard !values.isEmpty else { return [:] }
+        let sorted = values.sorted()
+        func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))] }
+        return ["p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": sorted[sorted.count - 1]]
+    }
+}
