@@ -104,7 +104,8 @@ public final class Emulator: Sendable {
         }
         let counter = connections
         let applications = [
-            application(.https, port: configuration.httpsPort, httpVersion: "2") { responder in
+            // Hummingbird's responder serves the HTTP/1.1 fallback here; HTTP/2 has its own.
+            application(.https, port: configuration.httpsPort, httpVersion: "1.1") { responder in
                 ConnectionCountingChannel(
                     base: try EmulatorTLSChannel(
                         tlsConfiguration: tls, responder: EmulatorResponder(emulator: self, httpVersion: "2"), hummingbirdResponder: responder),

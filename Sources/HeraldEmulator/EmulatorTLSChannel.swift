@@ -22,7 +22,7 @@ import NIOTLS
 /// servers are not this strict with their clients) and serves the same responder.
 struct EmulatorTLSChannel: ServerChildChannel {
     typealias StreamChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, (Void, NIOHTTP2Handler.AsyncStreamMultiplexer<StreamChannel>)>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, NIOHTTP2Handler.AsyncStreamMultiplexer<StreamChannel>>
 
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<Negotiated>
@@ -62,17 +62,28 @@ struct EmulatorTLSChannel: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return channel.configureAsyncHTTPServerPipeline(
-            http2Configuration: Self.http2Configuration,
-            http1ConnectionInitializer: { channel in self.http1.setup(channel: channel, logger: logger) },
-            http2ConnectionInitializer: { channel in channel.eventLoop.makeSucceededVoidFuture() },
-            http2StreamInitializer: { stream in
-                stream.eventLoop.makeCompletedFuture {
-                    try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
-                    return try StreamChannel(wrappingChannelSynchronously: stream)
-                }
+        // ALPN decides: h2 gets the tuned HTTP/2 pipeline, http/1.1 (or no choice) Hummingbird's HTTP/1.1 channel.
+        let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
+            switch result {
+            case .negotiated("h2"):
+                return channel.configureAsyncHTTP2Pipeline(mode: .server, configuration: Self.http2Configuration) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                        return try StreamChannel(wrappingChannelSynchronously: stream)
+                    }
+                }.map { .http2($0) }
+            case .negotiated("http/1.1"), .fallback:
+                return self.http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+            case .negotiated:
+                return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
             }
-        ).map { Value(negotiated: $0, channel: channel) }
+        }
+        do {
+            try channel.pipeline.syncOperations.addHandler(negotiation)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return channel.eventLoop.makeSucceededFuture(Value(negotiated: negotiation.protocolNegotiationResult, channel: channel))
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -80,7 +91,7 @@ struct EmulatorTLSChannel: ServerChildChannel {
             switch try await value.negotiated.get() {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
-            case .http2((_, let multiplexer)):
+            case .http2(let multiplexer):
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await stream in multiplexer.inbound {
                         group.addTask { await self.serve(stream, logger: logger) }

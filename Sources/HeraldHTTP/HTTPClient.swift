@@ -21,16 +21,19 @@ public final class HTTPClient: Sendable {
         public var connectTimeout: Duration
         /// A PEM file of extra trusted CAs, used beside the system bundle.
         public var extraCAFile: String?
+        /// Speak HTTP/1.1 only (for servers or proxies without HTTP/2); one request per connection at a time.
+        public var http1Only: Bool
 
         public init(
             maxInFlight: Int = 200, maxConnectionsPerHost: Int = 2, maxStreamsPerConnection: Int = 100,
-            connectTimeout: Duration = .seconds(10), extraCAFile: String? = nil
+            connectTimeout: Duration = .seconds(10), extraCAFile: String? = nil, http1Only: Bool = false
         ) {
             self.maxInFlight = maxInFlight
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxStreamsPerConnection = maxStreamsPerConnection
             self.connectTimeout = connectTimeout
             self.extraCAFile = extraCAFile
+            self.http1Only = http1Only
         }
     }
 
@@ -172,7 +175,9 @@ final class CurlLoop: @unchecked Sendable {
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         _ = herald_easy_setopt_string(easy, CURLOPT_URL, request.url)
         _ = herald_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        let version = request.url.lowercased().hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
+        let version =
+            configuration.http1Only
+            ? CURL_HTTP_VERSION_1_1 : request.url.lowercased().hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
         _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version))
         _ = herald_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = herald_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))

@@ -226,6 +226,22 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             #expect(await emulator.messages().isEmpty)
         }
     }
+
+    /// The HTTPS port also speaks HTTP/1.1 (ALPN http/1.1, or no ALPN at all), like Google's.
+    @Test func theHTTPSPortAlsoSpeaksHTTP1() async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let http = try client(emulator, .init(http1Only: true))
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            guard case .delivered = try await fcm.send(notification(token: "over-http1")) else {
+                Issue.record("an HTTP/1.1 send was not delivered")
+                return
+            }
+            let stats = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats"))
+            #expect(stats.status == 200 && stats.httpVersion == "1.1")
+            #expect(await emulator.messages().map(\.httpVersion) == ["1.1"])
+        }
+    }
 }
 
 extension JSONDecoder {
