@@ -52,26 +52,59 @@ public struct FCMMessage: Sendable, Encodable, Equatable {
     }
 
     public var message: Message
+    /// The request body, with keys sorted so equal messages encode equally.
+    public let body: [UInt8]
 
     /// Builds the request for `notification`, shortening the body (on grapheme boundaries,
     /// ending in `...`) until the encoded request fits `maxBytes`.
     public init(_ notification: PushNotification, maxBytes: Int = FCMMessage.maxBytes) {
-        message = Self.message(notification, body: notification.body)
-        if encoded().count > maxBytes {
-            let body = TextShortening.shorten(notification.body) { candidate in
-                Self.encode(Self.message(notification, body: candidate)).count <= maxBytes
+        var text = notification.body
+        var encoded = Self.encode(notification, body: text)
+        if encoded.count > maxBytes {
+            text = TextShortening.shorten(notification.body) { candidate in
+                Self.encode(notification, body: candidate).count <= maxBytes
             }
-            message = Self.message(notification, body: body)
+            encoded = Self.encode(notification, body: text)
         }
+        message = Self.message(notification, body: text)
+        body = encoded
     }
 
-    /// The request body, with keys sorted so equal messages encode equally.
-    public func encoded() -> Data { Self.encode(message) }
+    public func encoded() -> Data { Data(body) }
 
-    private static func encode(_ message: Message) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(["message": message])) ?? Data()
+    /// `{"message": {…}}`, written directly (this runs once per delivery).
+    static func encode(_ notification: PushNotification, body: String) -> [UInt8] {
+        var json = JSONText(capacity: 512 + notification.body.utf8.count)
+        json.openObject()
+        json.openObject("message")
+        json.openObject("android")
+        json.openObject("notification")
+        json.integer("notification_count", notification.badge)
+        json.string("sound", notification.sound ? "default" : nil)
+        json.string("tag", notification.threadID)
+        json.closeObject()
+        json.string("priority", "high")
+        json.closeObject()
+        json.openObject("apns")
+        if let image = notification.imageURL {
+            json.openObject("fcm_options")
+            json.string("image", image)
+            json.closeObject()
+        }
+        json.openObject("payload")
+        APSDictionary.write(notification, body: body, into: &json)
+        json.closeObject()
+        json.closeObject()
+        json.stringMap("data", notification.data)
+        json.openObject("notification")
+        json.string("body", body)
+        json.string("image", notification.imageURL)
+        json.string("title", notification.title)
+        json.closeObject()
+        json.string("token", notification.token)
+        json.closeObject()
+        json.closeObject()
+        return json.bytes
     }
 
     private static func message(_ notification: PushNotification, body: String) -> Message {
@@ -111,5 +144,19 @@ struct APSDictionary: Sendable, Encodable, Equatable {
         case alert, badge, sound
         case threadID = "thread-id"
         case mutableContent = "mutable-content"
+    }
+
+    /// `"aps": {…}` with sorted keys, as `JSONText`.
+    static func write(_ notification: PushNotification, body: String, into json: inout JSONText) {
+        json.openObject("aps")
+        json.openObject("alert")
+        json.string("body", body)
+        json.string("title", notification.title)
+        json.closeObject()
+        json.integer("badge", notification.badge)
+        if notification.imageURL != nil { json.integer("mutable-content", 1) }
+        json.string("sound", notification.sound ? "default" : nil)
+        json.string("thread-id", notification.threadID)
+        json.closeObject()
     }
 }

@@ -35,7 +35,7 @@ public final class FCMProvider: Sendable {
 
     /// `send`, with the HTTP status of FCM's last answer.
     public func deliver(_ notification: PushNotification) async throws -> ProviderAnswer {
-        let body = Array(FCMMessage(notification).encoded())
+        let body = FCMMessage(notification).body
         for attempt in 0..<2 {
             let token: String
             do {

@@ -16,6 +16,20 @@ import Testing
         return try #require(root["message"] as? [String: Any])
     }
 
+    /// The hand-written JSON escapes what JSON requires and nothing a parser would read back
+    /// differently: quotes, backslashes, control characters, emoji, slashes.
+    @Test(arguments: ["say \"hi\"", "back\\slash", "line\nbreak\r\ttab", "bell\u{07}\u{01}\u{1F}", "🔻P0🔻 é 中文", "a/b</script>", ""])
+    func textSurvivesTheRoundTrip(text: String) throws {
+        var notification = Self.notification(body: text)
+        notification.title = text
+        notification.data["odd \"key\""] = text
+        let message = try json(FCMMessage(notification))
+        let fields = try #require(message["notification"] as? [String: String])
+        #expect(fields["body"] == text && fields["title"] == text)
+        #expect((message["data"] as? [String: String])?["odd \"key\""] == text)
+        #expect(message["token"] as? String == "device-token-1")
+    }
+
     @Test func theFCMRequestCarriesEverythingDesignSection3Asks() throws {
         let message = try json(FCMMessage(Self.notification(image: "https://example.test/group.png")))
         #expect(message["token"] as? String == "device-token-1")
