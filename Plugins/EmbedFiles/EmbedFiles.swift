@@ -16,7 +16,9 @@ struct EmbedFiles: BuildToolPlugin {
         guard let folder = Self.folders[target.name] else { return [] }
         let directory = context.package.directoryURL.appending(path: folder)
         let output = context.pluginWorkDirectoryURL.appending(path: "Embedded_\(folder).swift")
-        let inputs = Self.files(under: directory)
+        // The folder itself is an input too: adding a file changes its modification time,
+        // which makes the build embed again even when SwiftPM reuses this list.
+        let inputs = [directory] + Self.files(under: directory)
         return [
             .buildCommand(
                 displayName: "Embedding \(folder)/ into \(target.name)",
