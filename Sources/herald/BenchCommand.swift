@@ -94,7 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
                     try await Task.sleep(for: .milliseconds(500))
                     return try await rig.commitAtRate(tenant, members: members, rate: rate, seconds: seconds)
                 } until: { await rig.acceptedCount() >= count }
-                let received = Dictionary(await rig.emulator.messages().map { ($0.token, $0.receivedAt) }, uniquingKeysWith: { a, _ in a })
+                let received = try await rig.arrivals()
                 var latencies: [Double] = []
                 for (token, at) in committed {
                     if let arrival = received[token] { latencies.append(arrival.timeIntervalSince(at) * 1000) }
@@ -122,7 +122,7 @@ struct BenchCommand: AsyncParsableCommand {
                     try await Task.sleep(for: .milliseconds(500))
                     let committedAt = try await rig.sendGroupMessage(tenant, conversation: conversation)
                     while await rig.acceptedCount() < people { try await Task.sleep(for: .milliseconds(5)) }
-                    let last = await rig.emulator.messages().map(\.receivedAt).max() ?? Date()
+                    let last = try await rig.emulator.lastArrival() ?? Date()
                     while try await rig.recordedCount() < people { try await Task.sleep(for: .milliseconds(10)) }
                     return (last.timeIntervalSince(committedAt), Date().timeIntervalSince(committedAt))
                 } until: { false }

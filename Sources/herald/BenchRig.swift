@@ -16,19 +16,19 @@ import Synchronization
 /// pointed at it, and fresh tenants that are removed afterwards.
 final class BenchRig: Sendable {
     let store: Store
-    let emulator: Emulator
-    let endpoints: Emulator.Endpoints
+    let emulator: BenchEmulator
     let gateway: ProviderGateway
     let common: BenchCommand.Common
     let logger: Logger
     let run = String(UUID().uuidString.prefix(6).lowercased())
     let manager = "manager@bench.test"
     private let created = Mutex<[Tenant]>([])
+    /// What a running emulator had accepted before this run.
+    private let acceptedBefore = Mutex(0)
 
-    private init(store: Store, emulator: Emulator, endpoints: Emulator.Endpoints, gateway: ProviderGateway, common: BenchCommand.Common, logger: Logger) {
+    private init(store: Store, emulator: BenchEmulator, gateway: ProviderGateway, common: BenchCommand.Common, logger: Logger) {
         self.store = store
         self.emulator = emulator
-        self.endpoints = endpoints
         self.gateway = gateway
         self.common = common
         self.logger = logger
@@ -40,35 +40,55 @@ final class BenchRig: Sendable {
         let source = try DatabaseSource.resolve(logger: logger)
         let pool = try await source.openPool(size: poolSize, logger: logger)
         let store = Store(pool: pool, logger: logger)
-        var configuration = EmulatorConfiguration()
-        configuration.leanRecording = true
+        let environment = ProcessInfo.processInfo.environment
         do {
-            try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
-                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ca-\(getpid()).pem")
-                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
-                defer { try? FileManager.default.removeItem(at: caFile) }
+            if let endpoint = environment["HERALD_FCM_ENDPOINT"], !endpoint.isEmpty, environment["GOOGLE_APPLICATION_CREDENTIALS"] != nil {
+                // A running emulator (or anything FCM-like) the environment points at.
                 let http = try HTTPClient(
-                    configuration: .init(maxInFlight: common.concurrency * common.workers, extraCAFile: caFile.path), logger: logger)
+                    configuration: .init(maxInFlight: common.concurrency * common.workers, extraCAFile: environment["HERALD_CA_FILE"]),
+                    logger: logger)
                 defer { http.shutdown() }
-                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
-                let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "BENCHKEY12", teamID: "BENCHTEAM1")
-                let gateway = ProviderGateway(
-                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
-                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
-                    http: http)
-                let rig = BenchRig(store: store, emulator: emulator, endpoints: endpoints, gateway: gateway, common: common, logger: logger)
-                do {
-                    try await body(rig)
-                    try await rig.cleanUp()
-                } catch {
-                    try? await rig.cleanUp()
-                    throw error
+                let gateway = ProviderGateway.fromEnvironment(environment, http: http)
+                let rig = BenchRig(store: store, emulator: .remote(base: endpoint, http: http), gateway: gateway, common: common, logger: logger)
+                try await rig.running(body)
+            } else {
+                var configuration = EmulatorConfiguration()
+                configuration.leanRecording = true
+                try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
+                    let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ca-\(getpid()).pem")
+                    try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+                    defer { try? FileManager.default.removeItem(at: caFile) }
+                    let http = try HTTPClient(
+                        configuration: .init(maxInFlight: common.concurrency * common.workers, extraCAFile: caFile.path), logger: logger)
+                    defer { http.shutdown() }
+                    let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
+                    let credentials = try APNsCredentials(
+                        pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "BENCHKEY12", teamID: "BENCHTEAM1")
+                    let gateway = ProviderGateway(
+                        fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
+                        apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                                        member: "com.example.herald.member", manager: "com.example.herald.manager")),
+                        http: http)
+                    let rig = BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, common: common, logger: logger)
+                    try await rig.running(body)
                 }
             }
             await pool.close()
         } catch {
             await pool.close()
+            throw error
+        }
+    }
+
+    /// Runs `body`, then removes the bench tenants (whether or not it failed).
+    private func running(_ body: @Sendable (BenchRig) async throws -> Void) async throws {
+        let before = await emulator.acceptedCount()
+        acceptedBefore.withLock { $0 = before }
+        do {
+            try await body(self)
+            try await cleanUp()
+        } catch {
+            try? await cleanUp()
             throw error
         }
     }
@@ -259,7 +279,11 @@ final class BenchRig: Sendable {
         }
     }
 
-    func acceptedCount() async -> Int { await emulator.acceptedCount() }
+    /// Messages the emulator accepted during this run.
+    func acceptedCount() async -> Int { await emulator.acceptedCount() - acceptedBefore.withLock { $0 } }
+
+    /// When each token's message reached the emulator.
+    func arrivals() async throws -> [String: Date] { try await emulator.arrivals() }
 
     /// Deliveries of the bench tenants that reached an end.
     func recordedCount() async throws -> Int {
@@ -285,7 +309,7 @@ final class BenchRig: Sendable {
         let rates: [String: Double]
         let durationsSeconds: [String: Double]
         let latencyMilliseconds: [String: Double]?
-        /// Of this process: the dispatchers and the in-process emulator together.
+        /// Of this process: the dispatchers (and the emulator, when it runs in-process).
         let peakRSSMegabytes: Double
     }
 
@@ -316,7 +340,7 @@ final class BenchRig: Sendable {
         if let latency {
             fields += ["p50", "p95", "p99", "max"].compactMap { key in latency[key].map { ("latency \(key) (ms)", String(format: "%.2f", $0)) } }
         }
-        fields.append(("peak RSS (MB, dispatchers + emulator)", String(format: "%.1f", report.peakRSSMegabytes)))
+        fields.append((emulator.isInProcess ? "peak RSS (MB, dispatchers + emulator)" : "peak RSS (MB)", String(format: "%.1f", report.peakRSSMegabytes)))
         printFields(fields)
     }
 
@@ -326,4 +350,41 @@ final class BenchRig: Sendable {
         func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))] }
         return ["p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": sorted[sorted.count - 1]]
     }
+}
+
+/// The emulator a bench talks to: its own, in this process, or one already running.
+enum BenchEmulator: Sendable {
+    case inProcess(Emulator)
+    case remote(base: String, http: HTTPClient)
+
+    var isInProcess: Bool {
+        if case .inProcess = self { true } else { false }
+    }
+
+    func acceptedCount() async -> Int {
+        switch self {
+        case .inProcess(let emulator): return await emulator.acceptedCount()
+        case .remote(let base, let http):
+            guard let response = try? await http.send(HTTPRequest(url: base + "/emulator/stats", timeout: .seconds(10))),
+                let stats = try? JSONDecoder().decode([String: Int].self, from: Data(response.body))
+            else { return 0 }
+            return stats["accepted"] ?? 0
+        }
+    }
+
+    func arrivals() async throws -> [String: Date] {
+        let messages: [RecordedMessage]
+        switch self {
+        case .inProcess(let emulator): messages = await emulator.messages()
+        case .remote(let base, let http):
+            let response = try await http.send(HTTPRequest(url: base + "/emulator/messages", timeout: .seconds(60)))
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            messages = try decoder.decode([RecordedMessage].self, from: Data(response.body))
+        }
+        return Dictionary(messages.map { ($0.token, $0.receivedAt) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The latest arrival.
+    func lastArrival() async throws -> Date? { try await arrivals().values.max() }
 }
