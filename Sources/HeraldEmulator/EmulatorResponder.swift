@@ -53,7 +53,8 @@ struct EmulatorResponder: HTTPResponder {
         let issued = claims["iat"] as? Int ?? 0, expires = claims["exp"] as? Int ?? 0
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ")
         guard claims["iss"] as? String == emulator.clientEmail, (claims["aud"] as? String ?? "").hasSuffix("/token"),
-            scopes.contains("https://www.googleapis.com/auth/firebase.messaging"),
+            // FCM takes any of these (the Admin SDKs ask for cloud-platform and firebase).
+            scopes.contains { ["firebase.messaging", "firebase", "cloud-platform"].map { "https://www.googleapis.com/auth/" + $0 }.contains(String($0)) },
             expires > now, expires - issued <= 3600, issued <= now + 300
         else {
             await emulator.state.countRejection()
