@@ -40,6 +40,8 @@ struct EmulatorResponder: HTTPResponder {
 
     // MARK: OAuth
 
+    static let fcmScopes: Set<String> = Set(["firebase.messaging", "firebase", "cloud-platform"].map { "https://www.googleapis.com/auth/" + $0 })
+
     private func token(_ body: Data) async -> Response {
         let form = Self.formFields(String(decoding: body, as: UTF8.self))
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = form["assertion"] else {
@@ -54,7 +56,7 @@ struct EmulatorResponder: HTTPResponder {
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ")
         guard claims["iss"] as? String == emulator.clientEmail, (claims["aud"] as? String ?? "").hasSuffix("/token"),
             // FCM takes any of these (the Admin SDKs ask for cloud-platform and firebase).
-            scopes.contains { ["firebase.messaging", "firebase", "cloud-platform"].map { "https://www.googleapis.com/auth/" + $0 }.contains(String($0)) },
+            scopes.contains(where: { Self.fcmScopes.contains(String($0)) }),
             expires > now, expires - issued <= 3600, issued <= now + 300
         else {
             await emulator.state.countRejection()

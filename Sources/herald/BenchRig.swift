@@ -128,6 +128,9 @@ final class BenchRig: Sendable {
                 """)
             _ = boss
         }
+        // Fresh bulk rows have no statistics yet; production tables have (autovacuum). Without
+        // them the planner joins 10,000 participants by scanning.
+        try await store.pool.query("ANALYZE people, team_members, devices")
         return tenant
     }
 
@@ -165,7 +168,7 @@ final class BenchRig: Sendable {
 
     /// A group of everyone in the tenant's team.
     func makeGroup(_ tenant: Tenant) async throws -> UUID {
-        try await store.withTenant(tenant) { session in
+        let conversation = try await store.withTenant(tenant) { session in
             let team = try await session.team(slug: "bench")
             let boss = try await session.person(email: manager)
             let id = UUID.v7()
@@ -181,6 +184,8 @@ final class BenchRig: Sendable {
                 """)
             return id
         }
+        try await store.pool.query("ANALYZE conversation_participants")
+        return conversation
     }
 
     /// Sends one message to the group; returns when it committed.
