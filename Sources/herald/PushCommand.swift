@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldDispatch
 import HeraldHTTP
 import HeraldPush
 import HeraldTemplates
@@ -11,14 +12,17 @@ struct PushCommand: AsyncParsableCommand {
 
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Send one notification through FCM and print the provider's answer (the first thing to run with new credentials).",
+            abstract: "Send one notification through FCM or APNs and print the provider's answer (the first thing to run with new credentials).",
             discussion: """
-                Uses GOOGLE_APPLICATION_CREDENTIALS, HERALD_FCM_ENDPOINT (default https://fcm.googleapis.com) and \
-                HERALD_CA_FILE (extra trusted CAs, e.g. the emulator's). Exits 0 only when the message was accepted.
+                FCM uses GOOGLE_APPLICATION_CREDENTIALS and HERALD_FCM_ENDPOINT (default https://fcm.googleapis.com); APNs \
+                uses HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC_MEMBER, \
+                HERALD_APNS_TOPIC_MANAGER and HERALD_APNS_ENDPOINT. HERALD_CA_FILE adds trusted CAs (e.g. the emulator's). \
+                Exits 0 only when the message was accepted.
                 """)
 
         @Option(help: "The device token to send to.") var token: String
-        @Option(help: "member or manager (goes into the data as app).") var app = "member"
+        @Option(help: "member or manager: the app (for APNs, which topic).") var app = "member"
+        @Option(help: "fcm or apns.") var provider = "fcm"
         @Option(help: "Notification title.") var title = "Herald test"
         @Option(help: "Notification body.") var body = "If you can read this, Herald reaches this device."
         @OptionGroup var options: GlobalOptions
@@ -26,27 +30,39 @@ struct PushCommand: AsyncParsableCommand {
         struct Output: Encodable {
             let outcome: String
             let detail: String?
+            let httpStatus: Int?
             let token: String
-            let endpoint: String
+            let provider: String
         }
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let token = try Input.token(token)
             let app = try Input.choice(app, field: "app", as: AppKind.self)
-            guard let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty else {
-                throw PushConfigurationError("GOOGLE_APPLICATION_CREDENTIALS is not set; point it at the FCM service account JSON")
-            }
-            let account = try ServiceAccount.load(path: path)
-            let endpoint = environment["HERALD_FCM_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? "https://fcm.googleapis.com"
+            let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
             let caFile = environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
             let http = try HTTPClient(configuration: .init(maxInFlight: 4, extraCAFile: caFile), logger: HeraldLogging.logger)
             defer { http.shutdown() }
-            let provider = FCMProvider(account: account, endpoint: endpoint, http: http)
-            let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
+            // Credentials are checked first, so a broken file is one clear line, not an outcome.
+            switch provider {
+            case .fcm:
+                guard let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty else {
+                    throw PushConfigurationError("GOOGLE_APPLICATION_CREDENTIALS is not set; point it at the FCM service account JSON")
+                }
+                _ = try ServiceAccount.load(path: path)
+            case .apns:
+                guard let path = environment["HERALD_APNS_KEY_FILE"], !path.isEmpty else {
+                    throw PushConfigurationError("HERALD_APNS_KEY_FILE is not set; point it at the AuthKey_….p8 file")
+                }
+                _ = try APNsCredentials(
+                    keyFile: path, keyID: environment["HERALD_APNS_KEY_ID"] ?? "", teamID: environment["HERALD_APNS_TEAM_ID"] ?? "")
+            }
+            let gateway = ProviderGateway.fromEnvironment(environment, http: http)
             let notification = PushNotification(
                 token: token, message: message, data: ["type": "test", "app": app.rawValue], badge: 0, sound: true, threadID: "herald-test")
-            let outcome = try await provider.send(notification)
+            let answer = try await gateway.send(notification, provider: provider, app: app, expiration: nil)
+            let outcome = answer.outcome
             let (name, detail): (String, String?) = switch outcome {
             case .delivered(let id): ("delivered", id)
             case .retry(let after, let reason): ("retry later", reason + (after.map { " (Retry-After \($0))" } ?? ""))
@@ -55,11 +71,15 @@ struct PushCommand: AsyncParsableCommand {
             case .credentialsExpired(let reason): ("credentials expired", reason)
             case .configurationError(let reason): ("configuration error", reason)
             }
-            let output = Output(outcome: name, detail: detail, token: TokenDisplay.truncated(token), endpoint: provider.sendURL)
+            let output = Output(
+                outcome: name, detail: detail, httpStatus: answer.httpStatus, token: TokenDisplay.truncated(token), provider: provider.rawValue)
             if options.json {
                 try printJSON(output)
             } else {
-                printFields([("outcome", name), ("detail", detail ?? "-"), ("token", output.token), ("endpoint", output.endpoint)])
+                printFields([
+                    ("outcome", name), ("detail", detail ?? "-"), ("http status", answer.httpStatus.map(String.init) ?? "-"),
+                    ("token", output.token), ("provider", output.provider),
+                ])
             }
             if case .delivered = outcome { return }
             throw ExitCode(2)

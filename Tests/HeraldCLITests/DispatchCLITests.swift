@@ -132,6 +132,30 @@ import Testing
         }
     }
 
+    /// A worker runs until SIGTERM, delivers what arrives meanwhile (woken by NOTIFY), and
+    /// then exits 0 with nothing left claimed.
+    @Test func aWorkerDeliversUntilSIGTERM() async throws {
+        try await withSetup { cli, pool, emulator in
+            try await setUpPeople(cli)
+            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-phone-sigterm", "--app", "member", "--platform", "android"])
+            let worker = try cli.launch(["worker"])
+            try await Task.sleep(for: .seconds(1))
+            try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", "2026-12-01",
+                               "--as", "alice@acme.test"])
+            var arrived = false
+            for _ in 0..<100 where !arrived {
+                arrived = await emulator.messages().count == 1
+                if !arrived { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(arrived, "the worker delivered within five seconds")
+            kill(worker.processIdentifier, SIGTERM)
+            await worker.waitForExit()
+            #expect(worker.terminationReason == .exit && worker.terminationStatus == 0)
+            let held = try await pool.query("SELECT count(*) FROM deliveries WHERE status = 'sending'").single().decode(Int.self, at: 0)
+            #expect(held == 0)
+        }
+    }
+
     /// `en` dates as the templates print them, for today in `zone`.
     static func today(in zone: String) -> String {
         var style = Date.FormatStyle(date: .abbreviated, time: .omitted, locale: Locale(identifier: "en_US"))

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldEmulator
 import HeraldTestSupport
@@ -21,14 +22,40 @@ import Testing
 
                 let dead = try await cli.run(["push", "test", "--token", "dead-0123456789", "--json"])
                 #expect(dead.status != 0)
-                let object = try JSONSerialization.jsonObject(with: Data(dead.stdout.utf8)) as? [String: String]
-                #expect(object?["outcome"] == "dead token")
+                let object = try JSONSerialization.jsonObject(with: Data(dead.stdout.utf8)) as? [String: Any]
+                #expect(object?["outcome"] as? String == "dead token" && object?["httpStatus"] as? Int == 404)
 
                 // Without the emulator's CA the TLS check fails, and says so.
                 var untrusting = cli
                 untrusting.environment["HERALD_CA_FILE"] = nil
                 let tls = try await untrusting.run(["push", "test", "--token", "device-token-0123456789"])
                 #expect(tls.status != 0 && tls.stdout.contains("TLS"))
+            }
+        }
+    }
+
+    @Test func pushTestReachesAPNsToo() async throws {
+        try await withTemporaryDirectory { folder in
+            try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
+                let ca = folder.appendingPathComponent("ca.pem"), key = folder.appendingPathComponent("AuthKey.p8")
+                try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
+                try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
+                let cli = HeraldCLI(home: folder, extra: [
+                    "HERALD_APNS_KEY_FILE": key.path, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
+                    "HERALD_APNS_TOPIC_MEMBER": "com.example.member", "HERALD_APNS_TOPIC_MANAGER": "com.example.manager",
+                    "HERALD_APNS_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path,
+                ])
+                let sent = try await cli.run(["push", "test", "--provider", "apns", "--app", "manager", "--token", "a1b2c3d4e5f6a7b8", "--json"])
+                #expect(sent.status == 0, "\(sent.stderr)")
+                let object = try JSONSerialization.jsonObject(with: Data(sent.stdout.utf8)) as? [String: Any]
+                #expect(object?["outcome"] as? String == "delivered" && object?["httpStatus"] as? Int == 200)
+                #expect(await emulator.messages().first?.headers["apns-topic"] == "com.example.manager")
+                let dead = try await cli.run(["push", "test", "--provider", "apns", "--token", "dead-a1b2c3d4"])
+                #expect(dead.status != 0 && dead.stdout.contains("dead token"))
+                var keyless = cli
+                keyless.environment["HERALD_APNS_KEY_FILE"] = folder.appendingPathComponent("missing.p8").path
+                let missing = try await keyless.run(["push", "test", "--provider", "apns", "--token", "a1b2c3d4"])
+                #expect(missing.status != 0 && missing.stderr.split(separator: "\n").count == 1 && missing.stderr.contains("does not exist"))
             }
         }
     }
