@@ -210,7 +210,10 @@ extension TenantSession {
     public func changeConversation(actor email: String, conversation text: String, _ change: ConversationChange) async throws -> ConversationRecord {
         let actor = try await person(email: email)
         let id = try Input.id(text, field: "conversation")
-        let conversation = try await participantConversation(id, actor: actor)
+        var leaving = false
+        if case .leave = change { leaving = true }
+        // Leaving returns the conversation as it was; everything else reads it afresh below.
+        let conversation = try await participantConversation(id, actor: actor, withParticipants: leaving)
         func requireGroup(_ what: String) throws {
             guard conversation.kind == .group else { throw StoreError(.invalid, "a direct conversation cannot \(what)") }
         }
@@ -270,9 +273,7 @@ extension TenantSession {
                 WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
                 """)
         }
-        if case .leave = change {
-            return conversation
-        }
+        if leaving { return conversation }
         return try await self.conversation(id: id, viewer: actor)
     }
 
@@ -310,7 +311,7 @@ extension TenantSession {
     ) async throws -> (ConversationRecord, [MessageRecord]) {
         let viewer = try await person(email: email)
         let id = try Input.id(text, field: "conversation")
-        let conversation = try await participantConversation(id, actor: viewer, allowLeft: true)
+        let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
         var messages = try await messages(conversation: id, .all, limit: limit)
         if receipts {
             let delivered = try await connection.query(
@@ -372,8 +373,10 @@ extension TenantSession {
     }
 
     /// The conversation, if `actor` takes part in it.
-    private func participantConversation(_ id: UUID, actor: Person, allowLeft: Bool = false) async throws -> ConversationRecord {
-        let conversation = try await self.conversation(id: id, viewer: actor)
+    private func participantConversation(
+        _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false
+    ) async throws -> ConversationRecord {
+        let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants)
         let rows = try await connection.query(
             """
             SELECT left_at IS NULL FROM conversation_participants
@@ -385,7 +388,9 @@ extension TenantSession {
         return conversation
     }
 
-    private func conversation(id: UUID, viewer: Person) async throws -> ConversationRecord {
+    /// - Parameter withParticipants: list them (a large group has thousands; sending a
+    ///   message does not need them).
+    private func conversation(id: UUID, viewer: Person, withParticipants: Bool = true) async throws -> ConversationRecord {
         let rows = try await connection.query(
             """
             SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
@@ -402,7 +407,7 @@ extension TenantSession {
         }
         let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
             try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)
-        let participants = try await connection.query(
+        let participants: [ParticipantRecord] = !withParticipants ? [] : try await connection.query(
             """
             SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
             FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
