@@ -219,7 +219,7 @@ final class CurlLoop: @unchecked Sendable {
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             let length = size * count
             if let data, length > 0 {
-                transfer.receiveHeader(String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self))
+                transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
             }
             return length
         }

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 
 /// One request's state inside the curl loop.
 ///
@@ -29,20 +28,27 @@ final class Transfer: @unchecked Sendable {
         continuation = nil
     }
 
-    /// A response header line: a status line starts a new set of headers.
-    func receiveHeader(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { return }
-        if trimmed.hasPrefix("HTTP/") {
-            let parts = trimmed.split(separator: " ", maxSplits: 2)
-            httpVersion = String(parts[0].dropFirst("HTTP/".count))
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    /// A response header line: a status line starts a new set of headers. Parsed as bytes:
+    /// this runs for every header of every response.
+    func receiveHeader(_ line: UnsafeRawBufferPointer) {
+        var start = line.startIndex, end = line.endIndex
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        while start < end, isSpace(line[start]) { start += 1 }
+        while end > start, isSpace(line[end - 1]) { end -= 1 }
+        guard start < end else { return }
+        let bytes = UnsafeRawBufferPointer(rebasing: line[start..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
+            let parts = bytes.split(separator: 0x20, maxSplits: 2)
+            httpVersion = String(decoding: parts[0].dropFirst(5), as: UTF8.self)
+            status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) ?? 0 : 0
             headers = [:]
             return
         }
-        guard let colon = trimmed.firstIndex(of: ":") else { return }
-        let name = trimmed[..<colon].lowercased()
-        let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+        var valueStart = colon + 1
+        while valueStart < bytes.endIndex, isSpace(bytes[valueStart]) { valueStart += 1 }
+        let value = String(decoding: bytes[valueStart...], as: UTF8.self)
         headers[name] = headers[name].map { $0 + ", " + value } ?? value
     }
 
