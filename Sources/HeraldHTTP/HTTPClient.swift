@@ -75,6 +75,9 @@ final class CurlLoop: @unchecked Sendable {
     private let caFile: String?
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var tombstones: Set<Int> = []
+    /// Finished easy handles, reset and kept for the next requests (creating one per request
+    /// costs an allocation storm); at most `maxInFlight` are kept.
+    private var spare: [UnsafeMutableRawPointer] = []
     private let queue = Mutex(Queue())
     private let opened = Atomic<Int>(0)
 
@@ -151,6 +154,8 @@ final class CurlLoop: @unchecked Sendable {
             if !tombstones.isEmpty { cancelTombstoned() }
             if stopping {
                 for transfer in active.values { complete(transfer, .failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down"))) }
+                for easy in spare { curl_easy_cleanup(easy) }
+                spare.removeAll()
                 curl_multi_cleanup(multi)
                 return
             }
@@ -166,7 +171,7 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(.failure(CancellationError()))
             return
         }
-        guard let easy = curl_easy_init() else {
+        guard let easy = spare.popLast() ?? curl_easy_init() else {
             transfer.finish(.failure(HTTPClientError(kind: .transfer, message: "libcurl could not create a transfer")))
             return
         }
@@ -237,6 +242,7 @@ final class CurlLoop: @unchecked Sendable {
             tombstones.remove(transfer.id)
             curl_multi_remove_handle(multi, easy)
             active[easy] = nil
+            recycle(transfer.detachHandle())
             transfer.release()
             transfer.finish(.failure(CancellationError()))
         }
@@ -260,10 +266,23 @@ final class CurlLoop: @unchecked Sendable {
             opened.add(connects, ordering: .relaxed)
             curl_multi_remove_handle(multi, easy)
             active[easy] = nil
+            recycle(transfer.detachHandle())
         }
         tombstones.remove(transfer.id)
         transfer.release()
         transfer.finish(result)
+    }
+
+    /// Keeps a finished handle for reuse, its options cleared (connections live in the multi
+    /// handle, not here).
+    private func recycle(_ easy: UnsafeMutableRawPointer?) {
+        guard let easy else { return }
+        if spare.count < configuration.maxInFlight {
+            curl_easy_reset(easy)
+            spare.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
     }
 
     private func response(_ transfer: Transfer) -> HTTPResponse {

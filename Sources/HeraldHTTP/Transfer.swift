@@ -52,6 +52,12 @@ final class Transfer: @unchecked Sendable {
         headers[name] = headers[name].map { $0 + ", " + value } ?? value
     }
 
+    /// Hands the easy handle over (for reuse); `release()` then leaves it alone.
+    func detachHandle() -> UnsafeMutableRawPointer? {
+        defer { easy = nil }
+        return easy
+    }
+
     /// Frees what libcurl held for this transfer.
     func release() {
         if let easy { curl_easy_cleanup(easy) }
