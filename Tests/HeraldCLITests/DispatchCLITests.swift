@@ -142,12 +142,14 @@ import Testing
             try await Task.sleep(for: .seconds(1))
             try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", "2026-12-01",
                                "--as", "alice@acme.test"])
+            // Generous: the suite runs tests in parallel on a shared machine; this checks that
+            // it arrives, not how fast.
             var arrived = false
-            for _ in 0..<100 where !arrived {
+            for _ in 0..<600 where !arrived {
                 arrived = await emulator.messages().count == 1
                 if !arrived { try await Task.sleep(for: .milliseconds(50)) }
             }
-            #expect(arrived, "the worker delivered within five seconds")
+            #expect(arrived, "the worker delivered within thirty seconds")
             kill(worker.processIdentifier, SIGTERM)
             await worker.waitForExit()
             #expect(worker.terminationReason == .exit && worker.terminationStatus == 0)

@@ -58,7 +58,7 @@ import Testing
                 try await harness.withDispatcher(.init(lease: .seconds(3)), listen: true) { dispatcher in
                     let worker = Task { try await dispatcher.run(.forever) }
                     _ = try await harness.assign(name: "Before")
-                    #expect(await waitFor { await harness.emulator.messages().count == 1 })
+                    #expect(await waitFor(seconds: 30) { await harness.emulator.messages().count == 1 })
 
                     try await cluster.stop()
                     try await Task.sleep(for: .seconds(1))
@@ -70,7 +70,7 @@ import Testing
                         if !assigned { try await Task.sleep(for: .milliseconds(250)) }
                     }
                     #expect(assigned)
-                    #expect(await waitFor(seconds: 20) { await harness.emulator.messages().count == 2 })
+                    #expect(await waitFor(seconds: 40) { await harness.emulator.messages().count == 2 })
                     dispatcher.shutdown()
                     try await worker.value
                 }
