@@ -106,7 +106,7 @@ struct DemoCommand: AsyncParsableCommand {
             print(String(format: "Done in %.1fs. The demo tenant stays; try:", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
             for line in [
                 "export HERALD_TENANT=demo",
-                "herald history --as ada@demo.test --status dead_token",
+                "herald history --as ada@demo.test --user carol@demo.test     # her old phone's dead token, and why",
                 "herald history --as bob@demo.test",
                 "herald history show ID --as ada@demo.test",
                 "herald activity list",
