@@ -28,29 +28,19 @@ public struct APNsRequest: Sendable, Equatable {
         }
     }
 
-    private struct Payload: Encodable {
-        var aps: APSDictionary
-        var data: [String: String]
-
-        func encode(to encoder: any Encoder) throws {
-            // Custom data sits beside `aps` at the top level, as Apple expects.
-            var container = encoder.container(keyedBy: DynamicKey.self)
-            try container.encode(aps, forKey: DynamicKey("aps"))
-            for (key, value) in data where key != "aps" { try container.encode(value, forKey: DynamicKey(key)) }
-        }
-    }
-
+    /// The payload: `aps` and the custom data side by side at the top level, as Apple
+    /// expects, keys sorted.
     private static func encode(_ notification: PushNotification, body: String) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(Payload(aps: APSDictionary(notification, body: body), data: notification.data))) ?? Data()
+        var json = JSONText(capacity: 512 + notification.body.utf8.count)
+        json.openObject()
+        for key in (notification.data.keys.filter { $0 != "aps" } + ["aps"]).sorted() {
+            if key == "aps" {
+                APSDictionary.write(notification, body: body, into: &json)
+            } else {
+                json.string(key, notification.data[key] ?? "")
+            }
+        }
+        json.closeObject()
+        return Data(json.bytes)
     }
-}
-
-struct DynamicKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ value: String) { stringValue = value }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }
