@@ -31,16 +31,20 @@ public struct RetryPolicy: Sendable, Equatable {
     public func decide<Random: RandomNumberGenerator>(
         attempts: Int, firstAttempt: Date, now: Date, retryAfter: Duration?, random: inout Random
     ) -> Decision {
-        let ceiling = min(Self.seconds(cap), Self.seconds(base) * pow(2, Double(min(max(attempts - 1, 0), 60))))
+        let ceiling = min(cap.timeInterval, base.timeInterval * pow(2, Double(min(max(attempts - 1, 0), 60))))
         var wait = ceiling > 0 ? Double.random(in: 0...ceiling, using: &random) : 0
-        if let retryAfter { wait = max(wait, Self.seconds(retryAfter)) }
+        if let retryAfter { wait = max(wait, retryAfter.timeInterval) }
         let next = now.addingTimeInterval(wait)
-        let end = firstAttempt.addingTimeInterval(Self.seconds(deadline))
+        let end = firstAttempt.addingTimeInterval(deadline.timeInterval)
         return next > end ? .expire : .retry(at: next)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included (for `Date` arithmetic and SQL intervals).
+    public var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -106,9 +106,7 @@ struct DeliveryQueue: Sendable {
     /// Only these tenants, or all when empty.
     let tenants: [UUID]
 
-    private var leaseSeconds: Double {
-        Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-    }
+    private var leaseSeconds: Double { lease.timeInterval }
 
     // MARK: Events
 
@@ -201,7 +199,7 @@ struct DeliveryQueue: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
             let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
-            let deadlineSeconds = Double(deadline.components.seconds)
+            let deadlineSeconds = deadline.timeInterval
             let rows = try await connection.query(
                 """
                 WITH input AS (
@@ -401,7 +399,7 @@ struct DeliveryQueue: Sendable {
         try await pool.query(
             """
             INSERT INTO provider_pauses (provider, reason, worker, paused_at, until)
-            VALUES (\(provider.rawValue), \(reason), \(worker), now(), now() + make_interval(secs => \(Double(duration.components.seconds))))
+            VALUES (\(provider.rawValue), \(reason), \(worker), now(), now() + make_interval(secs => \(duration.timeInterval)))
             ON CONFLICT (provider) DO UPDATE SET reason = excluded.reason, worker = excluded.worker, until = excluded.until,
                 paused_at = CASE WHEN provider_pauses.until > now() THEN provider_pauses.paused_at ELSE excluded.paused_at END
             """)
@@ -430,7 +428,7 @@ struct DeliveryQueue: Sendable {
             SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
                 OR EXISTS (SELECT 1 FROM deliveries
                            WHERE (status = 'sending'
-                                  OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(Double(horizon.components.seconds)))
+                                  OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
                                       AND provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())))
                              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
             """

@@ -212,8 +212,7 @@ public final class Dispatcher: Sendable {
     }
 
     private var jitteredPoll: Duration {
-        let seconds = Double(configuration.pollInterval.components.seconds)
-            + Double(configuration.pollInterval.components.attoseconds) / 1e18
+        let seconds = configuration.pollInterval.timeInterval
         return .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.0)))
     }
 
@@ -425,7 +424,7 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.failed, .badRequest, http: http, error: reason))
         case .credentialsExpired(let reason), .configurationError(let reason):
             let pause = configuration.pauseOnConfigurationError
-            let next = Date().addingTimeInterval(Double(pause.components.seconds))
+            let next = Date().addingTimeInterval(pause.timeInterval)
             record(acknowledgement(.queued, .configurationError, next: next, http: http, error: reason))
             pauseProvider(delivery.provider, reason: reason)
         }

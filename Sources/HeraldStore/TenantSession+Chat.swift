@@ -266,7 +266,7 @@ extension TenantSession {
                 """)
         case .viewing(let duration):
             guard duration > .zero, duration <= .seconds(3600) else { throw InputError("--for must be between 1s and 1h") }
-            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            let seconds = duration.timeInterval
             try await connection.query(
                 """
                 UPDATE conversation_participants SET viewing_until = now() + make_interval(secs => \(seconds))

@@ -74,8 +74,7 @@ public actor TemplateCatalog {
     ) {
         self.defaults = defaults
         self.source = source
-        let (seconds, attoseconds) = refreshInterval.components
-        self.refreshInterval = Double(seconds) + Double(attoseconds) / 1e18
+        self.refreshInterval = refreshInterval.timeInterval
         self.now = now
     }
 

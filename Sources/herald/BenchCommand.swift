@@ -70,8 +70,8 @@ struct BenchCommand: AsyncParsableCommand {
                     scenario: "burn-down",
                     parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
                     counts: ["sent": counters.sent, "retried": counters.retried, "failed": counters.failed, "acceptedByEmulator": accepted],
-                    rates: ["deliveriesPerSecond": Double(counters.sent) / elapsed.seconds],
-                    durations: ["setup": setupTime.seconds, "fanOut": fanOut.seconds, "burnDown": elapsed.seconds], latency: nil)
+                    rates: ["deliveriesPerSecond": Double(counters.sent) / elapsed.timeInterval],
+                    durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": elapsed.timeInterval], latency: nil)
             }
         }
     }
@@ -168,12 +168,9 @@ struct BenchCommand: AsyncParsableCommand {
                 let elapsed = started.duration(to: .now)
                 try rig.report(
                     scenario: "transitions", parameters: ["seconds": seconds, "clients": clients], counts: ["transitions": total],
-                    rates: ["transitionsPerSecond": Double(total) / elapsed.seconds], durations: ["elapsed": elapsed.seconds], latency: nil)
+                    rates: ["transitionsPerSecond": Double(total) / elapsed.timeInterval], durations: ["elapsed": elapsed.timeInterval], latency: nil)
             }
         }
     }
 }
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

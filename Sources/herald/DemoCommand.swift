@@ -103,7 +103,7 @@ struct DemoCommand: AsyncParsableCommand {
                 ])
             }
             print("")
-            print(String(format: "Done in %.1fs. The demo tenant stays; try:", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+            print(String(format: "Done in %.1fs. The demo tenant stays; try:", elapsed.timeInterval))
             for line in [
                 "export HERALD_TENANT=demo",
                 "herald history --as ada@demo.test --user carol@demo.test     # her old phone's dead token, and why",

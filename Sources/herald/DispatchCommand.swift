@@ -154,7 +154,7 @@ struct DispatchCommand: AsyncParsableCommand {
             eventsFannedOut: counters.eventsFannedOut, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
             retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
             cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            seconds: elapsed.timeInterval)
         if options.json { return try printJSON(output) }
         printFields([
             ("events fanned out", "\(output.eventsFannedOut)"), ("deliveries queued", "\(output.deliveriesQueued)"),

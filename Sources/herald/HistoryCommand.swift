@@ -30,7 +30,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
         func run() async throws {
             let viewer = try actor.email()
-            let since = try since.map { Date().addingTimeInterval(-Self.seconds(try Input.duration($0, field: "since"))) }
+            let since = try since.map { Date().addingTimeInterval(-(try Input.duration($0, field: "since")).timeInterval) }
             let filter = HistoryFilter(
                 recipient: user, activity: activity, conversation: conversation, event: event, status: status, since: since, limit: limit)
             let entries = try await withTenant(tenant) { try await $0.history(viewer: viewer, filter: filter) }
@@ -38,9 +38,6 @@ struct HistoryCommand: AsyncParsableCommand {
             print(Self.table(entries))
         }
 
-        static func seconds(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        }
 
         static func table(_ entries: [HistoryEntry], now: Date = Date()) -> String {
             var table = TextTable("ID", "WHEN", "EVENT", "TO", "APP", "STATUS", "DEVICES", "MESSAGE", "REASON")
@@ -120,7 +117,7 @@ struct StatsCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let since = try since.map { Date().addingTimeInterval(-HistoryCommand.List.seconds(try Input.duration($0, field: "since"))) }
+        let since = try since.map { Date().addingTimeInterval(-(try Input.duration($0, field: "since")).timeInterval) }
         let stats = try await withStore { try await $0.dispatchStats(since: since, tenant: tenant) }
         if options.json { return try printJSON(stats) }
         for pause in stats.pausedProviders {
