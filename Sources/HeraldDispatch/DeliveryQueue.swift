@@ -295,6 +295,7 @@ struct DeliveryQueue: Sendable {
                       v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL), n.title, n.body, n.data::text, n.badge,
                       n.sound, n.thread_id, n.image_url, n.event_at, now()
             """)
+        let decoder = JSONDecoder()
         return try rows.map { row in
             let (tenantID, id, deviceID, provider, app, attempt, firstAttemptAt, deadlineAt, token, active) =
                 try row.decode((UUID, UUID, UUID, String, String, Int, Date, Date, String, Bool).self)
@@ -303,7 +304,7 @@ struct DeliveryQueue: Sendable {
             let badge = try row.decode(Int.self, at: 13), sound = try row.decode(Bool.self, at: 14)
             let threadID = try row.decode(String.self, at: 15), imageURL = try row.decode(String?.self, at: 16)
             let eventAt = try row.decode(Date.self, at: 17), claimedAt = try row.decode(Date.self, at: 18)
-            let data = (try? JSONDecoder().decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+            let data = (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
             return ClaimedDelivery(
                 tenantID: tenantID, id: id, deviceID: deviceID, provider: PushProvider(rawValue: provider) ?? .fcm,
                 app: AppKind(rawValue: app) ?? .member, attempt: attempt, firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt,

@@ -259,16 +259,18 @@ public final class Dispatcher: Sendable {
     /// Fans out a batch, one transaction per tenant (in that tenant's scope).
     private func fanOut(_ events: [ClaimedEvent]) async throws -> Int {
         var queued = 0
+        let decoder = JSONDecoder()
         let byTenant = Dictionary(grouping: events, by: \.tenantID)
         for (tenant, events) in byTenant {
-            var readable: [ClaimedEvent] = []
+            var readable: [(ClaimedEvent, FanOut.Payload)] = []
             var recipients: [EventRecipient] = []
             var conversations: Set<UUID> = []
             for event in events {
                 do {
-                    recipients += try FanOut.recipients(of: event)
-                    if let conversation = FanOut.conversation(of: event) { conversations.insert(conversation) }
-                    readable.append(event)
+                    let payload = try FanOut.payload(of: event, decoder: decoder)
+                    recipients += payload.recipients
+                    if let conversation = payload.conversation { conversations.insert(conversation) }
+                    readable.append((event, payload))
                 } catch {
                     // A snapshot this version cannot read would block the queue forever;
                     // it is marked done, loudly, and left in the outbox for inspection.
@@ -279,8 +281,8 @@ public final class Dispatcher: Sendable {
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                 let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
                 var drafts: [NotificationDraft] = []
-                for event in readable {
-                    drafts += try await fanOut.drafts(for: event, profiles: profiles, chat: chat)
+                for (event, payload) in readable {
+                    drafts += try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
                 }
                 let queued = try await DeliveryQueue.write(
                     drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, on: connection)

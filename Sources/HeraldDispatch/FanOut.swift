@@ -17,28 +17,38 @@ struct FanOut: Sendable {
         }
     }
 
-    /// The recipients an event names (read from its snapshot).
-    static func recipients(of event: ClaimedEvent) throws -> [EventRecipient] {
-        event.kind == EventKind.chatMessage.rawValue ? try chatPayload(event).recipients : try activityPayload(event).recipients
-    }
+    /// An event's snapshot, read once per fan-out.
+    enum Payload: Sendable {
+        case activity(ActivityEventPayload)
+        case chat(ChatEventPayload)
 
-    /// The conversation a chat event belongs to.
-    static func conversation(of event: ClaimedEvent) -> UUID? {
-        guard event.kind == EventKind.chatMessage.rawValue else { return nil }
-        return try? chatPayload(event).conversationID
-    }
+        /// Who the event names (routing was decided when it happened).
+        var recipients: [EventRecipient] {
+            switch self {
+            case .activity(let payload): payload.recipients
+            case .chat(let payload): payload.recipients
+            }
+        }
 
-    static func chatPayload(_ event: ClaimedEvent) throws -> ChatEventPayload {
-        do {
-            return try JSONDecoder().decode(ChatEventPayload.self, from: Data(event.payload.utf8))
-        } catch {
-            throw Failure.unreadable(event: event.id, reason: "\(error)")
+        /// The conversation a chat event belongs to.
+        var conversation: UUID? {
+            if case .chat(let payload) = self { payload.conversationID } else { nil }
         }
     }
 
-    static func activityPayload(_ event: ClaimedEvent) throws -> ActivityEventPayload {
+    static func payload(of event: ClaimedEvent, decoder: JSONDecoder) throws -> Payload {
         do {
-            return try JSONDecoder().decode(ActivityEventPayload.self, from: Data(event.payload.utf8))
+            let data = Data(event.payload.utf8)
+            if event.kind == EventKind.chatMessage.rawValue {
+                return .chat(try decoder.decode(ChatEventPayload.self, from: data))
+            }
+            let payload = try decoder.decode(ActivityEventPayload.self, from: data)
+            guard TemplateEvent(payload.event) != nil else {
+                throw Failure.unreadable(event: event.id, reason: "\(payload.event.rawValue) is not an activity event")
+            }
+            return .activity(payload)
+        } catch let failure as Failure {
+            throw failure
         } catch {
             throw Failure.unreadable(event: event.id, reason: "\(error)")
         }
@@ -46,15 +56,20 @@ struct FanOut: Sendable {
 
     /// The notification drafts of one event.
     func drafts(
-        for event: ClaimedEvent, profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState]
+        for event: ClaimedEvent, _ payload: Payload, profiles: [DeliveryQueue.Key: RecipientProfile],
+        chat: [DeliveryQueue.ParticipantKey: ParticipantState]
     ) async throws -> [NotificationDraft] {
-        if event.kind == EventKind.chatMessage.rawValue {
-            return try await chatDrafts(for: event, profiles: profiles, chat: chat)
+        switch payload {
+        case .chat(let payload): try await chatDrafts(for: event, payload, profiles: profiles, chat: chat)
+        case .activity(let payload): try await activityDrafts(for: event, payload, profiles: profiles)
         }
-        let payload = try Self.activityPayload(event)
-        guard let templateEvent = TemplateEvent(payload.event) else {
-            throw Failure.unreadable(event: event.id, reason: "\(payload.event.rawValue) is not an activity event")
-        }
+    }
+
+    /// An activity event's drafts: the recipient's language, time zone and badge.
+    func activityDrafts(
+        for event: ClaimedEvent, _ payload: ActivityEventPayload, profiles: [DeliveryQueue.Key: RecipientProfile]
+    ) async throws -> [NotificationDraft] {
+        guard let templateEvent = TemplateEvent(payload.event) else { return [] }
         let variables = TemplateVariables.Activity(payload)
         var drafts: [NotificationDraft] = []
         for recipient in payload.recipients {
@@ -81,9 +96,9 @@ struct FanOut: Sendable {
     /// 100-character preview as the body; no sound for those who muted the conversation;
     /// suppressed for those who have it open.
     func chatDrafts(
-        for event: ClaimedEvent, profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState]
+        for event: ClaimedEvent, _ payload: ChatEventPayload, profiles: [DeliveryQueue.Key: RecipientProfile],
+        chat: [DeliveryQueue.ParticipantKey: ParticipantState]
     ) async throws -> [NotificationDraft] {
-        let payload = try Self.chatPayload(event)
         let templateEvent: TemplateEvent = payload.isGroup ? .chatGroup : .chatDirect
         let variables = TemplateVariables.Chat(
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
