@@ -69,6 +69,15 @@ public final class ProviderGateway: PushGateway {
         return ProviderGateway(fcm: fcm, apns: apns, http: http)
     }
 
+    /// What is wrong with a provider's configuration, if anything.
+    public func configurationError(for provider: PushProvider) -> PushConfigurationError? {
+        switch provider {
+        case .fcm: if case .failure(let error) = fcm { return error }
+        case .apns: if case .failure(let error) = apns { return error }
+        }
+        return nil
+    }
+
     public func send(_ notification: PushNotification, provider: PushProvider, app: AppKind, expiration: Date?) async throws -> ProviderAnswer {
         switch provider {
         case .fcm:

@@ -44,21 +44,9 @@ struct PushCommand: AsyncParsableCommand {
             let caFile = environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
             let http = try HTTPClient(configuration: .init(maxInFlight: 4, extraCAFile: caFile), logger: HeraldLogging.logger)
             defer { http.shutdown() }
-            // Credentials are checked first, so a broken file is one clear line, not an outcome.
-            switch provider {
-            case .fcm:
-                guard let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty else {
-                    throw PushConfigurationError("GOOGLE_APPLICATION_CREDENTIALS is not set; point it at the FCM service account JSON")
-                }
-                _ = try ServiceAccount.load(path: path)
-            case .apns:
-                guard let path = environment["HERALD_APNS_KEY_FILE"], !path.isEmpty else {
-                    throw PushConfigurationError("HERALD_APNS_KEY_FILE is not set; point it at the AuthKey_….p8 file")
-                }
-                _ = try APNsCredentials(
-                    keyFile: path, keyID: environment["HERALD_APNS_KEY_ID"] ?? "", teamID: environment["HERALD_APNS_TEAM_ID"] ?? "")
-            }
+            // A broken credential is one clear line, not an outcome.
             let gateway = ProviderGateway.fromEnvironment(environment, http: http)
+            if let error = gateway.configurationError(for: provider) { throw error }
             let notification = PushNotification(
                 token: token, message: message, data: ["type": "test", "app": app.rawValue], badge: 0, sound: true, threadID: "herald-test")
             let answer = try await gateway.send(notification, provider: provider, app: app, expiration: nil)
