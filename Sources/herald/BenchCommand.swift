@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import HeraldCore
 import HeraldDispatch

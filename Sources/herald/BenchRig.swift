@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import HeraldCore
 import HeraldDispatch
@@ -55,22 +54,10 @@ final class BenchRig: Sendable {
                 var configuration = EmulatorConfiguration()
                 configuration.leanRecording = true
                 try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
-                    let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-ca-\(getpid()).pem")
-                    try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
-                    defer { try? FileManager.default.removeItem(at: caFile) }
-                    let http = try HTTPClient(
-                        configuration: .init(maxInFlight: common.concurrency * common.workers, extraCAFile: caFile.path), logger: logger)
-                    defer { http.shutdown() }
-                    let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
-                    let credentials = try APNsCredentials(
-                        pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "BENCHKEY12", teamID: "BENCHTEAM1")
-                    let gateway = ProviderGateway(
-                        fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-                        apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
-                                        member: "com.example.herald.member", manager: "com.example.herald.manager")),
-                        http: http)
-                    let rig = BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, common: common, logger: logger)
-                    try await rig.running(body)
+                    try await emulator.withGateway(endpoints, maxInFlight: common.concurrency * common.workers, logger: logger) { gateway in
+                        let rig = BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, common: common, logger: logger)
+                        try await rig.running(body)
+                    }
                 }
             }
             await pool.close()

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import HeraldCore
 import HeraldDispatch
@@ -67,20 +66,10 @@ struct DemoCommand: AsyncParsableCommand {
                 throw UserFacingMessage("the demo tenant already exists; explore it, or start over with herald demo --reset")
             }
             try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
-                let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-demo-ca-\(getpid()).pem")
-                try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
-                defer { try? FileManager.default.removeItem(at: caFile) }
-                let http = try HTTPClient(configuration: .init(maxInFlight: 64, extraCAFile: caFile.path), logger: logger)
-                defer { http.shutdown() }
-                let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"), source: "the emulator's account")
-                let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "DEMOKEY123", teamID: "DEMOTEAM12")
-                let gateway = ProviderGateway(
-                    fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-                    apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
-                                    member: "com.example.herald.member", manager: "com.example.herald.manager")),
-                    http: http)
-                var story = try await DemoStory(store: store, emulator: emulator, gateway: gateway, style: style, logger: logger)
-                try await story.play()
+                try await emulator.withGateway(endpoints, maxInFlight: 64, logger: logger) { gateway in
+                    var story = try await DemoStory(store: store, emulator: emulator, gateway: gateway, style: style, logger: logger)
+                    try await story.play()
+                }
             }
             let elapsed = started.duration(to: .now)
             print("")
