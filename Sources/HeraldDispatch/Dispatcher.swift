@@ -110,7 +110,7 @@ public final class Dispatcher: Sendable {
     }
 
     /// - Parameters:
-    ///   - pool: connections that work as `herald_dispatcher` (see `Dispatcher.pool(for:)`).
+    ///   - pool: connections that work as `herald_dispatcher` (see `poolConfiguration(for:)`).
     ///   - listenerConfiguration: where to LISTEN for the outbox hint; `nil` polls only.
     public init(
         pool: PostgresPool, listenerConfiguration: PostgresConfiguration?, gateway: any PushGateway, templates: TemplateCatalog,
@@ -130,6 +130,27 @@ public final class Dispatcher: Sendable {
     /// `herald_dispatcher` role.
     public static func poolConfiguration(for configuration: PostgresConfiguration) -> PostgresConfiguration {
         configuration.with(sessionSetup: "SET ROLE herald_dispatcher")
+    }
+
+    /// A dispatcher on `store`'s database, with a pool of its own working as
+    /// `herald_dispatcher`, the tenants' template overrides, and (with `listen`) the outbox
+    /// hint; the pool is closed when `body` ends.
+    public static func with<Result>(
+        store: Store, listen: Bool, gateway: any PushGateway, configuration: Configuration = Configuration(), poolSize: Int = 3,
+        logger: Logger, _ body: (Dispatcher) async throws -> Result
+    ) async throws -> Result {
+        let pool = PostgresPool(configuration: poolConfiguration(for: store.pool.configuration), size: poolSize, logger: logger)
+        let dispatcher = Dispatcher(
+            pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
+            templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: logger)
+        do {
+            let result = try await body(dispatcher)
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
     }
 
     public var counters: Counters { state.withLock { $0.counters } }

@@ -211,20 +211,15 @@ final class BenchRig: Sendable {
             tenants: created.withLock { $0.map(\.id) })
     }
 
+    /// `common.workers` dispatchers, each with its own pool, for the length of `body`.
     func withDispatchers<Result>(_ body: ([Dispatcher]) async throws -> Result) async throws -> Result {
-        var pools: [PostgresPool] = []
-        var dispatchers: [Dispatcher] = []
-        for index in 0..<common.workers {
-            let pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: store.pool.configuration), size: 3, logger: logger)
-            pools.append(pool)
-            dispatchers.append(
-                Dispatcher(
-                    pool: pool, listenerConfiguration: store.pool.configuration, gateway: gateway,
-                    templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: dispatcherConfiguration(index),
-                    logger: logger))
+        func adding(_ dispatchers: [Dispatcher]) async throws -> Result {
+            guard dispatchers.count < common.workers else { return try await body(dispatchers) }
+            return try await Dispatcher.with(
+                store: store, listen: true, gateway: gateway, configuration: dispatcherConfiguration(dispatchers.count), logger: logger
+            ) { try await adding(dispatchers + [$0]) }
         }
-        defer { for pool in pools { Task { await pool.close() } } }
-        return try await body(dispatchers)
+        return try await adding([])
     }
 
     /// Fans out every pending event of the bench tenants (not timed with the sending).

@@ -66,9 +66,15 @@ struct DemoCommand: AsyncParsableCommand {
                 throw UserFacingMessage("the demo tenant already exists; explore it, or start over with herald demo --reset")
             }
             try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
+                let tenant = try await store.createTenant(slug: Self.slug, name: "Demo Corp")
                 try await emulator.withGateway(endpoints, maxInFlight: 64, logger: logger) { gateway in
-                    var story = try await DemoStory(store: store, emulator: emulator, gateway: gateway, style: style, logger: logger)
-                    try await story.play()
+                    try await Dispatcher.with(
+                        store: store, listen: false, gateway: gateway, configuration: .init(concurrency: 32, tenants: [tenant.id]), poolSize: 2,
+                        logger: logger
+                    ) { dispatcher in
+                        var story = DemoStory(store: store, tenant: tenant, emulator: emulator, dispatcher: dispatcher, style: style)
+                        try await story.play()
+                    }
                 }
             }
             let elapsed = started.duration(to: .now)
@@ -115,24 +121,19 @@ struct DemoStory {
     let tenant: Tenant
     let emulator: Emulator
     let dispatcher: Dispatcher
-    let pool: PostgresPool
     let style: TerminalStyle
     private var seen = 0
     private var deadTokens = 0
 
-    init(store: Store, emulator: Emulator, gateway: ProviderGateway, style: TerminalStyle, logger: Logger) async throws {
+    init(store: Store, tenant: Tenant, emulator: Emulator, dispatcher: Dispatcher, style: TerminalStyle) {
         self.store = store
+        self.tenant = tenant
         self.emulator = emulator
+        self.dispatcher = dispatcher
         self.style = style
-        tenant = try await store.createTenant(slug: DemoCommand.slug, name: "Demo Corp")
-        pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: store.pool.configuration), size: 2, logger: logger)
-        dispatcher = Dispatcher(
-            pool: pool, listenerConfiguration: nil, gateway: gateway, templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)),
-            configuration: .init(concurrency: 32, tenants: [tenant.id]), logger: logger)
     }
 
     mutating func play() async throws {
-        defer { Task { [pool] in await pool.close() } }
         try await store.withTenant(tenant) { session in
             _ = try await session.createTeam(slug: "field-ops", name: "Field Ops")
             _ = try await session.addPerson(email: "alice@demo.test", name: "Alice Moreau", timeZone: "Europe/Paris")

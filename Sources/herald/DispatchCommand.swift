@@ -44,20 +44,9 @@ struct DispatcherOptions: ParsableArguments {
             let configuration = Dispatcher.Configuration(
                 concurrency: concurrency, claimBatch: min(concurrency, 500), lease: lease,
                 retry: RetryPolicy(deadline: deadline), pauseOnConfigurationError: pause, tenants: tenants)
-            let poolConfiguration = Dispatcher.poolConfiguration(for: store.pool.configuration)
-            let pool = PostgresPool(configuration: poolConfiguration, size: 4, logger: logger)
-            let dispatcher = Dispatcher(
-                pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
-                templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration,
-                logger: logger)
-            do {
-                let result = try await body(dispatcher, store)
-                await pool.close()
-                return result
-            } catch {
-                await pool.close()
-                throw error
-            }
+            return try await Dispatcher.with(
+                store: store, listen: listen, gateway: gateway, configuration: configuration, poolSize: 4, logger: logger
+            ) { try await body($0, store) }
         }
     }
 }

@@ -72,18 +72,8 @@ struct DispatchHarness: Sendable {
         _ configuration: Dispatcher.Configuration = .init(retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2))),
         listen: Bool = false, gateway: (any PushGateway)? = nil, _ body: (Dispatcher) async throws -> Result
     ) async throws -> Result {
-        let pool = PostgresPool(configuration: Dispatcher.poolConfiguration(for: self.configuration), size: 3, logger: testLogger)
-        let dispatcher = Dispatcher(
-            pool: pool, listenerConfiguration: listen ? self.configuration : nil, gateway: gateway ?? self.gateway,
-            templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: testLogger)
-        do {
-            let result = try await body(dispatcher)
-            await pool.close()
-            return result
-        } catch {
-            await pool.close()
-            throw error
-        }
+        try await Dispatcher.with(
+            store: store, listen: listen, gateway: gateway ?? self.gateway, configuration: configuration, logger: testLogger, body)
     }
 
     /// Runs one dispatcher until nothing is due within `horizon`.
