@@ -9,10 +9,21 @@ import Synchronization
 /// from any task. Obtain one through `PostgresPool.withConnection`, or `connect` for a
 /// connection the caller owns and must `close()`.
 public final class PostgresConnection: @unchecked Sendable {
-    // Safety: `handle` and `notices` are only read or written by jobs on `thread`, which
-    // runs them one at a time; `broken` is behind its own mutex.
+    // Safety: `handle`, `notices` and `prepared` are only read or written by jobs on
+    // `thread`, which runs them one at a time; `broken` is behind its own mutex.
     private var handle: OpaquePointer?
     private var notices: Unmanaged<NoticeSink>?
+    /// Statements prepared on this connection, by SQL text and parameter types.
+    private var prepared: [PreparedKey: String] = [:]
+
+    /// How many statements a connection keeps prepared; past that, statements are parsed
+    /// and planned on every run, as unprepared ones are.
+    public static let preparedLimit = 200
+
+    private struct PreparedKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
     private let thread: BlockingThread
     private let broken = Mutex(false)
     let logger: Logger
@@ -97,14 +108,32 @@ public final class PostgresConnection: @unchecked Sendable {
     public var isBroken: Bool { broken.withLock { $0 } }
 
     /// Runs a statement with bound parameters and returns its rows.
+    ///
+    /// The statement is prepared on the connection the first time it runs (named
+    /// server-side, by its text and parameter types) and executed from then on without
+    /// being parsed again; PostgreSQL decides per statement whether its plan is kept too.
     /// - Throws: `PostgresError` (`.server` with SQLSTATE, or `.connection`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withHandle { handle in
+        try await withHandle { [self] handle in
             let values = query.binds.values
             let types = query.binds.types.map { Oid($0.rawValue) }
+            let key = PreparedKey(sql: query.sql, types: types)
+            var name = prepared[key]
+            if name == nil, prepared.count < Self.preparedLimit {
+                let candidate = "herald_\(prepared.count)"
+                let result = types.withUnsafeBufferPointer { typePointer in
+                    PQprepare(handle, candidate, query.sql, Int32(types.count), typePointer.baseAddress)
+                }
+                _ = try Self.rows(from: result, connection: handle, query: query.sql)
+                prepared[key] = candidate
+                name = candidate
+            }
             let result = withOptionalCStrings(values) { valuePointers in
-                types.withUnsafeBufferPointer { typePointer in
+                if let name {
+                    return PQexecPrepared(handle, name, Int32(values.count), valuePointers, nil, nil, 0)
+                }
+                return types.withUnsafeBufferPointer { typePointer in
                     PQexecParams(
                         handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, 0)
                 }

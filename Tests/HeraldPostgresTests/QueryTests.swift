@@ -23,6 +23,31 @@ import Testing
         }
     }
 
+    @Test func preparedStatementsStayCorrect() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TEMP TABLE p (value int)")
+                // The same text again and again (prepared once), then more distinct texts
+                // than a connection keeps prepared (the rest are run unprepared).
+                for value in 0..<5 { try await connection.query("INSERT INTO p (value) VALUES (\(value))") }
+                for extra in 0..<(PostgresConnection.preparedLimit + 20) {
+                    let sum = try await connection.query(
+                        PostgresQuery(unsafeSQL: "SELECT sum(value)::int + \(extra) FROM p")).single().decode(Int.self, at: 0)
+                    #expect(sum == 10 + extra)
+                }
+                // One text with parameters of different types: each runs with its own.
+                #expect(try await connection.query("SELECT \(7)::text").single().decode(String.self, at: 0) == "7")
+                #expect(try await connection.query("SELECT \("seven")::text").single().decode(String.self, at: 0) == "seven")
+                // A statement that fails to prepare fails as it would unprepared, and the next works.
+                await #expect(throws: PostgresError.self) { try await connection.query("SELECT * FROM no_such_table") }
+                #expect(try await connection.query("SELECT count(*)::int FROM p").single().decode(Int.self, at: 0) == 5)
+                // Plans follow the schema.
+                try await connection.query("ALTER TABLE p ADD COLUMN label text DEFAULT 'x'")
+                #expect(try await connection.query("SELECT count(*)::int FROM p WHERE label = 'x'").single().decode(Int.self, at: 0) == 5)
+            }
+        }
+    }
+
     @Test func typesRoundTrip() async throws {
         struct Payload: Codable, Equatable, Sendable {
             var title: String
