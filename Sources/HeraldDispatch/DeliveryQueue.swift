@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// An outbox event a worker holds the lease on.
+/// An outbox event a worker has locked for its fan-out transaction.
 struct ClaimedEvent: Sendable {
     let tenantID: UUID
     let id: UUID
@@ -110,24 +110,22 @@ struct DeliveryQueue: Sendable {
 
     // MARK: Events
 
-    /// Leases up to `limit` events that are not fanned out yet, oldest first.
-    func claimEvents(limit: Int) async throws -> [ClaimedEvent] {
-        let rows = try await pool.query(
+    /// Locks up to `limit` events that are not fanned out yet, oldest first, for the rest of
+    /// the transaction on `connection` (which works as `herald_dispatcher`). Another worker
+    /// skips them; if this one dies, its transaction ends and they are free again.
+    func claimEvents(limit: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
+        let rows = try await connection.query(
             """
-            WITH picked AS (
-                SELECT tenant_id, id FROM outbox
-                WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
-                  AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
-                ORDER BY seq LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED)
-            UPDATE outbox o SET lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
-            FROM picked p WHERE o.tenant_id = p.tenant_id AND o.id = p.id
-            RETURNING o.tenant_id, o.id, o.kind, o.payload::text, o.occurred_at, o.seq
+            SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox
+            WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
+              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+            ORDER BY seq LIMIT \(limit)
+            FOR UPDATE SKIP LOCKED
             """)
         return try rows.map { row in
-            let (tenantID, id, kind, payload, occurredAt, sequence) = try row.decode((UUID, UUID, String, String, Date, Int64).self)
-            return (sequence, ClaimedEvent(tenantID: tenantID, id: id, kind: kind, payload: payload, occurredAt: occurredAt))
-        }.sorted { $0.0 < $1.0 }.map(\.1)
+            let (tenantID, id, kind, payload, occurredAt) = try row.decode((UUID, UUID, String, String, Date).self)
+            return ClaimedEvent(tenantID: tenantID, id: id, kind: kind, payload: payload, occurredAt: occurredAt)
+        }
     }
 
     /// The recipients' locale, time zone and badge, in the tenant's scope.
@@ -187,67 +185,123 @@ struct DeliveryQueue: Sendable {
         return result
     }
 
+    /// Deliveries fan-out may lease to its own worker as it creates them.
+    struct FanOutClaim {
+        let worker: String
+        let lease: Duration
+        /// At most this many.
+        let room: Int
+        /// Providers this worker knows to be paused (besides those paused in the database).
+        let paused: [PushProvider]
+    }
+
     /// Writes the notifications and their deliveries (one per active device of the
-    /// recipient's app) and marks the events fanned out, in the tenant's scope. Idempotent:
-    /// a notification that exists already is left alone, and so are its deliveries.
-    /// - Returns: how many deliveries were queued.
+    /// recipient's app) and marks the events fanned out, in the tenant's scope, in one
+    /// statement. With `claim`, up to `claim.room` of the new deliveries are leased to that
+    /// worker at once (first attempt started) and returned ready to send; the rest are
+    /// queued. Idempotent: a notification that exists already is left alone, and so are its
+    /// deliveries.
+    /// - Returns: how many deliveries were created, and the ones leased to the worker.
     static func write(
-        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, on connection: PostgresConnection
-    ) async throws -> Int {
-        var queued = 0
-        if !drafts.isEmpty {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
-            let deadlineSeconds = deadline.timeInterval
-            let rows = try await connection.query(
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
+        on connection: PostgresConnection
+    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        guard !drafts.isEmpty else {
+            try await connection.query(
                 """
-                WITH input AS (
-                    SELECT * FROM unnest(
-                        \(drafts.map { _ in UUID.v7() })::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
-                        \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
-                        \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.title))::text[],
-                        \(drafts.map(\.body))::text[], \(data)::text[], \(drafts.map(\.badge))::int[], \(drafts.map(\.sound))::bool[],
-                        \(drafts.map(\.threadID))::text[], \(drafts.map(\.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
-                        \(drafts.map(\.suppressedReason))::text[])
-                    AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
-                         sound, thread_id, image_url, event_at, suppressed)
-                ), reach AS (
-                    SELECT i.*, EXISTS (
-                        SELECT 1 FROM devices d
-                        WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
-                          AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable
-                    FROM input i
-                ), inserted AS (
-                    INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
-                                               conversation_id, title, body, data, badge, sound, thread_id, image_url,
-                                               status, reason, event_at)
-                    SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
-                           r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
-                           CASE WHEN r.suppressed IS NOT NULL THEN 'suppressed' WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
-                           CASE WHEN r.suppressed IS NOT NULL THEN r.suppressed
-                                WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
-                           r.event_at
-                    FROM reach r
-                    ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
-                    RETURNING id, recipient_id, app, status
-                )
-                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, deadline_at)
-                SELECT \(tenant), gen_random_uuid(), n.id, d.id, d.provider, now() + make_interval(secs => \(deadlineSeconds))
+                UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
+                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+                """)
+            return (0, [])
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
+        let ids = drafts.map { _ in UUID.v7() }
+        let room = claim?.room ?? 0
+        let worker = claim?.worker ?? ""
+        let leaseSeconds = claim?.lease.timeInterval ?? 0
+        let paused = claim?.paused.map(\.rawValue) ?? []
+        let rows = try await connection.query(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(
+                    \(ids)::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
+                    \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
+                    \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.title))::text[],
+                    \(drafts.map(\.body))::text[], \(data)::text[], \(drafts.map(\.badge))::int[], \(drafts.map(\.sound))::bool[],
+                    \(drafts.map(\.threadID))::text[], \(drafts.map(\.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
+                    \(drafts.map(\.suppressedReason))::text[])
+                AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
+                     sound, thread_id, image_url, event_at, suppressed)
+            ), reach AS (
+                SELECT i.*, EXISTS (
+                    SELECT 1 FROM devices d
+                    WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
+                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable
+                FROM input i
+            ), inserted AS (
+                INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
+                                           conversation_id, title, body, data, badge, sound, thread_id, image_url,
+                                           status, reason, event_at)
+                SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
+                       r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
+                       CASE WHEN r.suppressed IS NOT NULL THEN 'suppressed' WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                       CASE WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
+                       r.event_at
+                FROM reach r
+                ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
+                RETURNING id, recipient_id, app, status
+            ), targets AS (
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, d.token,
+                       row_number() OVER (ORDER BY n.id, d.id) <= \(room)
+                           AND d.provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())
+                           AND NOT d.provider = ANY(\(paused)::text[]) AS claimed
                 FROM inserted n
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL
                 WHERE n.status = 'queued'
+            ), created AS (
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, deadline_at, status, attempts,
+                                        first_attempt_at, lease_owner, lease_expires_at)
+                SELECT \(tenant), gen_random_uuid(), t.notification_id, t.device_id, t.provider,
+                       now() + make_interval(secs => \(deadline.timeInterval)),
+                       CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
+                       CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
+                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
+                FROM targets t
                 ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING
-                """)
-            queued = rows.affectedRows ?? 0
-        }
-        try await connection.query(
-            """
-            UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
-            WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+                RETURNING id, notification_id, device_id, provider, status, deadline_at
+            ), done AS (
+                UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
+                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+            )
+            SELECT c.id, c.notification_id, c.device_id, c.provider, c.deadline_at, t.token, now(), NULL::int
+            FROM created c JOIN targets t ON t.notification_id = c.notification_id AND t.device_id = c.device_id
+            WHERE c.status = 'sending'
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
             """)
-        return queued
+        var created = 0
+        var claimed: [ClaimedDelivery] = []
+        let draftIndex = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        for row in rows {
+            if let count = try row.decode(Int?.self, at: 7) {
+                created = count
+                continue
+            }
+            let (id, notificationID, deviceID, provider, deadlineAt, token, now) =
+                try row.decode((UUID, UUID, UUID, String, Date, String, Date).self)
+            guard let index = draftIndex[notificationID], let provider = PushProvider(rawValue: provider) else { continue }
+            let draft = drafts[index]
+            claimed.append(ClaimedDelivery(
+                tenantID: tenant, id: id, deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
+                firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, title: draft.title,
+                body: draft.body, data: draft.data, badge: draft.badge, sound: draft.sound, threadID: draft.threadID,
+                imageURL: draft.imageURL, eventAt: draft.eventAt, claimedAt: now))
+        }
+        return (created, claimed)
     }
 
     // MARK: Deliveries
@@ -357,18 +411,13 @@ struct DeliveryQueue: Sendable {
         return Set(try rows.map { try $0.decode(UUID.self, at: 0) })
     }
 
-    /// Extends the leases this worker holds (on events and deliveries).
+    /// Extends the leases this worker holds on deliveries. (Events are held by the fan-out
+    /// transaction's row locks, not by leases.)
     func renewLeases() async throws {
-        let seconds = leaseSeconds
         try await pool.query(
             """
-            UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => \(seconds))
+            UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             WHERE status = 'sending' AND lease_owner = \(worker)
-            """)
-        try await pool.query(
-            """
-            UPDATE outbox SET lease_expires_at = now() + make_interval(secs => \(seconds))
-            WHERE fanned_out_at IS NULL AND lease_owner = \(worker)
             """)
     }
 
@@ -391,8 +440,6 @@ struct DeliveryQueue: Sendable {
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE status = 'sending' AND lease_owner = \(worker)
             """)
-        try await pool.query(
-            "UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL WHERE fanned_out_at IS NULL AND lease_owner = \(worker)")
     }
 
     /// Stops sending to `provider` until `until`, and says why (for `herald stats`).

@@ -99,6 +99,12 @@ public final class Dispatcher: Sendable {
 
     private struct State {
         var counters = Counters()
+        /// Deliveries fan-out leased to this worker, waiting for the send loop (counted in
+        /// `counters.inFlight` already).
+        var handOff: [ClaimedDelivery] = []
+        /// Something may be waiting in the delivery queue (a hint from another worker, a
+        /// retry, a reclaimed lease): the send loop claims on its next turn.
+        var queueHint = false
         var acknowledgements: [Acknowledgement] = []
         var stopping = false
         var sendingDone = false
@@ -125,6 +131,10 @@ public final class Dispatcher: Sendable {
         logger[metadataKey: "worker"] = "\(configuration.worker)"
         self.logger = logger
     }
+
+    /// Where a worker that fanned out more deliveries than it can send at once tells the
+    /// others (the payload is the tenant's id).
+    public static let deliveriesChannel = "herald_deliveries"
 
     /// The connection settings a dispatcher's pool needs: the same database, working as the
     /// `herald_dispatcher` role.
@@ -169,6 +179,12 @@ public final class Dispatcher: Sendable {
         ackSignal.signal()
     }
 
+    /// Tells the send loop the queue may hold work for it.
+    private func hintQueue() {
+        state.withLock { $0.queueHint = true }
+        sendSignal.signal()
+    }
+
     private var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Works until `mode` says to stop. Cancelling the task stops it the way `shutdown()`
@@ -181,7 +197,7 @@ public final class Dispatcher: Sendable {
             $0.fanOutIdle = false
         }
         let listener = listenerConfiguration.map {
-            PostgresListener(configuration: $0, channels: [Store.outboxChannel], logger: logger)
+            PostgresListener(configuration: $0, channels: [Store.outboxChannel, Self.deliveriesChannel], logger: logger)
         }
         defer { listener?.stop() }
         logger.info("dispatcher started", metadata: ["concurrency": "\(configuration.concurrency)"])
@@ -219,10 +235,12 @@ public final class Dispatcher: Sendable {
     private func listen(_ listener: PostgresListener) async {
         for await event in listener.events {
             switch event {
-            case .notification, .connected(reconnected: true):
+            case .notification(let channel, _):
+                if channel == Self.deliveriesChannel { hintQueue() } else { eventSignal.signal() }
+            case .connected(reconnected: true):
                 // A reconnect may have missed hints: look for work as if one had arrived.
                 eventSignal.signal()
-                sendSignal.signal()
+                hintQueue()
             case .connected(reconnected: false):
                 break
             case .disconnected(let reason):
@@ -241,15 +259,20 @@ public final class Dispatcher: Sendable {
         var failures = 0
         while !isStopping {
             do {
-                let (events, queued) = try await fanOutOnce()
+                let (events, _) = try await fanOutOnce(claiming: true)
                 failures = 0
                 if events == 0 {
                     state.withLock { $0.fanOutIdle = true }
                     await eventSignal.wait(timeout: jitteredPoll)
                     continue
                 }
-                state.withLock { $0.fanOutIdle = false }
-                if queued > 0 { sendSignal.signal() }
+                let partial = events < configuration.eventBatch
+                state.withLock { $0.fanOutIdle = partial }
+                if partial {
+                    // That was all there was: look again when told (a hint that came in the
+                    // meantime is waiting) or at the next poll.
+                    await eventSignal.wait(timeout: jitteredPoll)
+                }
             } catch {
                 failures += 1
                 logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
@@ -264,114 +287,146 @@ public final class Dispatcher: Sendable {
         try await fanOutOnce().events
     }
 
-    /// Claims one batch of events and fans it out.
-    /// - Returns: how many events, and how many deliveries they queued.
-    func fanOutOnce() async throws -> (events: Int, queued: Int) {
-        let events = try await queue.claimEvents(limit: configuration.eventBatch)
-        guard !events.isEmpty else { return (0, 0) }
-        let queued = try await fanOut(events)
-        state.withLock {
-            $0.counters.eventsFannedOut += events.count
-            $0.counters.deliveriesQueued += queued
+    /// Claims one batch of events and fans it out, in one transaction.
+    /// - Parameter claiming: lease the new deliveries this worker has room for to itself and
+    ///   hand them to the send loop (only while `run` is sending).
+    /// - Returns: how many events, and how many deliveries they created.
+    func fanOutOnce(claiming: Bool = false) async throws -> (events: Int, queued: Int) {
+        let concurrency = configuration.concurrency
+        let reserved = claiming
+            ? state.withLock { state -> Int in
+                let room = max(0, min(configuration.claimBatch, concurrency - state.counters.inFlight))
+                state.counters.inFlight += room
+                return room
+            } : 0
+        do {
+            let (events, queued, claimed) = try await fanOutTransaction(room: reserved)
+            state.withLock {
+                $0.counters.eventsFannedOut += events
+                $0.counters.deliveriesQueued += queued
+                $0.counters.inFlight -= reserved - claimed.count
+                $0.handOff += claimed
+            }
+            if reserved > 0 { sendSignal.signal() }
+            return (events, queued)
+        } catch {
+            state.withLock { $0.counters.inFlight -= reserved }
+            if reserved > 0 { sendSignal.signal() }
+            throw error
         }
-        return (events.count, queued)
     }
 
-    /// Fans out a batch, one transaction per tenant (in that tenant's scope).
-    private func fanOut(_ events: [ClaimedEvent]) async throws -> Int {
-        var queued = 0
-        let decoder = JSONDecoder()
-        let byTenant = Dictionary(grouping: events, by: \.tenantID)
-        for (tenant, events) in byTenant {
-            var readable: [(ClaimedEvent, FanOut.Payload)] = []
-            var recipients: [EventRecipient] = []
-            var conversations: Set<UUID> = []
-            for event in events {
-                do {
-                    let payload = try FanOut.payload(of: event, decoder: decoder)
-                    recipients += payload.recipients
-                    if let conversation = payload.conversation { conversations.insert(conversation) }
-                    readable.append((event, payload))
-                } catch {
-                    // A snapshot this version cannot read would block the queue forever;
-                    // it is marked done, loudly, and left in the outbox for inspection.
-                    logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
+    /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
+    /// and commits once.
+    private func fanOutTransaction(room: Int) async throws -> (events: Int, queued: Int, claimed: [ClaimedDelivery]) {
+        try await queue.pool.withTransaction { connection in
+            let events = try await queue.claimEvents(limit: configuration.eventBatch, on: connection)
+            guard !events.isEmpty else { return (0, 0, []) }
+            var room = room
+            var queued = 0
+            var claimed: [ClaimedDelivery] = []
+            let paused = state.withLock { state in state.paused.filter { $0.value > .now }.map(\.key) }
+            let decoder = JSONDecoder()
+            for (tenant, events) in Dictionary(grouping: events, by: \.tenantID) {
+                var readable: [(ClaimedEvent, FanOut.Payload)] = []
+                var recipients: [EventRecipient] = []
+                var conversations: Set<UUID> = []
+                for event in events {
+                    do {
+                        let payload = try FanOut.payload(of: event, decoder: decoder)
+                        recipients += payload.recipients
+                        if let conversation = payload.conversation { conversations.insert(conversation) }
+                        readable.append((event, payload))
+                    } catch {
+                        // A snapshot this version cannot read would block the queue forever;
+                        // it is marked done, loudly, and left in the outbox for inspection.
+                        logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
+                    }
                 }
-            }
-            queued += try await queue.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
+                try await connection.executeScript(Store.tenantScope(tenant))
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                 let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
                 var drafts: [NotificationDraft] = []
                 for (event, payload) in readable {
                     drafts += try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
                 }
-                let queued = try await DeliveryQueue.write(
-                    drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, on: connection)
-                if queued > 0 {
-                    // Wake the other workers too: there is sending to share.
-                    try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenant.uuidString.lowercased()))")
+                let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
+                let written = try await DeliveryQueue.write(
+                    drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
+                room -= written.claimed.count
+                queued += written.created
+                claimed += written.claimed
+                if written.created > written.claimed.count {
+                    // More than this worker takes at once: wake the others to share it.
+                    try await connection.query("SELECT pg_notify(\(Self.deliveriesChannel), \(tenant.uuidString.lowercased()))")
                 }
-                return queued
             }
+            return (events.count, queued, claimed)
         }
-        return queued
     }
 
     private func sendLoop(_ mode: Mode) async {
         let concurrency = configuration.concurrency
         let refill = max(1, min(configuration.claimBatch, concurrency) / 4)
+        let draining = if case .drain = mode { true } else { false }
+        // How soon to look at the queue again after a claim found nothing.
+        let recheck: Duration = draining ? .milliseconds(50) : configuration.pollInterval / 4
         var lastEmptyClaim: ContinuousClock.Instant?
         var failures = 0
-        await withTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            func finishOne() async {
-                if await group.next() != nil {
-                    inFlight -= 1
-                    state.withLock { $0.counters.inFlight = inFlight }
+        await withDiscardingTaskGroup { group in
+            func start(_ deliveries: [ClaimedDelivery]) {
+                for delivery in deliveries {
+                    group.addTask {
+                        await self.deliver(delivery)
+                        self.finished(refill: refill)
+                    }
                 }
             }
             while !isStopping {
+                // What fan-out leased to this worker goes first (already counted in flight).
+                let (handedOff, hinted, inFlight) = state.withLock { state in
+                    defer { state.handOff = [] }
+                    return (state.handOff, state.queueHint, state.counters.inFlight)
+                }
+                start(handedOff)
                 let room = concurrency - inFlight
-                let woken = sendSignal.consume()
-                let mayClaim = room >= refill
-                    && (woken || lastEmptyClaim.map { $0.duration(to: .now) >= configuration.pollInterval / 4 } ?? true)
-                var claimed: [ClaimedDelivery] = []
+                let mayClaim = room >= refill && (hinted || lastEmptyClaim.map { $0.duration(to: .now) >= recheck } ?? true)
                 if mayClaim {
+                    state.withLock { $0.queueHint = false }
+                    let claimed: [ClaimedDelivery]
                     do {
                         claimed = try await queue.claimDeliveries(limit: min(room, configuration.claimBatch))
                         failures = 0
                     } catch {
                         failures += 1
                         logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
-                        if inFlight > 0 {
-                            await finishOne()
-                        } else {
-                            await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
-                        }
+                        await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
                         continue
                     }
                     lastEmptyClaim = claimed.isEmpty ? .now : nil
-                }
-                if !claimed.isEmpty {
-                    inFlight += claimed.count
-                    state.withLock { $0.counters.inFlight = inFlight }
-                    for delivery in claimed {
-                        group.addTask { await self.deliver(delivery) }
+                    if !claimed.isEmpty {
+                        state.withLock { $0.counters.inFlight += claimed.count }
+                        start(claimed)
+                        continue
                     }
-                    continue
                 }
-                if inFlight > 0 {
-                    await finishOne()
-                    continue
-                }
-                // Idle.
-                if case .drain(let horizon) = mode, await drainIsComplete(horizon: horizon) { break }
-                let wait: Duration = if case .drain = mode { .milliseconds(50) } else { jitteredPoll }
+                if !handedOff.isEmpty { continue }
+                if inFlight == 0, case .drain(let horizon) = mode, await drainIsComplete(horizon: horizon) { break }
+                // Wait for a hint, a hand-off, room to free up, or the next look at the queue.
+                let wait: Duration = room < refill ? .seconds(1) : (inFlight > 0 || draining ? recheck : jitteredPoll)
                 await sendSignal.wait(timeout: wait)
-                if !isStopping { sendSignal.signal() }
             }
-            while inFlight > 0 { await finishOne() }
         }
+    }
+
+    /// A send finished: wake the send loop when that makes room for a claim, or (draining)
+    /// when nothing is left in flight.
+    private func finished(refill: Int) {
+        let wake = state.withLock { state -> Bool in
+            state.counters.inFlight -= 1
+            return configuration.concurrency - state.counters.inFlight == refill || state.counters.inFlight == 0
+        }
+        if wake { sendSignal.signal() }
     }
 
     /// Nothing to fan out, nothing unacknowledged, nothing due soon.
@@ -534,7 +589,7 @@ public final class Dispatcher: Sendable {
                         state.withLock { $0.counters.lateAcknowledgements += late }
                         logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
                     }
-                    if batch.contains(where: { $0.status == .queued }) { sendSignal.signal() }
+                    if batch.contains(where: { $0.status == .queued }) { hintQueue() }
                 } catch {
                     failures += 1
                     // Keep them: the next round tries again, in order.
@@ -564,7 +619,7 @@ public final class Dispatcher: Sendable {
                 let reclaimed = try await queue.reclaimExpiredLeases()
                 if reclaimed > 0 {
                     logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
-                    sendSignal.signal()
+                    hintQueue()
                 }
             } catch {
                 logger.warning("lease upkeep failed; retrying", metadata: ["error": "\(error)"])
@@ -572,3 +627,4 @@ public final class Dispatcher: Sendable {
         }
     }
 }
+

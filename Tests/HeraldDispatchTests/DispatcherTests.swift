@@ -127,17 +127,27 @@ import Testing
                     app: .member, teamID: nil, activityID: activity.id, conversationID: nil, title: "t", body: "b", data: [:], badge: 1,
                     sound: true, threadID: "x", imageURL: nil, eventAt: Date(), suppressedReason: nil)
             ]
+            // Each write may lease one new delivery to "fan-out-worker"; only the first creates any.
+            let claim = DeliveryQueue.FanOutClaim(worker: "fan-out-worker", lease: .seconds(1), room: 1, paused: [])
+            var claimed: [Int] = []
             for _ in 0..<3 {
-                _ = try await harness.store.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
-                    try await DeliveryQueue.write(drafts, events: [drafts[0].eventID], tenant: tenant, deadline: .seconds(60), on: connection)
+                let written = try await harness.store.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
+                    try await DeliveryQueue.write(
+                        drafts, events: [drafts[0].eventID], tenant: tenant, deadline: .seconds(60), claim: claim, on: connection)
                 }
+                claimed.append(written.claimed.count)
             }
+            #expect(claimed == [1, 0, 0])
             #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
             #expect(try await harness.count("SELECT count(*) FROM deliveries") == 2)
+            #expect(try await harness.count(
+                "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'fan-out-worker' AND attempts = 1") == 1)
             // The dispatcher finds the event done and adds nothing.
             let counters = try await harness.drain()
             #expect(counters.eventsFannedOut == 0)
             #expect(try await harness.count("SELECT count(*) FROM deliveries") == 2)
+            // The lease of the worker that never sent its delivery expired and it went out anyway.
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 2)
         }
     }
 
