@@ -601,7 +601,8 @@ public final class Dispatcher: Sendable {
                 continue
             }
             if done { return }
-            await ackSignal.wait(timeout: .milliseconds(5))
+            // Outcomes are written in batches: a full batch at once, otherwise every 25 ms.
+            await ackSignal.wait(timeout: .milliseconds(25))
         }
     }
 

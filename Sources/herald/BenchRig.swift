@@ -227,6 +227,9 @@ final class BenchRig: Sendable {
         try await withDispatchers { dispatchers in
             while try await dispatchers[0].fanOutPending() > 0 {}
         }
+        // A queue that has been running has statistics; one bulk-loaded a moment ago has
+        // none until autovacuum comes by, and its plans are a lottery until then.
+        try await store.pool.query("ANALYZE outbox, notifications, deliveries, delivery_attempts")
     }
 
     /// Every worker drains; the counters add up.
