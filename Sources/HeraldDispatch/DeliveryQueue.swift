@@ -392,7 +392,11 @@ struct DeliveryQueue: Sendable {
                     last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
                     updated_at = now()
                 FROM input i
-                WHERE d.tenant_id = i.tenant_id AND d.id = i.id AND d.status = 'sending' AND d.lease_owner = \(worker)
+                -- Only a lease holder has a lease_owner (a CHECK ties it to status 'sending').
+                -- Testing the owner alone keeps the partial index on leased rows out of this
+                -- plan: with statistics from a moment when nothing was leased, the planner
+                -- would otherwise scan that index for every row of the batch.
+                WHERE d.tenant_id = i.tenant_id AND d.id = i.id AND d.lease_owner = \(worker)
                 RETURNING d.tenant_id, d.id
             ), recorded AS (
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
