@@ -254,7 +254,7 @@ struct DeliveryQueue: Sendable {
                 ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
                 RETURNING id, recipient_id, app, status
             ), targets AS (
-                SELECT n.id AS notification_id, d.id AS device_id, d.provider, d.token,
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
                            AND d.provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())
                            AND NOT d.provider = ANY(\(paused)::text[]) AS claimed
@@ -277,8 +277,8 @@ struct DeliveryQueue: Sendable {
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
             )
-            SELECT c.id, c.notification_id, c.device_id, c.provider, c.deadline_at, t.token, now(), NULL::int
-            FROM created c JOIN targets t ON t.notification_id = c.notification_id AND t.device_id = c.device_id
+            SELECT c.id, c.notification_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int
+            FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
             WHERE c.status = 'sending'
             UNION ALL
             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
