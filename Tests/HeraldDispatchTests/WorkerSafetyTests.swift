@@ -27,9 +27,20 @@ import Testing
                 #expect(sent == 2_000)
             }
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 2_000)
-            // One attempt per delivery, accepted, and no attempt made twice: nobody sent what
-            // another held.
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 2_000)
+            // One accepted attempt per delivery, and no attempt made twice: nobody sent what
+            // another held. Under a heavily loaded machine a send can fail in transit before the
+            // emulator sees it (once in CI: 4 workers, the suite running beside them); that is
+            // an ordinary retry, never anything else, and it is printed.
+            let otherAttempts = try await harness.store.pool.query(
+                """
+                SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
+                WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
+                """)
+            for row in otherAttempts {
+                let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
+                print("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
+                #expect(outcome == "retry")
+            }
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count(
