@@ -116,6 +116,8 @@ struct DeliveryQueue: Sendable {
     func claimEvents(limit: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
         let rows = try await connection.query(
             """
+            -- Event leases are no longer taken, but a worker of an earlier version may still
+            -- hold one during an upgrade: respect it until it expires.
             SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox
             WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
               AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
@@ -206,14 +208,7 @@ struct DeliveryQueue: Sendable {
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
         on connection: PostgresConnection
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        guard !drafts.isEmpty else {
-            try await connection.query(
-                """
-                UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
-                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
-                """)
-            return (0, [])
-        }
+        // With no drafts the same statement only marks the events done.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }

@@ -36,11 +36,15 @@ import Testing
                 SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
                 WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
                 """)
+            var retried = 0
             for row in otherAttempts {
                 let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
                 print("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
                 #expect(outcome == "retry")
+                retried += count
             }
+            // A stray transit failure, not a pattern: at most 1 % of the sends.
+            #expect(retried <= 20)
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count(
