@@ -27,24 +27,21 @@ import Testing
                 #expect(sent == 2_000)
             }
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 2_000)
-            // One accepted attempt per delivery, and no attempt made twice: nobody sent what
-            // another held. Under a heavily loaded machine a send can fail in transit before the
-            // emulator sees it (once in CI: 4 workers, the suite running beside them); that is
-            // an ordinary retry, never anything else, and it is printed.
+            // One attempt per delivery, accepted, and no attempt made twice: nobody sent what
+            // another held. (A stray "Timeout was reached" seen here under load was most likely a
+            // transfer starved in libcurl's own queue of transfers waiting for a stream: 4 × 64
+            // sends over 2 × 100 streams. The client no longer hands libcurl more than its
+            // connections carry.) Whatever else is attempted is named.
             let otherAttempts = try await harness.store.pool.query(
                 """
                 SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
                 WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
                 """)
-            var retried = 0
             for row in otherAttempts {
                 let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
-                print("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
-                #expect(outcome == "retry")
-                retried += count
+                Issue.record("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
             }
-            // A stray transit failure, not a pattern: at most 1 % of the sends.
-            #expect(retried <= 20)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 2_000)
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
             #expect(try await harness.count(

@@ -1,6 +1,6 @@
 import Foundation
 import HeraldEmulator
-import HeraldHTTP
+@testable import HeraldHTTP
 import HeraldPush
 import HeraldTemplates
 import Logging
@@ -54,6 +54,36 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             #expect(emulator.connectionCount <= 2, "the emulator saw \(emulator.connectionCount) connections")
             #expect(http.connectionsOpened <= 2)
         }
+    }
+
+    /// libcurl's own queue of transfers waiting for a stream is not first come first served
+    /// and charges the wait to the request's timeout; the client keeps the surplus itself.
+    @Test func moreCallersThanStreamsWaitInTheClientNotInLibcurl() async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let http = try client(emulator, .init(maxInFlight: 512, maxConnectionsPerHost: 2, maxStreamsPerConnection: 100))
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            let delivered = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<3_000 {
+                    group.addTask {
+                        if case .delivered = try await fcm.send(notification(token: "t\(index)")) { return true }
+                        return false
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(delivered == 3_000)
+            #expect(await emulator.messages().count == 3_000)
+            #expect(http.peakTransfers > 0)
+            #expect(http.peakTransfers <= 200, "libcurl held \(http.peakTransfers) transfers for 2 connections × 100 streams")
+        }
+    }
+
+    @Test func originsAreSchemeHostAndPort() {
+        #expect(HTTPClient.origin(of: "https://FCM.googleapis.com/v1/projects/p/messages:send") == "https://fcm.googleapis.com")
+        #expect(HTTPClient.origin(of: "http://127.0.0.1:8080?x=1") == "http://127.0.0.1:8080")
+        #expect(HTTPClient.origin(of: "https://api.push.apple.com:443/3/device/abc") == "https://api.push.apple.com:443")
+        #expect(HTTPClient.origin(of: "not a url") == "not a url")
     }
 
     @Test func aThousandConcurrentSendsFetchOneAccessToken() async throws {
