@@ -374,7 +374,4 @@ enum BenchEmulator: Sendable {
         }
         return Dictionary(messages.map { ($0.token, $0.receivedAt) }, uniquingKeysWith: { first, _ in first })
     }
-
-    /// The latest arrival.
-    func lastArrival() async throws -> Date? { try await arrivals().values.max() }
 }
