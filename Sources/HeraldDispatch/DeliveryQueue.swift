@@ -112,12 +112,13 @@ struct DeliveryQueue: Sendable {
 
     /// Locks up to `limit` events that are not fanned out yet, oldest first, for the rest of
     /// the transaction on `connection` (which works as `herald_dispatcher`). Another worker
-    /// skips them; if this one dies, its transaction ends and they are free again.
+    /// skips them; if this one dies, its transaction ends and they are free again. Events
+    /// under a live lease (a large event another worker is fanning out in parts) are skipped.
     func claimEvents(limit: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
         let rows = try await connection.query(
             """
-            -- Event leases are no longer taken, but a worker of an earlier version may still
-            -- hold one during an upgrade: respect it until it expires.
+            -- A leased event is being fanned out part by part by the lease holder (a large
+            -- group's message): it is left alone until the lease expires.
             SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox
             WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
               AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
@@ -168,9 +169,10 @@ struct DeliveryQueue: Sendable {
         let person: UUID
     }
 
-    /// Muted and viewing, for the current participants of these conversations.
+    /// Muted and viewing, for the current participants of these conversations (only for
+    /// `people`, when given).
     static func participantStates(
-        _ conversations: [UUID], tenant: UUID, on connection: PostgresConnection
+        _ conversations: [UUID], people: [UUID]? = nil, tenant: UUID, on connection: PostgresConnection
     ) async throws -> [ParticipantKey: ParticipantState] {
         guard !conversations.isEmpty else { return [:] }
         let rows = try await connection.query(
@@ -178,6 +180,7 @@ struct DeliveryQueue: Sendable {
             SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
             FROM conversation_participants
             WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
+              AND (\(people == nil) OR person_id = ANY(\(people ?? [])))
             """)
         var result: [ParticipantKey: ParticipantState] = [:]
         for row in rows {
@@ -411,7 +414,7 @@ struct DeliveryQueue: Sendable {
     }
 
     /// Extends the leases this worker holds on deliveries. (Events are held by the fan-out
-    /// transaction's row locks, not by leases.)
+    /// transaction's row locks; a large event's lease is renewed by each of its parts.)
     func renewLeases() async throws {
         try await pool.query(
             """

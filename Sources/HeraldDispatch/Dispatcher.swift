@@ -24,6 +24,9 @@ public final class Dispatcher: Sendable {
         public var claimBatch: Int
         /// Events fanned out per round trip.
         public var eventBatch: Int
+        /// An event with more recipients than this is fanned out this many at a time, one
+        /// transaction each, so that sending starts after the first part is committed.
+        public var fanOutPart: Int
         /// How long a claim holds without renewal; renewed at a third of it.
         public var lease: Duration
         public var retry: RetryPolicy
@@ -36,13 +39,14 @@ public final class Dispatcher: Sendable {
 
         public init(
             worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
-            eventBatch: Int = 200, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
+            eventBatch: Int = 200, fanOutPart: Int = 1_000, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
             pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = []
         ) {
             self.worker = worker
             self.concurrency = max(1, concurrency)
             self.claimBatch = max(1, claimBatch)
             self.eventBatch = max(1, eventBatch)
+            self.fanOutPart = max(1, fanOutPart)
             self.lease = lease
             self.retry = retry
             self.pollInterval = pollInterval
@@ -287,28 +291,44 @@ public final class Dispatcher: Sendable {
         try await fanOutOnce().events
     }
 
-    /// Claims one batch of events and fans it out, in one transaction.
+    /// Claims one batch of events and fans it out, in one transaction; an event with more
+    /// recipients than `fanOutPart` is leased in that transaction and fanned out part by part
+    /// in transactions of its own.
     /// - Parameter claiming: lease the new deliveries this worker has room for to itself and
     ///   hand them to the send loop (only while `run` is sending).
     /// - Returns: how many events, and how many deliveries they created.
     func fanOutOnce(claiming: Bool = false) async throws -> (events: Int, queued: Int) {
-        let concurrency = configuration.concurrency
+        let (events, queued, large) = try await withRoom(claiming) { room in try await fanOutTransaction(room: room) }
+        state.withLock {
+            $0.counters.eventsFannedOut += events - large.count
+            $0.counters.deliveriesQueued += queued
+        }
+        var total = queued
+        for event in large {
+            total += try await fanOutLarge(event, claiming: claiming)
+        }
+        return (events, total)
+    }
+
+    /// Reserves room among the sends in flight (when `claiming`) for what `body` leases, and
+    /// hands what it leased to the send loop.
+    private func withRoom<Result>(
+        _ claiming: Bool, _ body: (Int) async throws -> (Result, claimed: [ClaimedDelivery])
+    ) async throws -> Result {
         let reserved = claiming
             ? state.withLock { state -> Int in
-                let room = max(0, min(configuration.claimBatch, concurrency - state.counters.inFlight))
+                let room = max(0, min(configuration.claimBatch, configuration.concurrency - state.counters.inFlight))
                 state.counters.inFlight += room
                 return room
             } : 0
         do {
-            let (events, queued, claimed) = try await fanOutTransaction(room: reserved)
+            let (result, claimed) = try await body(reserved)
             state.withLock {
-                $0.counters.eventsFannedOut += events
-                $0.counters.deliveriesQueued += queued
                 $0.counters.inFlight -= reserved - claimed.count
                 $0.handOff += claimed
             }
             if reserved > 0 { sendSignal.signal() }
-            return (events, queued)
+            return result
         } catch {
             state.withLock { $0.counters.inFlight -= reserved }
             if reserved > 0 { sendSignal.signal() }
@@ -316,24 +336,37 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// An event fanned out part by part, under this worker's lease on it.
+    struct LargeEvent: Sendable {
+        let event: ClaimedEvent
+        let payload: FanOut.Payload
+    }
+
     /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
-    /// and commits once.
-    private func fanOutTransaction(room: Int) async throws -> (events: Int, queued: Int, claimed: [ClaimedDelivery]) {
+    /// and commits once. Large events are only leased here.
+    private func fanOutTransaction(room: Int) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
         try await queue.pool.withTransaction { connection in
             let events = try await queue.claimEvents(limit: configuration.eventBatch, on: connection)
-            guard !events.isEmpty else { return (0, 0, []) }
+            guard !events.isEmpty else { return ((0, 0, []), []) }
             var room = room
             var queued = 0
             var claimed: [ClaimedDelivery] = []
-            let paused = state.withLock { state in state.paused.filter { $0.value > .now }.map(\.key) }
+            var large: [LargeEvent] = []
             let decoder = JSONDecoder()
             for (tenant, events) in Dictionary(grouping: events, by: \.tenantID) {
                 var readable: [(ClaimedEvent, FanOut.Payload)] = []
                 var recipients: [EventRecipient] = []
                 var conversations: Set<UUID> = []
+                var done: [UUID] = []
+                var leased: [UUID] = []
                 for event in events {
                     do {
                         let payload = try FanOut.payload(of: event, decoder: decoder)
+                        if payload.recipients.count > configuration.fanOutPart {
+                            large.append(LargeEvent(event: event, payload: payload))
+                            leased.append(event.id)
+                            continue
+                        }
                         recipients += payload.recipients
                         if let conversation = payload.conversation { conversations.insert(conversation) }
                         readable.append((event, payload))
@@ -342,26 +375,106 @@ public final class Dispatcher: Sendable {
                         // it is marked done, loudly, and left in the outbox for inspection.
                         logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
                     }
+                    done.append(event.id)
                 }
                 try await connection.executeScript(Store.tenantScope(tenant))
+                if !leased.isEmpty { try await leaseEvents(leased, tenant: tenant, on: connection) }
+                guard !done.isEmpty else { continue }
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                 let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
                 var drafts: [NotificationDraft] = []
                 for (event, payload) in readable {
                     drafts += try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
                 }
-                let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
-                let written = try await DeliveryQueue.write(
-                    drafts, events: events.map(\.id), tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
+                let written = try await write(drafts, events: done, tenant: tenant, room: room, on: connection)
                 room -= written.claimed.count
                 queued += written.created
                 claimed += written.claimed
-                if written.created > written.claimed.count {
-                    // More than this worker takes at once: wake the others to share it.
-                    try await connection.query("SELECT pg_notify(\(Self.deliveriesChannel), \(tenant.uuidString.lowercased()))")
-                }
             }
-            return (events.count, queued, claimed)
+            return ((events.count, queued, large), claimed)
+        }
+    }
+
+    /// Writes drafts (marking `events` done), leasing up to `room` of the new deliveries to
+    /// this worker; wakes the other workers when more were queued than it took.
+    private func write(
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, on connection: PostgresConnection
+    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        let paused = state.withLock { state in state.paused.filter { $0.value > .now }.map(\.key) }
+        let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
+        let written = try await DeliveryQueue.write(
+            drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
+        if written.created > written.claimed.count {
+            // More than this worker takes at once: wake the others to share it.
+            try await connection.query("SELECT pg_notify(\(Self.deliveriesChannel), \(tenant.uuidString.lowercased()))")
+        }
+        return written
+    }
+
+    /// Holds events for this worker (in the tenant's scope) for one lease: other workers'
+    /// claims pass them by until it expires, and a part's transaction renews it.
+    private func leaseEvents(_ events: [UUID], tenant: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            UPDATE outbox SET lease_owner = \(configuration.worker),
+                              lease_expires_at = now() + make_interval(secs => \(configuration.lease.timeInterval))
+            WHERE tenant_id = \(tenant) AND id = ANY(\(events))
+            """)
+    }
+
+    /// Fans out a large event `fanOutPart` recipients per transaction; the last part marks it
+    /// done. Each part first checks that this worker still holds the event: if its lease
+    /// lapsed and another worker took the event, that one carries on (a part written twice
+    /// adds nothing: the write is idempotent). If a part fails, the event is given back.
+    /// - Returns: how many deliveries it created.
+    private func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
+        let event = large.event, tenant = event.tenantID
+        let count = large.payload.recipients.count
+        var created = 0
+        do {
+            for start in stride(from: 0, to: count, by: configuration.fanOutPart) {
+                let part = start..<min(count, start + configuration.fanOutPart)
+                let last = part.upperBound == count
+                let written = try await withRoom(claiming) { room in
+                    try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in
+                        let held = try await connection.query(
+                            """
+                            SELECT 1 FROM outbox
+                            WHERE tenant_id = \(tenant) AND id = \(event.id) AND lease_owner = \(configuration.worker)
+                              AND fanned_out_at IS NULL
+                            FOR UPDATE
+                            """)
+                        guard held.count == 1 else { return (nil, []) }
+                        try await connection.executeScript(Store.tenantScope(tenant))
+                        let recipients = Array(large.payload.recipients[part])
+                        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+                        let chat = try await DeliveryQueue.participantStates(
+                            large.payload.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
+                        let drafts = try await fanOut.drafts(for: event, large.payload, part: part, profiles: profiles, chat: chat)
+                        if !last { try await leaseEvents([event.id], tenant: tenant, on: connection) }
+                        let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
+                        return (written.created, written.claimed)
+                    }
+                }
+                guard let written else {
+                    logger.info("a large event passed to another worker mid-fan-out", metadata: ["event": "\(event.id)"])
+                    return created
+                }
+                state.withLock {
+                    $0.counters.deliveriesQueued += written
+                    if last { $0.counters.eventsFannedOut += 1 }
+                }
+                created += written
+            }
+            return created
+        } catch {
+            // Let any worker take it at once rather than when the lease runs out.
+            _ = try? await queue.pool.query(
+                """
+                UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
+                WHERE tenant_id = \(tenant) AND id = \(event.id) AND lease_owner = \(configuration.worker)
+                """)
+            throw error
         }
     }
 

@@ -54,25 +54,28 @@ struct FanOut: Sendable {
         }
     }
 
-    /// The notification drafts of one event.
+    /// The notification drafts of one event, for all its recipients or for the range
+    /// `part` of them (a large event is fanned out a part per transaction).
     func drafts(
-        for event: ClaimedEvent, _ payload: Payload, profiles: [DeliveryQueue.Key: RecipientProfile],
+        for event: ClaimedEvent, _ payload: Payload, part: Range<Int>? = nil, profiles: [DeliveryQueue.Key: RecipientProfile],
         chat: [DeliveryQueue.ParticipantKey: ParticipantState]
     ) async throws -> [NotificationDraft] {
-        switch payload {
-        case .chat(let payload): try await chatDrafts(for: event, payload, profiles: profiles, chat: chat)
-        case .activity(let payload): try await activityDrafts(for: event, payload, profiles: profiles)
+        let recipients = part.map { payload.recipients[$0] } ?? payload.recipients[...]
+        return switch payload {
+        case .chat(let payload): try await chatDrafts(for: event, payload, recipients: recipients, profiles: profiles, chat: chat)
+        case .activity(let payload): try await activityDrafts(for: event, payload, recipients: recipients, profiles: profiles)
         }
     }
 
     /// An activity event's drafts: the recipient's language, time zone and badge.
     func activityDrafts(
-        for event: ClaimedEvent, _ payload: ActivityEventPayload, profiles: [DeliveryQueue.Key: RecipientProfile]
+        for event: ClaimedEvent, _ payload: ActivityEventPayload, recipients: ArraySlice<EventRecipient>,
+        profiles: [DeliveryQueue.Key: RecipientProfile]
     ) async throws -> [NotificationDraft] {
         guard let templateEvent = TemplateEvent(payload.event) else { return [] }
         let variables = TemplateVariables.Activity(payload)
         var drafts: [NotificationDraft] = []
-        for recipient in payload.recipients {
+        for recipient in recipients {
             // A person deleted since the event has no profile: nobody to tell.
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
             let template = try await templates.template(for: templateEvent, locale: profile.locale, tenant: event.tenantID)
@@ -96,17 +99,17 @@ struct FanOut: Sendable {
     /// 100-character preview as the body; no sound for those who muted the conversation;
     /// suppressed for those who have it open.
     func chatDrafts(
-        for event: ClaimedEvent, _ payload: ChatEventPayload, profiles: [DeliveryQueue.Key: RecipientProfile],
-        chat: [DeliveryQueue.ParticipantKey: ParticipantState]
+        for event: ClaimedEvent, _ payload: ChatEventPayload, recipients: ArraySlice<EventRecipient>,
+        profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState]
     ) async throws -> [NotificationDraft] {
         let templateEvent: TemplateEvent = payload.isGroup ? .chatGroup : .chatDirect
         let variables = TemplateVariables.Chat(
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
         let conversation = payload.conversationID.uuidString.lowercased()
         var drafts: [NotificationDraft] = []
-        drafts.reserveCapacity(payload.recipients.count)
+        drafts.reserveCapacity(recipients.count)
         var rendered: [String: RenderedMessage] = [:]
-        for recipient in payload.recipients {
+        for recipient in recipients {
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
             let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)]
             // Someone who left since the message was sent hears nothing of it.

@@ -1,0 +1,102 @@
+import Foundation
+import HeraldCore
+@testable import HeraldDispatch
+import HeraldEmulator
+import HeraldPostgres
+import HeraldStore
+import HeraldTemplates
+import HeraldTestSupport
+import Testing
+
+/// Events with more recipients than `fanOutPart` are fanned out part by part, each part in
+/// its own transaction, under the worker's lease on the event.
+@Suite struct LargeEventTests {
+    /// A group of Alice and `people` others in ops, each with one member-app phone
+    /// (`crowd-<n>`); returns the conversation.
+    func group(_ harness: DispatchHarness, people: Int) async throws -> UUID {
+        let emails = (1...people).map { "crowd\($0)@acme.test" }
+        try await harness.store.withTenant(harness.tenant) { session in
+            for (index, email) in emails.enumerated() {
+                _ = try await session.addPerson(email: email, name: "Crowd \(index + 1)")
+                _ = try await session.setMembership(team: "ops", email: email, role: .member)
+                _ = try await session.registerDevice(email: email, token: "crowd-\(index + 1)", app: .member, platform: .android, provider: .fcm)
+            }
+        }
+        return try await harness.store.withTenant(harness.tenant) { session in
+            try await session.createConversation(actor: "alice@acme.test", with: emails, name: "Crowd", photoURL: nil, team: "ops").id
+        }
+    }
+
+    func send(_ harness: DispatchHarness, to conversation: UUID, _ text: String) async throws {
+        _ = try await harness.store.withTenant(harness.tenant) {
+            try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation.uuidString, text: text, clientID: nil, sentAt: nil)
+        }
+    }
+
+    @Test func aLargeEventIsFannedOutInPartsOnceForEveryone() async throws {
+        try await DispatchHarness.with { harness in
+            let conversation = try await group(harness, people: 23)
+            try await send(harness, to: conversation, "Standup moved to 10")
+            let counters = try await harness.drain(.init(fanOutPart: 5, retry: RetryPolicy(base: .milliseconds(50))))
+            #expect(counters.eventsFannedOut == 1)
+            #expect(counters.deliveriesQueued == 23)
+            #expect(counters.sent == 23)
+            #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 23)
+            #expect(try await harness.count(
+                "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 23)
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 23)
+            // Done, and nobody holds it any more.
+            #expect(try await harness.count(
+                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL AND lease_expires_at IS NULL") == 1)
+            let tokens = await harness.emulator.messages().map(\.token)
+            #expect(tokens.count == 23)
+            #expect(Set(tokens) == Set((1...23).map { "crowd-\($0)" }))
+        }
+    }
+
+    /// A worker fanned out the first part and died holding the event: once its lease lapses
+    /// another worker takes the event over, and nobody hears twice.
+    @Test func aLapsedFanOutIsTakenOverWithoutDuplicates() async throws {
+        try await DispatchHarness.with { harness in
+            let conversation = try await group(harness, people: 12)
+            try await send(harness, to: conversation, "Lunch is here")
+            let tenant = harness.tenant.id
+            // The dead worker's part: what its first transaction committed.
+            do {
+                let event = try await harness.store.pool.query(
+                    "SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox WHERE kind = 'chat.message'"
+                ).single().decode((UUID, UUID, String, String, Date).self)
+                let claimed = ClaimedEvent(tenantID: event.0, id: event.1, kind: event.2, payload: event.3, occurredAt: event.4)
+                let payload = try FanOut.payload(of: claimed, decoder: JSONDecoder())
+                try await harness.store.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
+                    let recipients = Array(payload.recipients[0..<5])
+                    let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+                    let chat = try await DeliveryQueue.participantStates(
+                        [conversation], people: recipients.map(\.id), tenant: tenant, on: connection)
+                    let drafts = try await FanOut(templates: TemplateCatalog()).drafts(for: claimed, payload, part: 0..<5, profiles: profiles, chat: chat)
+                    #expect(drafts.count == 5)
+                    _ = try await DeliveryQueue.write(drafts, events: [], tenant: tenant, deadline: .seconds(60), claim: nil, on: connection)
+                    try await connection.query(
+                        """
+                        UPDATE outbox SET lease_owner = 'dead-worker', lease_expires_at = now() + interval '1 second'
+                        WHERE id = \(claimed.id)
+                        """)
+                }
+            }
+            #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 5)
+            let counters = try await harness.drain(.init(worker: "heir", fanOutPart: 5, retry: RetryPolicy(base: .milliseconds(50))))
+            #expect(counters.eventsFannedOut == 1)
+            #expect(counters.deliveriesQueued == 7)  // the dead worker's 5 were queued already
+            #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 12)
+            #expect(try await harness.count(
+                "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 12)
+            #expect(try await harness.count("SELECT count(*) FROM deliveries") == 12)
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 12)
+            #expect(try await harness.count(
+                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL") == 1)
+            let tokens = await harness.emulator.messages().map(\.token)
+            #expect(tokens.count == 12)
+            #expect(Set(tokens).count == 12)
+        }
+    }
+}
