@@ -435,12 +435,18 @@ struct DeliveryQueue: Sendable {
         return rows.affectedRows ?? 0
     }
 
-    /// Gives back leases this worker holds but will not finish (at shutdown).
+    /// Gives back leases this worker holds but will not finish (at shutdown): deliveries, and
+    /// a large event it was fanning out when it was stopped.
     func releaseLeases() async throws {
         try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE status = 'sending' AND lease_owner = \(worker)
+            """)
+        try await pool.query(
+            """
+            UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
+            WHERE fanned_out_at IS NULL AND lease_owner = \(worker)
             """)
     }
 
