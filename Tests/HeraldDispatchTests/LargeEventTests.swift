@@ -99,4 +99,26 @@ import Testing
             #expect(Set(tokens).count == 12)
         }
     }
+
+    /// A worker that stops gives back the event it was fanning out, and only its own.
+    @Test func aStoppingWorkerGivesBackItsEventLease() async throws {
+        try await DispatchHarness.with { harness in
+            let conversation = try await group(harness, people: 3)
+            try await send(harness, to: conversation, "First")
+            try await send(harness, to: conversation, "Second")
+            try await harness.store.pool.query(
+                """
+                UPDATE outbox SET lease_owner = CASE WHEN seq = (SELECT min(seq) FROM outbox WHERE kind = 'chat.message')
+                                                     THEN 'stopping-worker' ELSE 'other-worker' END,
+                                  lease_expires_at = now() + interval '1 minute'
+                WHERE kind = 'chat.message'
+                """)
+            try await harness.withDispatcher(.init(worker: "stopping-worker")) { dispatcher in
+                try await dispatcher.queue.releaseLeases()
+            }
+            #expect(try await harness.count(
+                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND lease_owner IS NULL AND lease_expires_at IS NULL") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM outbox WHERE lease_owner = 'other-worker'") == 1)
+        }
+    }
 }
