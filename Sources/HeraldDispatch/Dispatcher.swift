@@ -377,7 +377,7 @@ public final class Dispatcher: Sendable {
                     }
                     done.append(event.id)
                 }
-                try await connection.executeScript(Store.tenantScope(tenant))
+                connection.deferScript(Store.tenantScope(tenant))
                 if !leased.isEmpty { try await leaseEvents(leased, tenant: tenant, on: connection) }
                 guard !done.isEmpty else { continue }
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
@@ -445,7 +445,7 @@ public final class Dispatcher: Sendable {
                             FOR UPDATE
                             """)
                         guard held.count == 1 else { return (nil, []) }
-                        try await connection.executeScript(Store.tenantScope(tenant))
+                        connection.deferScript(Store.tenantScope(tenant))
                         let recipients = Array(large.payload.recipients[part])
                         let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                         let chat = try await DeliveryQueue.participantStates(

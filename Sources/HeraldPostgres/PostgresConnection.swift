@@ -26,6 +26,8 @@ public final class PostgresConnection: @unchecked Sendable {
     }
     private let thread: BlockingThread
     private let broken = Mutex(false)
+    /// Script text to run ahead of the next call, in the same job (see `deferScript`).
+    private let deferred = Mutex<String?>(nil)
     let logger: Logger
 
     /// The backend's process id, useful for `pg_terminate_backend` and for log lines.
@@ -151,6 +153,14 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `sql` (a script, as `executeScript`) just before the next statement on this
+    /// connection, on the same trip to the connection's thread: `BEGIN` or a transaction's
+    /// `SET LOCAL`s then cost no wake-up of their own. Several deferred scripts run in order.
+    /// If the script fails, the next call throws its error and its own statement does not run.
+    public func deferScript(_ sql: String) {
+        deferred.withLock { $0 = $0.map { $0 + "; " + sql } ?? sql }
+    }
+
     /// Closes the connection and ends its thread. Safe to call twice.
     public func close() async {
         _ = try? await thread.run { [self] in
@@ -164,12 +174,19 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func withHandle<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
-        try await thread.run { [self] in
+        let script = deferred.withLock { script in
+            defer { script = nil }
+            return script
+        }
+        return try await thread.run { [self] in
             guard let handle else {
                 throw PostgresError(kind: .connection, message: "connection is closed")
             }
             defer {
                 if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
+            }
+            if let script {
+                _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
             }
             return try body(handle)
         }

@@ -55,11 +55,8 @@ public final class PostgresPool: Sendable {
     @discardableResult
     public func withTransaction<Result>(setup: String? = nil, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await withConnection { connection in
-            if let setup {
-                try await connection.executeScript("BEGIN; " + setup)
-            } else {
-                try await connection.query("BEGIN")
-            }
+            // Sent with the body's first statement (one trip to the connection's thread fewer).
+            connection.deferScript(setup.map { "BEGIN; " + $0 } ?? "BEGIN")
             let result: Result
             do {
                 result = try await body(connection)

@@ -126,4 +126,37 @@ import Testing
             #expect(try await pool.query("SELECT sum(v) FROM s").single().decode(Int.self, at: 0) == 3)
         }
     }
+
+    @Test func aDeferredScriptRunsJustBeforeTheNextStatement() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TEMP TABLE d (v int)")
+                // Several deferred scripts run in order, then the statement, all in one transaction.
+                connection.deferScript("BEGIN")
+                connection.deferScript("INSERT INTO d VALUES (1); SET LOCAL application_name = 'deferred'")
+                let name = try await connection.query("SELECT current_setting('application_name')").single().decode(String.self, at: 0)
+                #expect(name == "deferred")
+                #expect(try await connection.query("SELECT count(*)::int FROM d").single().decode(Int.self, at: 0) == 1)
+                try await connection.query("ROLLBACK")
+                #expect(try await connection.query("SELECT count(*)::int FROM d").single().decode(Int.self, at: 0) == 0)
+                // A failing script fails the next call, whose own statement does not run; the
+                // script is gone after that.
+                connection.deferScript("SELECT * FROM no_such_table")
+                await #expect(throws: PostgresError.self) { try await connection.query("INSERT INTO d VALUES (2)") }
+                #expect(try await connection.query("SELECT count(*)::int FROM d").single().decode(Int.self, at: 0) == 0)
+            }
+            // A transaction's BEGIN and setup go with its first statement; a failure rolls it all back.
+            await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction(setup: "SET LOCAL application_name = 'tx'") { connection in
+                    #expect(try await connection.query("SELECT current_setting('application_name')").single().decode(String.self, at: 0) == "tx")
+                    try await connection.query("CREATE TABLE t1 (v int)")
+                    try await connection.query("SELECT * FROM no_such_table")
+                }
+            }
+            #expect(try await pool.query("SELECT to_regclass('t1') IS NULL").single().decode(Bool.self, at: 0))
+            // A transaction whose body runs no statement still begins and commits cleanly.
+            try await pool.withTransaction { _ in }
+            #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
+        }
+    }
 }
