@@ -443,6 +443,34 @@ struct DeliveryQueue: Sendable {
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE status = 'sending' AND lease_owner = \(worker)
             """)
+        try await releaseEventLeases()
+    }
+
+    /// Holds events for this worker (in the tenant's scope) for one lease: other workers'
+    /// claims pass them by until it expires; each part of a large event's fan-out renews it.
+    func leaseEvents(_ events: [UUID], tenant: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            UPDATE outbox SET lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+            WHERE tenant_id = \(tenant) AND id = ANY(\(events))
+            """)
+    }
+
+    /// Locks the event for the rest of the transaction if this worker still holds its lease
+    /// and it is not done; `false` when its lease passed to another worker.
+    func holdsEvent(_ event: UUID, tenant: UUID, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query(
+            """
+            SELECT 1 FROM outbox
+            WHERE tenant_id = \(tenant) AND id = \(event) AND lease_owner = \(worker) AND fanned_out_at IS NULL
+            FOR UPDATE
+            """
+        ).count == 1
+    }
+
+    /// Gives back the events this worker leased and has not finished fanning out, so that any
+    /// worker may take them at once rather than when the lease runs out.
+    func releaseEventLeases() async throws {
         try await pool.query(
             """
             UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL

@@ -378,7 +378,7 @@ public final class Dispatcher: Sendable {
                     done.append(event.id)
                 }
                 connection.deferScript(Store.tenantScope(tenant))
-                if !leased.isEmpty { try await leaseEvents(leased, tenant: tenant, on: connection) }
+                if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
                 guard !done.isEmpty else { continue }
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                 let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
@@ -411,21 +411,11 @@ public final class Dispatcher: Sendable {
         return written
     }
 
-    /// Holds events for this worker (in the tenant's scope) for one lease: other workers'
-    /// claims pass them by until it expires, and a part's transaction renews it.
-    private func leaseEvents(_ events: [UUID], tenant: UUID, on connection: PostgresConnection) async throws {
-        try await connection.query(
-            """
-            UPDATE outbox SET lease_owner = \(configuration.worker),
-                              lease_expires_at = now() + make_interval(secs => \(configuration.lease.timeInterval))
-            WHERE tenant_id = \(tenant) AND id = ANY(\(events))
-            """)
-    }
-
     /// Fans out a large event `fanOutPart` recipients per transaction; the last part marks it
     /// done. Each part first checks that this worker still holds the event: if its lease
     /// lapsed and another worker took the event, that one carries on (a part written twice
-    /// adds nothing: the write is idempotent). If a part fails, the event is given back.
+    /// adds nothing: the write is idempotent). If a part fails, the worker's event leases are
+    /// given back.
     /// - Returns: how many deliveries it created.
     private func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
         let event = large.event, tenant = event.tenantID
@@ -437,21 +427,14 @@ public final class Dispatcher: Sendable {
                 let last = part.upperBound == count
                 let written = try await withRoom(claiming) { room in
                     try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in
-                        let held = try await connection.query(
-                            """
-                            SELECT 1 FROM outbox
-                            WHERE tenant_id = \(tenant) AND id = \(event.id) AND lease_owner = \(configuration.worker)
-                              AND fanned_out_at IS NULL
-                            FOR UPDATE
-                            """)
-                        guard held.count == 1 else { return (nil, []) }
+                        guard try await queue.holdsEvent(event.id, tenant: tenant, on: connection) else { return (nil, []) }
                         connection.deferScript(Store.tenantScope(tenant))
                         let recipients = Array(large.payload.recipients[part])
                         let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                         let chat = try await DeliveryQueue.participantStates(
                             large.payload.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
                         let drafts = try await fanOut.drafts(for: event, large.payload, part: part, profiles: profiles, chat: chat)
-                        if !last { try await leaseEvents([event.id], tenant: tenant, on: connection) }
+                        if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
                         let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
                         return (written.created, written.claimed)
                     }
@@ -468,12 +451,9 @@ public final class Dispatcher: Sendable {
             }
             return created
         } catch {
-            // Let any worker take it at once rather than when the lease runs out.
-            _ = try? await queue.pool.query(
-                """
-                UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
-                WHERE tenant_id = \(tenant) AND id = \(event.id) AND lease_owner = \(configuration.worker)
-                """)
+            // Give back this event and any other large one of the batch not started yet: any
+            // worker may take them at once rather than when their leases run out.
+            try? await queue.releaseEventLeases()
             throw error
         }
     }
