@@ -331,7 +331,7 @@ struct DeliveryQueue: Sendable {
                       AND d.provider NOT IN (SELECT provider FROM paused)
                     ORDER BY d.due_at
                     LIMIT (SELECT n FROM share)
-                    FOR UPDATE SKIP LOCKED) c
+                    FOR NO KEY UPDATE SKIP LOCKED) c
             ), picked AS (
                 -- Round robin: every tenant's first, then every tenant's second, …
                 SELECT tenant_id, id FROM offered ORDER BY turn, due_at LIMIT \(limit)
@@ -424,11 +424,20 @@ struct DeliveryQueue: Sendable {
 
     /// Extends the leases this worker holds on deliveries. (Events are held by the fan-out
     /// transaction's row locks; a large event's lease is renewed by each of its parts.)
+    ///
+    /// A delivery locked at this moment is being acknowledged, so it is passed by rather than
+    /// waited for: waiting row by row behind the acknowledgements, while they in turn waited
+    /// for the rows this statement had locked, stalled both for a second at a time (measured
+    /// in a burn-down). Should that acknowledgement fail, the next renewal, a third of a lease
+    /// later, extends it.
     func renewLeases() async throws {
         try await pool.query(
             """
-            UPDATE deliveries SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
-            WHERE status = 'sending' AND lease_owner = \(worker)
+            UPDATE deliveries d SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
+            FROM (SELECT tenant_id, id FROM deliveries
+                  WHERE status = 'sending' AND lease_owner = \(worker)
+                  FOR NO KEY UPDATE SKIP LOCKED) held
+            WHERE d.tenant_id = held.tenant_id AND d.id = held.id
             """)
     }
 

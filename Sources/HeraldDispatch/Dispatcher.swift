@@ -11,7 +11,7 @@ import Synchronization
 /// and records what became of each (DESIGN.md §6).
 ///
 /// Any number of dispatchers, in any number of processes, may share one database: every
-/// piece of work is claimed under a lease with `FOR UPDATE SKIP LOCKED`, renewed while in
+/// piece of work is claimed under a lease with `SKIP LOCKED` row locks, renewed while in
 /// flight, and an acknowledgement counts only while its lease holds. A dispatcher killed at
 /// any moment loses nothing: its leases expire and another (or its restart) takes the work.
 public final class Dispatcher: Sendable {

@@ -7,7 +7,7 @@ import HeraldTestSupport
 import Testing
 
 /// The queue statements under the conditions a busy dispatcher meets: statistics taken when
-/// nobody held a lease.
+/// nobody held a lease, and other statements holding row locks.
 @Suite struct QueueStatementTests {
     /// Statistics from a moment when no delivery was leased make a constant lease owner look
     /// like it matches one row at most; the acknowledgement must still find each delivery of
@@ -44,6 +44,35 @@ import Testing
                 #expect(try await dispatcher.queue.acknowledge(batch).count == 1_000)
             }
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 1_000)
+        }
+    }
+
+    /// A delivery locked by an acknowledgement in progress is passed by, not waited for:
+    /// the renewal extends every other lease and returns while the lock is held.
+    @Test func renewingLeasesPassesByADeliveryBeingAcknowledged() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.registerMany("chidi@acme.test", count: 2, prefix: "phone-")
+            _ = try await harness.assign()
+            try await harness.withDispatcher(.init(worker: "renewer", lease: .seconds(60))) { dispatcher in
+                #expect(try await dispatcher.fanOutOnce() == (1, 2))
+                let claimed = try await dispatcher.queue.claimDeliveries(limit: 10)
+                #expect(claimed.count == 2)
+                let locked = claimed[0].id, free = claimed[1].id
+                try await harness.store.pool.query(
+                    "UPDATE deliveries SET lease_expires_at = now() + interval '1 second' WHERE lease_owner = 'renewer'")
+                try await harness.store.pool.withTransaction(
+                    // Should the renewal wait after all, the lock is given up after a while
+                    // and the expectations below fail instead of the test hanging.
+                    setup: "SET LOCAL idle_in_transaction_session_timeout = '20s'"
+                ) { connection in
+                    try await connection.query("SELECT 1 FROM deliveries WHERE id = \(locked) FOR UPDATE")
+                    try await dispatcher.queue.renewLeases()
+                    let leases = try await harness.store.pool.query(
+                        "SELECT id, lease_expires_at > now() + interval '30 seconds' FROM deliveries WHERE lease_owner = 'renewer'")
+                    let renewed = Dictionary(uniqueKeysWithValues: try leases.map { try $0.decode((UUID, Bool).self) })
+                    #expect(renewed == [locked: false, free: true])
+                }
+            }
         }
     }
 
