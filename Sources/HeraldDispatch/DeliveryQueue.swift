@@ -320,10 +320,9 @@ struct DeliveryQueue: Sendable {
                               WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
                                 AND d.provider NOT IN (SELECT provider FROM paused))
             ), share AS (
-                -- An equal slice per busy tenant; each offers a few times its slice, so
-                -- what a quiet tenant leaves unused goes to the busy ones.
-                SELECT least(\(limit), greatest(16, 4 * ceil(\(limit)::numeric / greatest(count(*), 1))))::int AS n FROM busy
-            ), offered AS (
+                SELECT ceil(\(limit)::numeric / greatest(count(*), 1))::int AS n FROM busy
+            ), first AS (
+                -- An equal slice per busy tenant, locked (every row locked costs a write).
                 SELECT c.tenant_id, c.id, c.due_at, row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
                 FROM busy b CROSS JOIN LATERAL (
                     SELECT d.tenant_id, d.id, d.due_at FROM deliveries d
@@ -332,9 +331,22 @@ struct DeliveryQueue: Sendable {
                     ORDER BY d.due_at
                     LIMIT (SELECT n FROM share)
                     FOR NO KEY UPDATE SKIP LOCKED) c
+            ), more AS (
+                -- What tenants with less than a slice left unused goes to the others, in
+                -- turns after their slices; nothing is read when the slices filled the batch.
+                SELECT c.tenant_id, c.id, c.due_at, (SELECT n FROM share) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
+                FROM busy b CROSS JOIN LATERAL (
+                    SELECT d.tenant_id, d.id, d.due_at FROM deliveries d
+                    WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.provider NOT IN (SELECT provider FROM paused)
+                      AND NOT EXISTS (SELECT 1 FROM first f WHERE f.tenant_id = d.tenant_id AND f.id = d.id)
+                    ORDER BY d.due_at
+                    LIMIT (SELECT greatest(0, \(limit) - count(*)) FROM first)
+                    FOR NO KEY UPDATE OF d SKIP LOCKED) c
             ), picked AS (
                 -- Round robin: every tenant's first, then every tenant's second, …
-                SELECT tenant_id, id FROM offered ORDER BY turn, due_at LIMIT \(limit)
+                SELECT tenant_id, id FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
+                ORDER BY turn, due_at LIMIT \(limit)
             )
             UPDATE deliveries d
             SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),
