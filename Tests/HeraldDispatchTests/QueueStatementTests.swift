@@ -31,11 +31,8 @@ import Testing
                 // Which plan wins depends on the batch's size against the table's, so try a
                 // few (the old statement rescanned batches of 50 and 100 here).
                 for size in [10, 50, 100, 250, 1_000] {
-                    let statement = dispatcher.queue.acknowledgement(Array(batch.prefix(size)))
-                    let plan = try await harness.store.pool.query(
-                        PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + statement.sql, binds: statement.binds)
-                    ).single().decode(String.self, at: 0)
-                    let rescans = try Self.nodes(inJSONPlan: plan).filter {
+                    let (plan, nodes) = try await Self.plan(of: dispatcher.queue.acknowledgement(Array(batch.prefix(size))), in: harness)
+                    let rescans = nodes.filter {
                         $0.parentType == "Nested Loop" && $0.relationship == "Inner" && $0.type == "CTE Scan" && $0.cte == "input"
                     }
                     #expect(rescans.isEmpty, "a batch of \(size) is rescanned per delivery:\n\(plan)")
@@ -59,11 +56,7 @@ import Testing
                 #expect(try await dispatcher.fanOutOnce() == (1, 3_000))
                 try await harness.store.pool.query("ANALYZE deliveries, notifications, devices")
                 for limit in [10, 100, 512, 1_000] {
-                    let statement = dispatcher.queue.claim(limit: limit)
-                    let plan = try await harness.store.pool.query(
-                        PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + statement.sql, binds: statement.binds)
-                    ).single().decode(String.self, at: 0)
-                    let nodes = try Self.nodes(inJSONPlan: plan)
+                    let (plan, nodes) = try await Self.plan(of: dispatcher.queue.claim(limit: limit), in: harness)
                     // (Whether any tenant has work may be answered by a scan of a table this
                     // small; the rows to update must not be found by one.)
                     let joinedByScan = nodes.filter {
@@ -119,6 +112,15 @@ import Testing
         let relationship: String?
         let cte: String?
         let relation: String?
+    }
+
+    /// The plan PostgreSQL chooses for `statement` with its values bound: the JSON text (for
+    /// failure messages) and its nodes.
+    static func plan(of statement: PostgresQuery, in harness: DispatchHarness) async throws -> (String, [PlanNode]) {
+        let text = try await harness.store.pool.query(
+            PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + statement.sql, binds: statement.binds)
+        ).single().decode(String.self, at: 0)
+        return (text, try nodes(inJSONPlan: text))
     }
 
     /// Every node of an `EXPLAIN (FORMAT JSON)` plan, with its parent's type.
