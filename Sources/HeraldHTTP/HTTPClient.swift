@@ -5,10 +5,12 @@ import Synchronization
 
 /// An HTTP/2 client on one libcurl multi handle, driven by one dedicated thread.
 ///
-/// Callers `await send(_:)` from any task. Requests to one host are multiplexed as streams
-/// on few connections (`CURLPIPE_MULTIPLEX`, `PIPEWAIT`); `https://` negotiates HTTP/2 with
-/// ALPN and `http://` speaks h2c with prior knowledge. At most `maxInFlight` requests run at
-/// once, and to one origin at most as many as its connections carry streams; later callers
+/// Callers `await send(_:)` from any task. `https://` negotiates HTTP/2 with ALPN, and
+/// requests to one host are multiplexed as streams on few connections (`CURLPIPE_MULTIPLEX`,
+/// `PIPEWAIT`). `http://` speaks HTTP/1.1 with keep-alive on several connections, or h2c with
+/// one connection per request when the server speaks only HTTP/2 (`CleartextProtocols` says
+/// how that is learnt and why h2c connections are not reused). At most `maxInFlight`
+/// requests run at once, and to one origin at most as many as its connections carry; later callers
 /// wait here, first come first served (back-pressure). libcurl is never handed more than
 /// the connections can carry: its own queue of pending transfers is not fair (with 512 in
 /// flight over 200 streams some requests waited 6.7 s while the median took 0.4 s) and
@@ -22,6 +24,8 @@ public final class HTTPClient: Sendable {
         public var maxConnectionsPerHost: Int
         /// Streams libcurl opens on one connection (servers commonly allow 100).
         public var maxStreamsPerConnection: Int
+        /// Connections to one `http://` origin, each carrying one request at a time.
+        public var maxCleartextConnectionsPerHost: Int
         public var connectTimeout: Duration
         /// A PEM file of extra trusted CAs, used beside the system bundle.
         public var extraCAFile: String?
@@ -30,28 +34,44 @@ public final class HTTPClient: Sendable {
 
         public init(
             maxInFlight: Int = 200, maxConnectionsPerHost: Int = 2, maxStreamsPerConnection: Int = 100,
-            connectTimeout: Duration = .seconds(10), extraCAFile: String? = nil, http1Only: Bool = false
+            maxCleartextConnectionsPerHost: Int = 32, connectTimeout: Duration = .seconds(10), extraCAFile: String? = nil,
+            http1Only: Bool = false
         ) {
             self.maxInFlight = maxInFlight
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxStreamsPerConnection = maxStreamsPerConnection
+            self.maxCleartextConnectionsPerHost = maxCleartextConnectionsPerHost
             self.connectTimeout = connectTimeout
             self.extraCAFile = extraCAFile
             self.http1Only = http1Only
         }
     }
 
+    /// `https://` origins: few connections, many streams each.
     private let loop: CurlLoop
+    /// `http://` origins: up to `maxCleartextConnectionsPerHost` connections, one request each
+    /// at a time. A multi handle of its own, since libcurl's cap on connections per host
+    /// covers every origin of a multi handle.
+    private let cleartextLoop: CurlLoop
     private let limiter: InFlightLimiter
     private let perOrigin: Mutex<[String: InFlightLimiter]> = Mutex([:])
-    private let originLimit: Int
+    private let tlsOriginLimit: Int
+    private let cleartextOriginLimit: Int
+    private let http1Only: Bool
+    private let cleartext = Mutex(CleartextProtocols())
 
     /// - Throws: `HTTPClientError` when libcurl cannot start or the CA file cannot be read.
     public init(configuration: Configuration = .init(), logger: Logger) throws {
         loop = try CurlLoop(configuration: configuration, logger: logger)
+        var cleartextConfiguration = configuration
+        cleartextConfiguration.maxConnectionsPerHost = max(1, configuration.maxCleartextConnectionsPerHost)
+        cleartextConfiguration.extraCAFile = nil
+        cleartextLoop = try CurlLoop(configuration: cleartextConfiguration, logger: logger)
         limiter = InFlightLimiter(limit: configuration.maxInFlight)
         let connections = max(1, configuration.maxConnectionsPerHost)
-        originLimit = configuration.http1Only ? connections : connections * max(1, configuration.maxStreamsPerConnection)
+        tlsOriginLimit = configuration.http1Only ? connections : connections * max(1, configuration.maxStreamsPerConnection)
+        cleartextOriginLimit = max(1, configuration.maxCleartextConnectionsPerHost)
+        http1Only = configuration.http1Only
     }
 
     /// Sends a request and returns the response, whatever its status.
@@ -60,22 +80,43 @@ public final class HTTPClient: Sendable {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         // The origin's turn first: a caller waiting for a busy origin holds no overall slot
         // that a request to another origin could use.
-        let origin = originLimiter(for: request.url)
-        try await origin.acquire()
-        defer { origin.release() }
+        let origin = Self.origin(of: request.url)
+        let originTurn = originLimiter(for: origin)
+        try await originTurn.acquire()
+        defer { originTurn.release() }
         try await limiter.acquire()
         defer { limiter.release() }
-        return try await loop.perform(request)
+        guard origin.hasPrefix("http://") else { return try await loop.perform(request, over: http1Only ? .http1 : .tls) }
+        if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
+        let wire = cleartext.withLock { $0.protocolFor(origin) }
+        do {
+            let response = try await cleartextLoop.perform(request, over: wire)
+            cleartext.withLock { $0.answered(origin, over: wire) }
+            return response
+        } catch let error as HTTPClientError where wire == .http1 && cleartext.withLock({ $0.shouldTryH2c(origin, after: error) }) {
+            do {
+                let response = try await cleartextLoop.perform(request, over: .h2c)
+                cleartext.withLock { $0.answered(origin, over: .h2c) }
+                return response
+            } catch let second as HTTPClientError {
+                throw HTTPClientError(
+                    kind: second.kind, message: "\(second.message) (over HTTP/1.1: \(error.message))", curlCode: second.curlCode)
+            }
+        }
+    }
+
+    /// What a cleartext origin was found to speak, for tests and diagnostics.
+    func cleartextKnowledge(of url: String) -> CleartextProtocols.Knowledge {
+        cleartext.withLock { $0.knowledge(of: Self.origin(of: url)) }
     }
 
     /// The most transfers libcurl held at once (what it was running plus what it queued).
-    public var peakTransfers: Int { loop.peakTransfers }
+    public var peakTransfers: Int { loop.peakTransfers + cleartextLoop.peakTransfers }
 
-    private func originLimiter(for url: String) -> InFlightLimiter {
-        let origin = Self.origin(of: url)
-        return perOrigin.withLock { limiters in
+    private func originLimiter(for origin: String) -> InFlightLimiter {
+        perOrigin.withLock { limiters in
             if let limiter = limiters[origin] { return limiter }
-            let limiter = InFlightLimiter(limit: originLimit)
+            let limiter = InFlightLimiter(limit: origin.hasPrefix("http://") ? cleartextOriginLimit : tlsOriginLimit)
             limiters[origin] = limiter
             return limiter
         }
@@ -91,11 +132,12 @@ public final class HTTPClient: Sendable {
     }
 
     /// Connections libcurl opened so far (new TCP connections, not reused ones).
-    public var connectionsOpened: Int { loop.connectionsOpened }
+    public var connectionsOpened: Int { loop.connectionsOpened + cleartextLoop.connectionsOpened }
 
     /// Fails what is in flight and stops the thread.
     public func shutdown() {
         loop.stop()
+        cleartextLoop.stop()
     }
 }
 
@@ -145,14 +187,14 @@ final class CurlLoop: @unchecked Sendable {
     var connectionsOpened: Int { opened.load(ordering: .relaxed) }
     var peakTransfers: Int { peak.load(ordering: .relaxed) }
 
-    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func perform(_ request: HTTPRequest, over wire: WireProtocol) async throws -> HTTPResponse {
         let id = queue.withLock { queue -> Int in
             queue.nextID += 1
             return queue.nextID
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let transfer = Transfer(id: id, request: request, continuation: continuation)
+                let transfer = Transfer(id: id, request: request, wire: wire, continuation: continuation)
                 let accepted = queue.withLock { queue -> Bool in
                     guard !queue.stopping else { return false }
                     queue.starting.append(transfer)
@@ -217,11 +259,18 @@ final class CurlLoop: @unchecked Sendable {
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         _ = herald_easy_setopt_string(easy, CURLOPT_URL, request.url)
         _ = herald_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        let version =
-            configuration.http1Only
-            ? CURL_HTTP_VERSION_1_1 : request.url.lowercased().hasPrefix("http://") ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS
-        _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(version))
-        _ = herald_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        switch transfer.wire {
+        case .tls:
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+            _ = herald_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        case .http1:
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        case .h2c:
+            // A connection of its own, closed after the answer: libcurl 7.88 cannot reuse one.
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE))
+            _ = herald_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+            _ = herald_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+        }
         _ = herald_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         _ = herald_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
         if let caFile { _ = herald_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }

@@ -1,8 +1,8 @@
 /// One HTTP request for `HTTPClient`.
 public struct HTTPRequest: Sendable {
     public var method: String
-    /// `https://…` (HTTP/2 over TLS, negotiated with ALPN) or `http://…` (HTTP/2 with prior
-    /// knowledge, h2c).
+    /// `https://…` (HTTP/2 over TLS, negotiated with ALPN) or `http://…` (HTTP/1.1, or h2c
+    /// when the server speaks only HTTP/2).
     public var url: String
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]

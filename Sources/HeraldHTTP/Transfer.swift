@@ -8,6 +8,7 @@ import CCurl
 final class Transfer: @unchecked Sendable {
     let id: Int
     let request: HTTPRequest
+    let wire: WireProtocol
     private var continuation: CheckedContinuation<HTTPResponse, any Error>?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -17,9 +18,10 @@ final class Transfer: @unchecked Sendable {
     var headers: [String: String] = [:]
     var body: [UInt8] = []
 
-    init(id: Int, request: HTTPRequest, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+    init(id: Int, request: HTTPRequest, wire: WireProtocol, continuation: CheckedContinuation<HTTPResponse, any Error>) {
         self.id = id
         self.request = request
+        self.wire = wire
         self.continuation = continuation
     }
 

@@ -34,6 +34,27 @@ import Testing
         }
     }
 
+    /// `herald push test` against a plain-HTTP FCM stand-in whose token endpoint is on the same
+    /// server: delivered at once, whether the server speaks only h2c or only HTTP/1.1.
+    @Test(arguments: [\Emulator.Endpoints.http2, \Emulator.Endpoints.http1])
+    func pushTestWorksAgainstACleartextEndpoint(_ endpoint: KeyPath<Emulator.Endpoints, String> & Sendable) async throws {
+        try await withTemporaryDirectory { folder in
+            try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
+                let base = endpoints[keyPath: endpoint]
+                let account = folder.appendingPathComponent("sa.json")
+                try emulator.serviceAccountJSON(tokenURI: base + "/token").write(to: account)
+                let cli = HeraldCLI(home: folder, extra: ["GOOGLE_APPLICATION_CREDENTIALS": account.path, "HERALD_FCM_ENDPOINT": base])
+                for attempt in 1...2 {
+                    let result = try await cli.run(["push", "test", "--token", "tok-\(attempt)-0123456789", "--title", "Hello", "--body", "World"])
+                    #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+                    #expect(result.stdout.contains("delivered"))
+                }
+                let versions = await emulator.messages().map(\.httpVersion)
+                #expect(versions == Array(repeating: endpoint == \Emulator.Endpoints.http2 ? "2" : "1.1", count: 2))
+            }
+        }
+    }
+
     @Test func pushTestReachesAPNsToo() async throws {
         try await withTemporaryDirectory { folder in
             try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in

@@ -20,18 +20,21 @@ struct DispatchHarness: Sendable {
     let endpoints: Emulator.Endpoints
     let gateway: ProviderGateway
 
+    /// - Parameter endpoint: which of the emulator's listeners the providers (and the OAuth
+    ///   token endpoint) use: HTTPS by default, or the h2c or HTTP/1.1 one.
     static func with(
-        faults: EmulatorConfiguration.Faults = .init(), _ body: @Sendable (DispatchHarness) async throws -> Void
+        faults: EmulatorConfiguration.Faults = .init(), endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.https,
+        _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, configuration in
-            try await with(store: store, configuration: configuration, faults: faults, body)
+            try await with(store: store, configuration: configuration, faults: faults, endpoint: endpoint, body)
         }
     }
 
     /// The harness on a database the caller provides (already migrated).
     static func with(
         store: Store, configuration: PostgresConfiguration, faults: EmulatorConfiguration.Faults = .init(),
-        _ body: @Sendable (DispatchHarness) async throws -> Void
+        endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.https, _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
             let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
@@ -39,12 +42,13 @@ struct DispatchHarness: Sendable {
             defer { try? FileManager.default.removeItem(at: caFile) }
             let http = try HTTPClient(configuration: .init(maxInFlight: 256, extraCAFile: caFile.path), logger: testLogger)
             defer { http.shutdown() }
-            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
+            let base = endpoints[keyPath: endpoint]
+            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: base + "/token"))
             let credentials = try APNsCredentials(
                 pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
             let gateway = ProviderGateway(
-                fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-                apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+                fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
+                apns: .success((APNsProvider(credentials: credentials, endpoint: base, http: http),
                                 member: "com.example.herald.member", manager: "com.example.herald.manager")),
                 http: http)
             let tenant = try await store.createTenant(slug: "acme", name: "Acme")

@@ -79,6 +79,57 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
         }
     }
 
+    /// A plain-HTTP endpoint (an egress gateway, a test double) works as well as HTTPS: the
+    /// OAuth token and 2,000 sends on the same cleartext server, each sent once, none failed,
+    /// whether it speaks only h2c or only HTTP/1.1.
+    @Test(arguments: [\Emulator.Endpoints.http2, \Emulator.Endpoints.http1])
+    func cleartextEndpointsCarryEverySendOnce(_ endpoint: KeyPath<Emulator.Endpoints, String> & Sendable) async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let base = endpoints[keyPath: endpoint]
+            let http = try client(emulator, .init(maxInFlight: 256))
+            defer { http.shutdown() }
+            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: base + "/token"))
+            let fcm = FCMProvider(account: account, endpoint: base, http: http)
+            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                for index in 0..<2_000 { group.addTask { try await fcm.send(notification(token: "clear-\(index)")) } }
+                return try await group.reduce(into: [DeliveryOutcome]()) { $0.append($1) }
+            }
+            let failed = outcomes.filter { if case .delivered = $0 { false } else { true } }
+            #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
+            let messages = await emulator.messages()
+            #expect(messages.count == 2_000)
+            #expect(Set(messages.map(\.token)).count == 2_000)
+            let expected = endpoint == \Emulator.Endpoints.http2 ? "2" : "1.1"
+            #expect(messages.allSatisfy { $0.httpVersion == expected })
+            #expect(await fcm.tokens.fetches == 1)
+            #expect(http.cleartextKnowledge(of: base) == (expected == "2" ? .h2c : .http1))
+            if expected == "1.1" {
+                // Keep-alive: connections are reused, not one per request.
+                #expect(emulator.connectionCount <= 32, "the emulator saw \(emulator.connectionCount) connections")
+            }
+        }
+    }
+
+    /// How a cleartext origin's protocol is learnt: HTTP/1.1 first; h2c only after an answer
+    /// that was not HTTP/1 at all; and once known, kept.
+    @Test func aCleartextOriginSwitchesToH2cOnlyWhenItDidNotSpeakHTTP1() {
+        var protocols = CleartextProtocols()
+        let origin = "http://127.0.0.1:8788"
+        #expect(protocols.protocolFor(origin) == .http1)
+        let http09 = HTTPClientError(kind: .transfer, message: "Received HTTP/0.9 when not allowed", curlCode: 1)
+        let timeout = HTTPClientError(kind: .timeout, message: "Timeout was reached", curlCode: 28)
+        let refused = HTTPClientError(kind: .connect, message: "Couldn't connect to server", curlCode: 7)
+        #expect(protocols.shouldTryH2c(origin, after: http09))
+        #expect(!protocols.shouldTryH2c(origin, after: timeout))
+        #expect(!protocols.shouldTryH2c(origin, after: refused))
+        protocols.answered(origin, over: .h2c)
+        #expect(protocols.protocolFor(origin) == .h2c)
+        #expect(!protocols.shouldTryH2c(origin, after: http09))
+        protocols.answered("http://gateway:80", over: .http1)
+        #expect(protocols.protocolFor("http://gateway:80") == .http1)
+        #expect(!protocols.shouldTryH2c("http://gateway:80", after: http09))
+    }
+
     @Test func originsAreSchemeHostAndPort() {
         #expect(HTTPClient.origin(of: "https://FCM.googleapis.com/v1/projects/p/messages:send") == "https://fcm.googleapis.com")
         #expect(HTTPClient.origin(of: "http://127.0.0.1:8080?x=1") == "http://127.0.0.1:8080")
