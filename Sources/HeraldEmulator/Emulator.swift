@@ -6,6 +6,7 @@ import HTTPTypes
 import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import Synchronization
 import _CryptoExtras
@@ -82,6 +83,7 @@ public final class Emulator: Sendable {
         enum Listener: CaseIterable { case https, http2, http1 }
         let ports = Mutex<[Listener: Int]>([:])
         let host = configuration.host
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
         let tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
@@ -100,6 +102,7 @@ public final class Emulator: Sendable {
                     guard let all, let https = all[.https], let http2 = all[.http2], let http1 = all[.http1] else { return }
                     await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
                 },
+                eventLoopGroupProvider: .shared(group),
                 logger: logger)
         }
         let counter = connections
@@ -118,11 +121,17 @@ public final class Emulator: Sendable {
                 ConnectionCountingChannel(base: HTTP1Channel(responder: responder), counter: counter)
             },
         ]
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for application in applications { group.addTask { try await application.run() } }
-            try await group.next()
-            group.cancelAll()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                for application in applications { tasks.addTask { try await application.run() } }
+                try await tasks.next()
+                tasks.cancelAll()
+            }
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
         }
+        try? await group.shutdownGracefully()
     }
 
     /// Runs an emulator for the length of `body` (tests, benchmarks, the demo).

@@ -67,7 +67,7 @@ public final class HTTPClient: Sendable {
         cleartextConfiguration.maxConnectionsPerHost = max(1, configuration.maxCleartextConnectionsPerHost)
         cleartextConfiguration.extraCAFile = nil
         cleartextLoop = try CurlLoop(configuration: cleartextConfiguration, logger: logger)
-        limiter = InFlightLimiter(limit: configuration.maxInFlight)
+        limiter = InFlightLimiter(limit: configuration.maxInFlight, reserve: Self.urgentReserve)
         let connections = max(1, configuration.maxConnectionsPerHost)
         tlsOriginLimit = configuration.http1Only ? connections : connections * max(1, configuration.maxStreamsPerConnection)
         cleartextOriginLimit = max(1, configuration.maxCleartextConnectionsPerHost)
@@ -82,9 +82,9 @@ public final class HTTPClient: Sendable {
         // that a request to another origin could use.
         let origin = Self.origin(of: request.url)
         let originTurn = originLimiter(for: origin)
-        try await originTurn.acquire()
+        try await originTurn.acquire(urgent: request.urgent)
         defer { originTurn.release() }
-        try await limiter.acquire()
+        try await limiter.acquire(urgent: request.urgent)
         defer { limiter.release() }
         guard origin.hasPrefix("http://") else { return try await loop.perform(request, over: http1Only ? .http1 : .tls) }
         if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
@@ -110,13 +110,17 @@ public final class HTTPClient: Sendable {
         cleartext.withLock { $0.knowledge(of: Self.origin(of: url)) }
     }
 
+    /// Slots of each limit that only urgent requests may take.
+    static let urgentReserve = 2
+
     /// The most transfers libcurl held at once (what it was running plus what it queued).
     public var peakTransfers: Int { loop.peakTransfers + cleartextLoop.peakTransfers }
 
     private func originLimiter(for origin: String) -> InFlightLimiter {
         perOrigin.withLock { limiters in
             if let limiter = limiters[origin] { return limiter }
-            let limiter = InFlightLimiter(limit: origin.hasPrefix("http://") ? cleartextOriginLimit : tlsOriginLimit)
+            let limiter = InFlightLimiter(
+                limit: origin.hasPrefix("http://") ? cleartextOriginLimit : tlsOriginLimit, reserve: Self.urgentReserve)
             limiters[origin] = limiter
             return limiter
         }
@@ -178,6 +182,9 @@ final class CurlLoop: @unchecked Sendable {
         self.caFile = try Self.combinedCAFile(extra: configuration.extraCAFile)
         _ = herald_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxConnectionsPerHost))
+        // Idle connections kept open. libcurl's default (four per transfer running) closes
+        // keep-alive connections whenever few transfers run, and opens them again later.
+        _ = herald_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, 4 * configuration.maxConnectionsPerHost))
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
         let thread = Thread { [self] in self.run() }
         thread.name = "herald.http"

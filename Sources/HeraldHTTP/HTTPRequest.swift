@@ -8,13 +8,20 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The whole transfer's limit, connection included.
     public var timeout: Duration
+    /// Goes ahead of every waiting request, into slots kept free for it: for the few
+    /// requests that the waiting ones depend on (an OAuth token fetch). Keep them rare.
+    public var urgent: Bool
 
-    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [], timeout: Duration = .seconds(30)) {
+    public init(
+        method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+        timeout: Duration = .seconds(30), urgent: Bool = false
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.urgent = urgent
     }
 }
 

@@ -2,21 +2,44 @@ import Synchronization
 
 /// Bounds how many requests are in flight; callers past the bound wait their turn in order
 /// (back-pressure), and a cancelled waiter leaves the line.
+///
+/// A few slots (`reserve`) are kept for urgent callers, who also go to the head of the line:
+/// a credential fetch that every waiting send needs must never queue behind those sends.
 final class InFlightLimiter: Sendable {
+    private struct Waiter {
+        let id: Int
+        let urgent: Bool
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
     private struct State {
         var available: Int
-        var waiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+        let reserve: Int
+        var waiters: [Waiter] = []
         var nextID = 0
+
+        func canAdmit(urgent: Bool) -> Bool { available > (urgent ? 0 : reserve) }
+
+        /// The next waiter that may take a slot now: urgent ones first, then in order.
+        mutating func admitNext() -> CheckedContinuation<Void, any Error>? {
+            let index = waiters.firstIndex(where: \.urgent).flatMap { canAdmit(urgent: true) ? $0 : nil }
+                ?? waiters.firstIndex(where: { !$0.urgent && canAdmit(urgent: false) })
+            guard let index else { return nil }
+            available -= 1
+            return waiters.remove(at: index).continuation
+        }
     }
     private let state: Mutex<State>
 
-    init(limit: Int) {
-        state = Mutex(State(available: max(1, limit)))
+    /// - Parameter reserve: slots only urgent callers may take (at most `limit - 1`).
+    init(limit: Int, reserve: Int = 0) {
+        let limit = max(1, limit)
+        state = Mutex(State(available: limit, reserve: min(max(0, reserve), limit - 1)))
     }
 
-    func acquire() async throws {
+    func acquire(urgent: Bool = false) async throws {
         let id = state.withLock { state -> Int? in
-            if state.available > 0 {
+            if state.canAdmit(urgent: urgent), urgent || state.waiters.isEmpty {
                 state.available -= 1
                 return nil
             }
@@ -28,12 +51,8 @@ final class InFlightLimiter: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let cancelled = state.withLock { state -> Bool in
                     if Task.isCancelled { return true }
-                    if state.available > 0 {
-                        state.available -= 1
-                        continuation.resume()
-                        return false
-                    }
-                    state.waiters.append((id, continuation))
+                    state.waiters.append(Waiter(id: id, urgent: urgent, continuation: continuation))
+                    if let next = state.admitNext() { next.resume() }
                     return false
                 }
                 if cancelled { continuation.resume(throwing: CancellationError()) }
@@ -49,11 +68,8 @@ final class InFlightLimiter: Sendable {
 
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            if state.waiters.isEmpty {
-                state.available += 1
-                return nil
-            }
-            return state.waiters.removeFirst().continuation
+            state.available += 1
+            return state.admitNext()
         }
         next?.resume()
     }

@@ -77,7 +77,7 @@ public final class FCMProvider: Sendable {
         let issued = now()
         let request = HTTPRequest(
             method: "POST", url: account.tokenURI, headers: [("content-type", "application/x-www-form-urlencoded")],
-            body: Array(try account.tokenRequestBody(issuedAt: issued).utf8), timeout: .seconds(20))
+            body: Array(try account.tokenRequestBody(issuedAt: issued).utf8), timeout: .seconds(20), urgent: true)
         let response = try await http.send(request)
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         guard response.status == 200, let token = object?["access_token"] as? String, !token.isEmpty else {

@@ -13,14 +13,14 @@ import Logging
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure Herald against the emulator: burn-down, latency, fan-out, transitions.",
+        abstract: "Measure Herald against the emulator: burn-down, latency, fan-out, transitions, tenant deletion.",
         discussion: """
             Starts what it needs: the database (HERALD_DATABASE_URL or the embedded cluster) and an in-process \
             emulator, unless GOOGLE_APPLICATION_CREDENTIALS and HERALD_FCM_ENDPOINT point at a running one. Each run \
             works in fresh tenants named bench-…, removed afterwards (--keep leaves them). Build with \
             `swift build -c release` first: a debug build is several times slower.
             """,
-        subcommands: [BurnDown.self, Latency.self, FanOut.self, Transitions.self])
+        subcommands: [BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self])
 
     struct Common: ParsableArguments {
         @Option(help: "Dispatchers (workers) in this process.") var workers = 1
@@ -174,5 +174,32 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
     }
-}
 
+    struct TenantDelete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "tenant-delete",
+            abstract: "Fill a tenant with N deliveries (one attempt each) and delete it; several rounds in one process.")
+        @Option(help: "Deliveries (and attempts) per tenant.") var deliveries = 100_000
+        @Option(help: "Tenants filled and deleted one after another, in one process.") var rounds = 5
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            guard (100...1_000_000).contains(deliveries), (1...50).contains(rounds) else {
+                throw ValidationError("--deliveries 100-1000000, --rounds 1-50")
+            }
+            try await BenchRig.with(common) { rig in
+                var times: [String: Double] = [:]
+                for round in 1...rounds {
+                    let tenant = try await rig.makeDeliveredTenant(index: round, deliveries: deliveries)
+                    let started = ContinuousClock.now
+                    try await rig.store.deleteTenant(slug: tenant.slug)
+                    rig.forget(tenant)
+                    times["delete \(round)"] = started.duration(to: .now).timeInterval
+                }
+                try rig.report(
+                    scenario: "tenant-delete", parameters: ["deliveries": deliveries, "rounds": rounds], counts: [:], rates: [:],
+                    durations: times, latency: nil)
+            }
+        }
+    }
+}

@@ -232,6 +232,31 @@ final class BenchRig: Sendable {
         try await store.pool.query("ANALYZE outbox, notifications, deliveries, delivery_attempts")
     }
 
+    /// A tenant whose `deliveries` deliveries were fanned out and each attempted once, as after
+    /// a burn-down, with the queue's statistics taken before its attempts existed (as the
+    /// burn-down leaves them).
+    func makeDeliveredTenant(index: Int, deliveries: Int) async throws -> Tenant {
+        let devices = 100
+        let people = max(1, deliveries / devices)
+        let tenant = try await makeTenant(index: index, members: people, devicesPerMember: devices)
+        try await assignToEveryMember(tenant, count: people)
+        try await fanOutEverything()
+        try await store.withTenant(tenant) { session in
+            try await session.connection.query(
+                """
+                INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome, http_status, counted)
+                SELECT tenant_id, gen_random_uuid(), id, 1, 'bench', now(), now(), 'delivered', 200, true FROM deliveries
+                """)
+            try await session.connection.query("UPDATE deliveries SET status = 'sent', attempts = 1, sent_at = now(), lease_owner = NULL, lease_expires_at = NULL")
+        }
+        return tenant
+    }
+
+    /// A tenant the scenario deleted itself.
+    func forget(_ tenant: Tenant) {
+        created.withLock { $0.removeAll { $0.id == tenant.id } }
+    }
+
     /// Every worker drains; the counters add up.
     func drain() async throws -> Dispatcher.Counters {
         try await withDispatchers { dispatchers in
