@@ -6,8 +6,9 @@ import Testing
 
 @Suite struct TenantDeletionTests {
     /// Every foreign key has an index that leads with the key's columns, so that checking it
-    /// for one deleted row finds the referencing rows by the whole key, not by the tenant alone.
-    @Test func everyForeignKeyHasAnIndexLedByItsColumns() async throws {
+    /// for one deleted row finds the referencing rows by the whole key, not by the tenant alone;
+    /// and it restricts deletes, so the check is one lookup.
+    @Test func everyForeignKeyIsIndexedAndRestrictsDeletes() async throws {
         try await TestDatabase.withStore { store, _ in
             let unindexed = try await store.pool.query(
                 """
@@ -22,6 +23,11 @@ import Testing
                 """
             ).map { try $0.decode(String.self, at: 0) }
             #expect(unindexed == [])
+            // RESTRICT, not NO ACTION: one lookup per deleted row instead of two.
+            let lenient = try await store.pool.query(
+                "SELECT conname FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace AND confdeltype <> 'r' ORDER BY 1"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(lenient == [])
         }
     }
 
@@ -50,7 +56,7 @@ import Testing
                 let columns = columnList.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
                 let types = typeList.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
                 // The statement PostgreSQL's referential-integrity trigger runs for each deleted
-                // row of the referenced table (ri_triggers.c, NO ACTION).
+                // row of the referenced table (ri_triggers.c, ri_restrict).
                 let conditions = columns.enumerated().map { "$\($0.offset + 1) OPERATOR(pg_catalog.=) \($0.element)" }
                 let check = "SELECT 1 FROM ONLY \(table) x WHERE \(conditions.joined(separator: " AND ")) FOR KEY SHARE OF x"
                 let arguments = types.map { $0 == "uuid" ? "'\(UUID())'" : "NULL" }.joined(separator: ", ")
