@@ -239,6 +239,7 @@ extension TenantSession {
             try requireGroup("have people removed")
             let person = try await person(email: email)
             guard person.id != actor.id else { throw StoreError(.invalid, "to leave a conversation, use chat leave") }
+            try await requireModerator(actor, of: conversation, to: "remove people from it")
             try await setLeft(person, conversation: id)
             try await addSystemMessage("\(actor.name) removed \(person.name)", conversation: id, actor: actor.id)
         case .leave:
@@ -248,6 +249,7 @@ extension TenantSession {
         case .rename(let name):
             try requireGroup("be renamed")
             let name = try Input.name(name, field: "conversation name")
+            try await requireModerator(actor, of: conversation, to: "rename it")
             try await connection.query("UPDATE conversations SET name = \(name) WHERE tenant_id = \(tenantID) AND id = \(id)")
             try await addSystemMessage("\(actor.name) renamed the group to \(name)", conversation: id, actor: actor.id)
         case .read:
@@ -275,6 +277,19 @@ extension TenantSession {
         }
         if leaving { return conversation }
         return try await self.conversation(id: id, viewer: actor)
+    }
+
+    /// Removing others and renaming a group are for whoever created it, the managers of its
+    /// team and the tenant's admins; any participant may add people of the team, or leave.
+    private func requireModerator(_ actor: Person, of conversation: ConversationRecord, to what: String) async throws {
+        if actor.isAdmin { return }
+        if try await role(of: actor.id, in: conversation.team.id) == .manager { return }
+        let creator = try await connection.query(
+            "SELECT created_by FROM conversations WHERE tenant_id = \(tenantID) AND id = \(conversation.id)"
+        ).first?.decode(UUID.self, at: 0)
+        guard creator == actor.id else {
+            throw StoreError(.forbidden, "only the group's creator, a manager of team \(conversation.team.slug) or an admin may \(what)")
+        }
     }
 
     private func setLeft(_ person: Person, conversation: UUID) async throws {
@@ -312,7 +327,14 @@ extension TenantSession {
         let viewer = try await person(email: email)
         let id = try Input.id(text, field: "conversation")
         let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
-        var messages = try await messages(conversation: id, .all, limit: limit)
+        // Someone who left (or was removed) sees what was said up to then, and nothing after.
+        let leftAt = try await connection.query(
+            """
+            SELECT left_at FROM conversation_participants
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(viewer.id)
+            """
+        ).first?.decode(Date?.self, at: 0)
+        var messages = try await messages(conversation: id, .all, until: leftAt, limit: limit)
         if receipts {
             let delivered = try await connection.query(
                 """
@@ -345,7 +367,7 @@ extension TenantSession {
         case clientID(String, sender: UUID)
     }
 
-    private func messages(conversation: UUID, _ filter: MessageFilter, limit: Int) async throws -> [MessageRecord] {
+    private func messages(conversation: UUID, _ filter: MessageFilter, until: Date? = nil, limit: Int) async throws -> [MessageRecord] {
         var id: UUID?, clientID: String?, sender: UUID?
         switch filter {
         case .all: break
@@ -360,6 +382,7 @@ extension TenantSession {
                 WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
                   AND (\(id)::uuid IS NULL OR m.id = \(id))
                   AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
+                  AND (\(until)::timestamptz IS NULL OR m.stored_at <= \(until))
                 ORDER BY m.seq DESC LIMIT \(limit)
             ) x ORDER BY seq
             """)
@@ -398,7 +421,7 @@ extension TenantSession {
                     JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
                                                       AND v.person_id = \(viewer.id)
                     WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
-                      AND NOT m.is_system AND m.sender_id <> \(viewer.id))
+                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND (v.left_at IS NULL OR m.stored_at <= v.left_at))
             FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
             WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
             """)

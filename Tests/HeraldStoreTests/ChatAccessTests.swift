@@ -1,0 +1,58 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import Testing
+
+@Suite struct ChatAccessTests {
+    /// Someone removed from a group, or who left it, sees what was said until then and
+    /// nothing after: neither the messages nor an unread count for them.
+    @Test func aDepartedParticipantSeesNothingSaidAfterTheyLeft() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let group = try await acme.run {
+                try await $0.createConversation(
+                    actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
+            }.id.uuidString
+            _ = try await acme.run { try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil) }
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            _ = try await acme.run { try await $0.changeConversation(actor: "alice@acme.test", conversation: group, .leave) }
+            _ = try await acme.run {
+                try await $0.sendMessage(actor: "chidi@acme.test", conversation: group, text: "after they went: secret", clientID: nil, sentAt: nil)
+            }
+            for departed in ["dana@acme.test", "alice@acme.test"] {
+                let (conversation, messages) = try await acme.run {
+                    try await $0.conversationDetail(viewer: departed, conversation: group, receipts: false)
+                }
+                #expect(messages.contains { $0.text == "before" })
+                #expect(!messages.contains { $0.text.contains("secret") }, "\(departed) read a message sent after leaving")
+                #expect(conversation.unread <= 1, "\(departed): \(conversation.unread) unread")
+            }
+            // The one still in the group sees it all.
+            let (_, messages) = try await acme.run { try await $0.conversationDetail(viewer: "chidi@acme.test", conversation: group, receipts: false) }
+            #expect(messages.contains { $0.text.contains("secret") })
+        }
+    }
+
+    /// Removing others and renaming are for the group's creator, the team's managers and
+    /// admins; a plain member may do neither (not even to the creator).
+    @Test func onlyTheCreatorAManagerOrAnAdminRemovesOthersOrRenames() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let group = try await acme.run {
+                try await $0.createConversation(
+                    actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
+            }.id.uuidString
+            for change in [TenantSession.ConversationChange.remove(email: "chidi@acme.test"), .rename("Dana's now")] {
+                let refused = await #expect(throws: StoreError.self) {
+                    try await acme.run { try await $0.changeConversation(actor: "dana@acme.test", conversation: group, change) }
+                }
+                #expect(refused?.code == .forbidden)
+            }
+            let renamed = try await acme.run { try await $0.changeConversation(actor: "alice@acme.test", conversation: group, .rename("Ops crew")) }
+            #expect(renamed.name == "Ops crew")
+            let removed = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            #expect(!removed.participants.contains { $0.person.email == "dana@acme.test" })
+        }
+    }
+}
