@@ -73,13 +73,16 @@ public enum ActivityStateMachine {
         switch action {
         case .assign: "a manager of the team or an admin"
         case .start, .complete: "the assignee"
-        case .approve, .reject: "a manager of the activity's team or an admin"
+        case .approve, .reject: "a manager of the activity's team or an admin, other than its assignee"
         }
     }
 
     static func permits(_ action: ActivityAction, _ actor: Actor) -> Bool {
         switch action {
-        case .assign, .approve, .reject: actor.canManage
+        case .assign: actor.canManage
+        // The assignee asked for approval (only they may complete): whoever asks never decides,
+        // even as a manager of the team or an admin.
+        case .approve, .reject: actor.canManage && !actor.isAssignee
         case .start, .complete: actor.isAssignee
         }
     }

@@ -68,10 +68,20 @@ import Testing
         #expect(ActivityStateMachine.allowedActions(from: .completionRequested) == [.approve, .reject])
     }
 
-    @Test func anAdminWhoIsAlsoTheAssigneeMayDoBoth() {
-        let both = ActivityStateMachine.Actor(isAssignee: true, isAdmin: true)
-        #expect((try? ActivityStateMachine.decide(.start, from: .assigned, by: both).get())?.to == .running)
-        #expect((try? ActivityStateMachine.decide(.approve, from: .completionRequested, by: both).get())?.to == .approved)
+    /// An admin (or a manager of the team) who is also the assignee does the assignee's part,
+    /// and never decides on their own request for approval.
+    @Test func theAssigneeNeverApprovesTheirOwnActivity() {
+        for both in [ActivityStateMachine.Actor(isAssignee: true, isAdmin: true), .init(isAssignee: true, isTeamManager: true)] {
+            #expect((try? ActivityStateMachine.decide(.start, from: .assigned, by: both).get())?.to == .running)
+            #expect((try? ActivityStateMachine.decide(.complete, from: .running, by: both).get())?.to == .completionRequested)
+            for action in [ActivityAction.approve, .reject] {
+                guard case .failure(.forbidden(_, let requirement)) = ActivityStateMachine.decide(action, from: .completionRequested, by: both) else {
+                    Issue.record("\(action) by the assignee was allowed")
+                    continue
+                }
+                #expect(requirement.contains("other than its assignee"))
+            }
+        }
     }
 
     @Test func theAudienceNamesTheApp() {
