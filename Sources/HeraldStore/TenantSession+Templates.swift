@@ -13,29 +13,44 @@ public struct TemplateOverride: Sendable, Codable, Equatable {
 }
 
 extension TenantSession {
-    /// Validates and saves a tenant's template for an event and locale.
-    /// - Throws: `InputError` naming what is wrong; nothing is saved then.
+    /// Validates and saves a tenant's template for an event and locale. Only a tenant admin
+    /// may: the wording is the whole tenant's, every team's alike.
+    /// - Throws: `StoreError` (`.forbidden`, `.notFound`); `InputError` naming what is wrong
+    ///   with the template. Nothing is saved then.
     public func setTemplate(_ event: TemplateEvent, locale: String, source: String, by author: String) async throws -> TemplateOverride {
         let locale = try Input.locale(locale)
+        let author = try await requireTemplateEditor(author)
         _ = try MessageTemplate(event: event, source: source)
         let row = try await connection.query(
             """
             INSERT INTO template_overrides (tenant_id, event, locale, source, updated_by)
-            VALUES (\(tenantID), \(event.rawValue), \(locale), \(source), \(author))
+            VALUES (\(tenantID), \(event.rawValue), \(locale), \(source), \(author.email))
             ON CONFLICT (tenant_id, event, locale) DO UPDATE
                 SET source = EXCLUDED.source, updated_by = EXCLUDED.updated_by, updated_at = now()
             RETURNING updated_at
             """
         ).single()
-        return TemplateOverride(event: event, locale: locale, source: source, updatedBy: author, updatedAt: try row.decode(Date.self, at: 0))
+        return TemplateOverride(
+            event: event, locale: locale, source: source, updatedBy: author.email, updatedAt: try row.decode(Date.self, at: 0))
     }
 
     /// Removes a tenant's override, restoring the default. Returns whether there was one.
-    public func resetTemplate(_ event: TemplateEvent, locale: String) async throws -> Bool {
+    /// Only a tenant admin may.
+    /// - Throws: `StoreError` (`.forbidden`, `.notFound`).
+    public func resetTemplate(_ event: TemplateEvent, locale: String, by actor: String) async throws -> Bool {
         let locale = try Input.locale(locale)
+        _ = try await requireTemplateEditor(actor)
         let deleted = try await connection.query(
             "DELETE FROM template_overrides WHERE tenant_id = \(tenantID) AND event = \(event.rawValue) AND locale = \(locale)")
         return (deleted.affectedRows ?? 0) > 0
+    }
+
+    private func requireTemplateEditor(_ email: String) async throws -> Person {
+        let person = try await person(email: email)
+        guard person.isAdmin else {
+            throw StoreError(.forbidden, "only a tenant admin may change the tenant's templates; \(person.email) is not one")
+        }
+        return person
     }
 
     /// The tenant's overrides.

@@ -36,33 +36,56 @@ public struct MessageTemplate: Sendable {
         if normalised.contains("{{>") || normalised.contains("{{<") || normalised.contains("{{$") {
             throw InputError("template partials, parents and blocks are not supported")
         }
-        do {
-            title = try MustacheTemplate(string: Self.textMode + titleSource)
-            body = try MustacheTemplate(string: Self.textMode + bodySource)
-        } catch {
-            throw InputError("the template does not parse: \(error)")
-        }
+        title = try Self.parse(titleSource, part: "title", firstLine: 1)
+        body = try Self.parse(bodySource, part: "body", firstLine: parts[0].split(separator: "\n", omittingEmptySubsequences: false).count + 2)
         self.event = event
         self.source = source
         try validate()
     }
 
-    /// Renders against sample data twice (every flag on, then off) so each branch runs,
-    /// recording the names the template looks up.
+    /// Parses one part; a parse error names the line of the template file and the problem.
+    private static func parse(_ text: String, part: String, firstLine: Int) throws -> MustacheTemplate {
+        do {
+            return try MustacheTemplate(string: textMode + text)
+        } catch let error as MustacheTemplate.ParserError {
+            let line = firstLine + error.context.lineNumber - 1
+            throw InputError("the template does not parse: line \(line) (the \(part)): \(problem(error.error))")
+        } catch {
+            throw InputError("the template does not parse: \(error)")
+        }
+    }
+
+    private static func problem(_ error: any Error) -> String {
+        switch error as? MustacheTemplate.Error {
+        case .sectionCloseNameIncorrect: "a section is closed with another name than it was opened with"
+        case .unfinishedName: "a tag is not closed with }}"
+        case .expectedSectionEnd: "a section is opened and never closed"
+        case .invalidSetDelimiter: "a delimiter change is malformed"
+        case .invalidConfigVariableSyntax, .unrecognisedConfigVariable: "a {{% }} setting is not understood"
+        case .transformAppliedToInheritanceSection, .illegalTokenInsideInheritSection, .textInsideInheritSection:
+            "template inheritance is not supported"
+        case nil: "\(error)"
+        }
+    }
+
+    /// Renders against sample data for every priority, with and without the optional parts
+    /// (reason, group name), so each branch runs, recording the names the template looks up.
+    /// Every rendering must give a title and a body: a push with an empty one is never sent.
+    /// (The member and the manager app get the same words, so there is nothing to vary there.)
     private func validate() throws {
-        for flag in [true, false] {
-            let recorder = LookupRecorder(values: TemplateVariables.sample(flag: flag))
+        for (sample, values) in TemplateVariables.samples() {
+            let recorder = LookupRecorder(values: values)
             let rendered = RenderedMessage(title: title.render(recorder), body: body.render(recorder))
             let unknown = recorder.names.subtracting(event.variables).sorted()
             if let first = unknown.first {
                 let known = event.variables.sorted().joined(separator: ", ")
                 throw InputError("unknown variable {{\(first)}} in the \(event.rawValue) template; known: \(known)")
             }
-            if flag, rendered.title.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw InputError("the title renders empty for the sample data")
+            if rendered.title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw InputError("the title renders empty for \(sample)")
             }
-            if flag, rendered.body.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw InputError("the body renders empty for the sample data")
+            if rendered.body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw InputError("the body renders empty for \(sample)")
             }
         }
     }

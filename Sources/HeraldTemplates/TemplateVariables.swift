@@ -113,15 +113,21 @@ public enum TemplateVariables {
     }
 
     /// Sample values for validation and previews.
-    static func sample(flag: Bool) -> [String: Any] {
-        var values = values(
-            Activity(
-                name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
-                priority: flag ? .p0 : .p1, deadline: sampleDeadline,
-                occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil),
-            for: Recipient())
-        values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way"))) { $1 }
-        return values
+    /// Sample data for every priority, with and without the optional parts, each with words
+    /// that say which it is ("a p2 activity without a reason or group name").
+    static func samples() -> [(String, [String: Any])] {
+        Priority.allCases.flatMap { priority in
+            [true, false].map { flag in
+                var values = values(
+                    Activity(
+                        name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
+                        priority: priority, deadline: sampleDeadline,
+                        occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil),
+                    for: Recipient())
+                values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way"))) { $1 }
+                return ("a \(priority.rawValue) activity \(flag ? "with a reason and a group name" : "without a reason or group name")", values)
+            }
+        }
     }
 
     /// 2026-11-28, a week after the sample event (2026-11-21 23:30 UTC).

@@ -129,7 +129,7 @@ struct TemplateCommand: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Save the tenant's own template for an event (checked first: it must parse, render and use known variables).")
+            abstract: "Save the tenant's own template for an event (a tenant admin; checked first: it must parse, render and use known variables).")
 
         @Argument(help: "The event, e.g. activity.assigned.") var event: String
         @Option(help: "The template file: title, a line holding only ---, then the body.") var file: String
@@ -146,7 +146,7 @@ struct TemplateCommand: AsyncParsableCommand {
             } catch {
                 throw InputError("cannot read \(file) as UTF-8 text")
             }
-            let author = (try? actor.email()) ?? ProcessInfo.processInfo.environment["USER"] ?? "cli"
+            let author = try actor.email()
             let saved = try await withTenant(tenant) { try await $0.setTemplate(event, locale: locale, source: source, by: author) }
             if options.json { return try printJSON(saved) }
             print("saved the \(saved.locale) template for \(saved.event.rawValue) (herald template preview \(saved.event.rawValue) to see it)")
@@ -154,16 +154,18 @@ struct TemplateCommand: AsyncParsableCommand {
     }
 
     struct Reset: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the tenant's override, restoring the default.")
+        static let configuration = CommandConfiguration(abstract: "Remove the tenant's override, restoring the default (a tenant admin).")
 
         @Argument(help: "The event, e.g. activity.assigned.") var event: String
         @Option(help: "Locale of the override.") var locale = "en"
+        @OptionGroup var actor: ActorOptions
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
             let event = try TemplateCommand.event(event)
-            let removed = try await withTenant(tenant) { try await $0.resetTemplate(event, locale: locale) }
+            let actor = try actor.email()
+            let removed = try await withTenant(tenant) { try await $0.resetTemplate(event, locale: locale, by: actor) }
             if options.json { return try printJSON(["removed": removed]) }
             print(removed ? "restored the default \(locale) template for \(event.rawValue)" : "there was no \(locale) override for \(event.rawValue)")
         }

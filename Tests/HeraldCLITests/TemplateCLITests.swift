@@ -9,7 +9,11 @@ import Testing
                 let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme"])
                 #expect(try await cli.run(["db", "migrate"]).status == 0)
                 #expect(try await cli.run(["tenant", "create", "acme"]).status == 0)
-                try await body(cli, home)
+                #expect(try await cli.run(["user", "add", "root@acme.test", "--name", "Ada Admin", "--admin"]).status == 0)
+                #expect(try await cli.run(["user", "add", "bob@acme.test", "--name", "Bob"]).status == 0)
+                var admin = cli
+                admin.environment["HERALD_ACTOR"] = "root@acme.test"
+                try await body(admin, home)
             }
         }
     }
@@ -60,7 +64,9 @@ import Testing
 
             let good = home.appendingPathComponent("good.mustache")
             try "Heads up\n---\n{{#isP0}}URGENT {{/isP0}}{{manager}} wants {{name}} by {{deadline}}\n".write(to: good, atomically: true, encoding: .utf8)
-            let saved = try await cli.run(["template", "set", "activity.assigned", "--file", good.path, "--as", "alice@acme.test"])
+            let member = try await cli.run(["template", "set", "activity.assigned", "--file", good.path, "--as", "bob@acme.test"])
+            #expect(member.status != 0 && member.stderr.contains("only a tenant admin"), "\(member.stderr)")
+            let saved = try await cli.run(["template", "set", "activity.assigned", "--file", good.path])
             #expect(saved.status == 0, "\(saved.stderr)")
             let preview = try await cli.run(["template", "preview", "activity.assigned"])
             #expect(fields(preview.stdout)["title"] == "Heads up")
@@ -69,7 +75,9 @@ import Testing
             // Another locale and the defaults without a tenant are untouched.
             #expect(try await cli.run(["template", "preview", "activity.assigned", "--locale", "de"]).stdout.contains("zugewiesen"))
             let list = try await cli.run(["template", "list"])
-            #expect(list.stdout.contains("override by alice@acme.test"))
+            #expect(list.stdout.contains("override by root@acme.test"))
+            let memberReset = try await cli.run(["template", "reset", "activity.assigned", "--as", "bob@acme.test"])
+            #expect(memberReset.status != 0 && memberReset.stderr.contains("only a tenant admin"))
 
             let reset = try await cli.run(["template", "reset", "activity.assigned"])
             #expect(reset.status == 0 && reset.stdout.contains("restored the default"))
