@@ -82,6 +82,27 @@ public enum Input {
         return date
     }
 
+    /// An ISO 8601 instant such as `2026-11-22T09:30:00Z` or `2026-11-22T10:30:00.250+01:00`,
+    /// on a real calendar day at a real time of day: Foundation's parser alone reads
+    /// `2026-02-30T00:00:00Z` as March 2 and `T24:00` as the next day.
+    public static func timestamp(_ value: String, field: String) throws -> Date {
+        let refused = InputError("\(field) \"\(printable(String(value.prefix(40))))\" is not an ISO 8601 time such as 2026-11-22T09:30:00Z")
+        let characters = Array(value.utf8)
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= characters.count, characters[range].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(String(decoding: characters[range], as: UTF8.self))
+        }
+        guard characters.count >= 20, characters[10] == UInt8(ascii: "T"), characters[13] == UInt8(ascii: ":"),
+            characters[16] == UInt8(ascii: ":"), LocalDate(String(decoding: characters[0..<10], as: UTF8.self)) != nil,
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            hour < 24, minute < 60, second < 60
+        else { throw refused }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = value.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        guard let date = formatter.date(from: value) else { throw refused }
+        return date
+    }
+
     /// An IANA time zone name such as `Europe/Paris`, or `UTC`.
     public static func timeZone(_ value: String) throws -> String {
         guard value == "UTC" || TimeZone.knownTimeZoneIdentifiers.contains(value) else {
@@ -109,6 +130,18 @@ public enum Input {
             throw InputError("a device token must be 1-\(maxTokenLength) printable ASCII characters without spaces")
         }
         return value
+    }
+
+    /// A push token as its provider issues them: an APNs device token is hexadecimal (32 bytes,
+    /// 64 digits, today; Apple allows for longer), which is also what keeps it a single safe
+    /// segment of the request path `/3/device/<token>`. FCM tokens are opaque: `token(_:)`.
+    public static func token(_ value: String, provider: PushProvider) throws -> String {
+        let token = try token(value)
+        guard provider == .apns else { return token }
+        guard (16...400).contains(token.utf8.count), token.utf8.count % 2 == 0, token.utf8.allSatisfy({ $0.isHexDigit }) else {
+            throw InputError("an APNs device token is an even number (16-400) of hexadecimal digits, such as the 64 an iPhone reports")
+        }
+        return token.lowercased()
     }
 
     /// A value of a closed set, such as `--app member|manager`.
@@ -178,4 +211,9 @@ public enum TokenDisplay {
         guard token.count > 12 else { return String(repeating: "•", count: min(token.count, 4)) }
         return token.prefix(6) + "…" + token.suffix(4)
     }
+}
+
+extension UInt8 {
+    /// 0-9, a-f or A-F.
+    fileprivate var isHexDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self) }
 }

@@ -14,7 +14,9 @@ public struct APNsRequest: Sendable, Equatable {
     ///   - topic: the app's bundle id (member or manager app).
     ///   - expiration: when APNs may stop trying; nil sends `0` (deliver now or never).
     public init(_ notification: PushNotification, topic: String, expiration: Date? = nil, maxBytes: Int = APNsRequest.maxBytes) {
-        path = "/3/device/\(notification.token)"
+        // Registration accepts only hex tokens; escaping keeps anything else one path segment
+        // (no slash, no dot segment, no query or fragment).
+        path = "/3/device/" + (notification.token.addingPercentEncoding(withAllowedCharacters: Self.tokenCharacters) ?? "")
         var headers = [
             "apns-topic": topic, "apns-push-type": "alert", "apns-priority": "10",
             "apns-expiration": expiration.map { String(Int($0.timeIntervalSince1970)) } ?? "0",
@@ -27,6 +29,9 @@ public struct APNsRequest: Sendable, Equatable {
             body = Self.encode(notification, body: shortened)
         }
     }
+
+    /// What stays as written in the token's path segment: ASCII letters, digits, `-`, `_`, `~`.
+    static let tokenCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_~")
 
     /// The payload: `aps` and the custom data side by side at the top level, as Apple
     /// expects, keys sorted.

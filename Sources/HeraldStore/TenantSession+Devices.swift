@@ -22,7 +22,7 @@ extension TenantSession {
     public func registerDevice(
         email: String, token: String, app: AppKind, platform: Platform, provider: PushProvider
     ) async throws -> (Device, DeviceRegistrationOutcome) {
-        let token = try Input.token(token)
+        let token = try Input.token(token, provider: provider)
         let owner = try await person(email: email)
         for _ in 0..<2 {
             if let existing = try await device(token: token, provider: provider, locking: true) {

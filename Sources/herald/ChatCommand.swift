@@ -73,12 +73,7 @@ struct ChatCommand: AsyncParsableCommand {
 
         func run() async throws {
             let actor = try actor.email()
-            let sentAt = try sentAt.map { text -> Date in
-                guard let date = try? Date(text, strategy: .iso8601) else {
-                    throw InputError("--sent-at \"\(text.prefix(40))\" is not an ISO 8601 time such as 2026-11-22T09:30:00Z")
-                }
-                return date
-            }
+            let sentAt = try sentAt.map { try Input.timestamp($0, field: "--sent-at") }
             let (message, created) = try await withTenant(tenant) {
                 try await $0.sendMessage(actor: actor, conversation: conversation, text: text, clientID: clientID, sentAt: sentAt)
             }

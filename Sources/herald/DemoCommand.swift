@@ -44,9 +44,9 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     static let phones = [
-        Phone(owner: "Alice Moreau", email: "alice@demo.test", token: "alice-iphone-manager-7f3a9c", app: .manager, platform: .ios, provider: .apns),
+        Phone(owner: "Alice Moreau", email: "alice@demo.test", token: "a11ce1f0e0000000000000000000000000000000000000000000000000007f3a", app: .manager, platform: .ios, provider: .apns),
         Phone(owner: "Bob Stone", email: "bob@demo.test", token: "bob-pixel-member-2b81d4", app: .member, platform: .android, provider: .fcm),
-        Phone(owner: "Carol Wu", email: "carol@demo.test", token: "carol-iphone-member-94c0e2", app: .member, platform: .ios, provider: .apns),
+        Phone(owner: "Carol Wu", email: "carol@demo.test", token: "ca201f0e0000000000000000000000000000000000000000000000000094c0e2", app: .member, platform: .ios, provider: .apns),
         Phone(owner: "Carol Wu", email: "carol@demo.test", token: "dead-carol-old-android-55e1", app: .member, platform: .android, provider: .fcm),
         Phone(owner: "Dave Ng", email: "dave@demo.test", token: "dave-galaxy-member-0d4e77", app: .member, platform: .android, provider: .fcm),
     ]

@@ -37,9 +37,9 @@ struct PushCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            let token = try Input.token(token)
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let token = try Input.token(token, provider: provider)
             let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
             let caFile = environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
             let http = try HTTPClient(configuration: .init(maxInFlight: 4, extraCAFile: caFile), logger: HeraldLogging.logger)

@@ -55,7 +55,7 @@ import Testing
         try await withSetup { cli, _, emulator in
             try await setUpPeople(cli)
             try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android-member", "--app", "member", "--platform", "android"])
-            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-iphone-manager", "--app", "manager", "--platform", "ios", "--provider", "apns"])
+            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "a11ce0aa0000000000000000000000000000000000000000000000000000fade", "--app", "manager", "--platform", "ios", "--provider", "apns"])
             // Alice's member-app phone must never hear manager events.
             try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-android-member", "--app", "member", "--platform", "android"])
 
@@ -71,14 +71,14 @@ import Testing
             let tokyo = Self.today(in: "Asia/Tokyo"), utc = Self.today(in: "UTC")
             try await step([], token: "chidi-android-member", provider: "fcm", status: "assigned", badge: 1,
                            body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Tom & Jerry <3 audit.")
-            try await step(["activity", "start", "--as", "chidi@acme.test"], token: "alice-iphone-manager", provider: "apns", status: "running", badge: 0,
+            try await step(["activity", "start", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns", status: "running", badge: 0,
                            body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
-            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "alice-iphone-manager", provider: "apns",
+            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns",
                            status: "completion_requested", badge: 1,
                            body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
             try await step(["activity", "reject", "--reason", "redo", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm",
                            status: "running", badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
-            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "alice-iphone-manager", provider: "apns",
+            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns",
                            status: "completion_requested", badge: 1,
                            body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
             try await step(["activity", "approve", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm", status: "approved",

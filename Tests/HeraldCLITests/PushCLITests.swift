@@ -57,7 +57,9 @@ import Testing
 
     @Test func pushTestReachesAPNsToo() async throws {
         try await withTemporaryDirectory { folder in
-            try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
+            // APNs tokens are hex, so the dead ones are marked by a hex prefix here.
+            let faults = EmulatorConfiguration.Faults(deadTokenPrefix: "deadbeef")
+            try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
                 let ca = folder.appendingPathComponent("ca.pem"), key = folder.appendingPathComponent("AuthKey.p8")
                 try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
                 try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
@@ -71,11 +73,14 @@ import Testing
                 let object = try JSONSerialization.jsonObject(with: Data(sent.stdout.utf8)) as? [String: Any]
                 #expect(object?["outcome"] as? String == "delivered" && object?["httpStatus"] as? Int == 200)
                 #expect(await emulator.messages().first?.headers["apns-topic"] == "com.example.manager")
-                let dead = try await cli.run(["push", "test", "--provider", "apns", "--token", "dead-a1b2c3d4"])
+                let dead = try await cli.run(["push", "test", "--provider", "apns", "--token", "deadbeefa1b2c3d4"])
                 #expect(dead.status != 0 && dead.stdout.contains("dead token"))
+                let traversal = try await cli.run(["push", "test", "--provider", "apns", "--token", "../../../v1/projects/x/messages:send?x=#"])
+                #expect(traversal.status != 0 && traversal.stderr.contains("hexadecimal"), "\(traversal.stderr)")
+                #expect(await emulator.messages().count == 1)
                 var keyless = cli
                 keyless.environment["HERALD_APNS_KEY_FILE"] = folder.appendingPathComponent("missing.p8").path
-                let missing = try await keyless.run(["push", "test", "--provider", "apns", "--token", "a1b2c3d4"])
+                let missing = try await keyless.run(["push", "test", "--provider", "apns", "--token", "a1b2c3d4a1b2c3d4"])
                 #expect(missing.status != 0 && missing.stderr.split(separator: "\n").count == 1 && missing.stderr.contains("does not exist"))
             }
         }

@@ -24,6 +24,27 @@ import Testing
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 
+    /// Impossible days and times are refused, not rolled over into the next month or day.
+    @Test func timestampsAreRealInstants() throws {
+        #expect(try Input.timestamp("2026-11-22T09:30:00Z", field: "--sent-at") == Date(timeIntervalSince1970: 1_795_339_800))
+        #expect(try Input.timestamp("2026-11-22T10:30:00.500+01:00", field: "--sent-at") == Date(timeIntervalSince1970: 1_795_339_800.5))
+        for bad in ["2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T09:60:00Z", "2026-11-22",
+                    "2026-11-22 09:30:00Z", "yesterday", ""] {
+            let error = #expect(throws: InputError.self) { try Input.timestamp(bad, field: "--sent-at") }
+            #expect(error?.description.hasPrefix("--sent-at") == true, "\(bad)")
+        }
+    }
+
+    /// APNs tokens are hexadecimal; FCM tokens are opaque.
+    @Test func apnsTokensAreHex() throws {
+        let iphone = String(repeating: "a1B2", count: 16)
+        #expect(try Input.token(iphone, provider: .apns) == iphone.lowercased())
+        #expect(try Input.token("dGhpcy1pcy1mY206QVBBOTFi", provider: .fcm) == "dGhpcy1pcy1mY206QVBBOTFi")
+        for bad in ["../../../v1/projects/x/messages:send?x=#", "a1b2c3", String(repeating: "g", count: 64), String(repeating: "a", count: 63)] {
+            #expect(throws: InputError.self) { try Input.token(bad, provider: .apns) }
+        }
+    }
+
     @Test func emailsAreLowercased() throws {
         #expect(try Input.email("Alice.Moreau+ops@Example.COM") == "alice.moreau+ops@example.com")
     }

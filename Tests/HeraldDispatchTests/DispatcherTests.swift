@@ -11,7 +11,7 @@ import Testing
 @Suite struct DispatcherTests {
     @Test func aManagerHearsOfAStartOnManagerAppDevicesOnly() async throws {
         try await DispatchHarness.with { harness in
-            try await harness.register("alice@acme.test", token: "alice-manager-phone-1", app: .manager, platform: .ios, provider: .apns)
+            try await harness.register("alice@acme.test", token: "a11ce0000000000000000000000000000000000000000000000000000000000a", app: .manager, platform: .ios, provider: .apns)
             try await harness.register("alice@acme.test", token: "alice-manager-tablet-2", app: .manager)
             try await harness.register("alice@acme.test", token: "alice-member-phone-3", app: .member)
             try await harness.register("chidi@acme.test", token: "chidi-member-phone-1", app: .member)
@@ -22,7 +22,7 @@ import Testing
             try await harness.act(.start, activity.id, by: "chidi@acme.test")
             let counters = try await harness.drain()
             let messages = await harness.emulator.messages()
-            #expect(Set(messages.map(\.token)) == ["alice-manager-phone-1", "alice-manager-tablet-2"])
+            #expect(Set(messages.map(\.token)) == ["a11ce0000000000000000000000000000000000000000000000000000000000a", "alice-manager-tablet-2"])
             #expect(messages.count == 2)
             #expect(counters.sent == 2)
             let apns = try #require(messages.first { $0.provider == "apns" })
@@ -39,11 +39,11 @@ import Testing
         try await DispatchHarness.with { harness in
             try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
             try await harness.register("chidi@acme.test", token: "dead-chidi-old-phone", app: .member)
-            try await harness.register("chidi@acme.test", token: "chidi-tablet-0002", app: .member, platform: .ios, provider: .apns)
+            try await harness.register("chidi@acme.test", token: "c41d1ab1e70000000000000000000000000000000000000000000000000000b2", app: .member, platform: .ios, provider: .apns)
             _ = try await harness.assign()
             let counters = try await harness.drain()
             #expect(counters.sent == 2 && counters.deadTokens == 1 && counters.retried == 0)
-            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "chidi-tablet-0002"])
+            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"])
 
             let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
             let dead = try #require(devices.first { $0.token == "dead-chidi-old-phone" })
@@ -66,7 +66,7 @@ import Testing
             await harness.emulator.clearMessages()
             _ = try await harness.assign(name: "Second")
             _ = try await harness.drain()
-            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "chidi-tablet-0002"])
+            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"])
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'dead_token'") == 1)
         }
     }
@@ -262,7 +262,7 @@ import Testing
     @Test func aConfigurationErrorPausesTheProviderAndKeepsTheWork() async throws {
         try await DispatchHarness.with { harness in
             try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
-            try await harness.register("chidi@acme.test", token: "chidi-phone-0002", app: .member, platform: .ios, provider: .apns)
+            try await harness.register("chidi@acme.test", token: "c41d10000000000000000000000000000000000000000000000000000000f002", app: .member, platform: .ios, provider: .apns)
             _ = try await harness.assign()
             let unconfigured = ProviderGateway.fromEnvironment([:], http: harness.gateway.http)
             let counters = try await harness.withDispatcher(gateway: unconfigured) { dispatcher in

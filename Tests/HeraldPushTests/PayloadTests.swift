@@ -91,4 +91,11 @@ import Testing
         let long = APNsRequest(Self.notification(body: String(repeating: "x", count: 10_000)), topic: "t")
         #expect(long.body.count <= APNsRequest.maxBytes)
     }
+
+    /// Whatever a token holds, it stays one segment of the request path.
+    @Test func anAPNsTokenCannotLeaveItsPathSegment() {
+        var notification = Self.notification()
+        notification.token = "../../../v1/projects/x/messages:send?x=#"
+        #expect(APNsRequest(notification, topic: "t").path == "/3/device/%2E%2E%2F%2E%2E%2F%2E%2E%2Fv1%2Fprojects%2Fx%2Fmessages%3Asend%3Fx%3D%23")
+    }
 }
