@@ -84,6 +84,11 @@ public final class Emulator: Sendable {
         let ports = Mutex<[Listener: Int]>([:])
         let host = configuration.host
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
+        // Hummingbird's own lines (a listener started; a connection or listener ended, e.g.
+        // "Waiting on child channel: CancellationError()" when a sibling's port is taken) are
+        // noise for a stand-in; they show only when debugging.
+        var serverLogger = logger
+        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
         let tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
@@ -103,7 +108,7 @@ public final class Emulator: Sendable {
                     await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
                 },
                 eventLoopGroupProvider: .shared(group),
-                logger: logger)
+                logger: serverLogger)
         }
         let counter = connections
         let applications = [
@@ -121,9 +126,18 @@ public final class Emulator: Sendable {
                 ConnectionCountingChannel(base: HTTP1Channel(responder: responder), counter: counter)
             },
         ]
+        let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
-                for application in applications { tasks.addTask { try await application.run() } }
+                for (application, port) in zip(applications, configuredPorts) {
+                    tasks.addTask {
+                        do {
+                            try await application.run()
+                        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                            throw EmulatorError.portInUse(port)
+                        }
+                    }
+                }
                 try await tasks.next()
                 tasks.cancelAll()
             }

@@ -45,8 +45,9 @@ public struct EmbeddedCluster: Sendable {
         self.logger = logger
         self.binDirectoryOverride = environment["HERALD_PG_BIN"].flatMap { $0.isEmpty ? nil : $0 }
         if geteuid() == 0 {
-            guard let account = ServerAccount(name: environment["HERALD_PG_USER"] ?? "postgres") else {
-                throw EmbeddedClusterError.noServerAccount
+            let named = environment["HERALD_PG_USER"].flatMap { $0.isEmpty ? nil : $0 }
+            guard let account = ServerAccount(name: named ?? "postgres") else {
+                throw named.map(EmbeddedClusterError.noSuchServerAccount) ?? EmbeddedClusterError.noServerAccount
             }
             serverAccount = account
             // HERALD_HOME itself is opened up to the account (0711) when the cluster lives in it.

@@ -17,6 +17,10 @@ public struct EmbeddedClusterError: Error, Sendable, CustomStringConvertible {
         .init("PostgreSQL refuses to run as root and there is no 'postgres' account to run it; install postgresql (it creates one), set HERALD_PG_USER, or run herald as a normal user")
     }
 
+    static func noSuchServerAccount(_ name: String) -> Self {
+        .init("HERALD_PG_USER names the account \(name), which does not exist; name an existing unprivileged account (such as postgres) to run the embedded PostgreSQL")
+    }
+
     static func pathTooLong(_ path: String) -> Self {
         .init("the socket path \(path) is too long for a Unix socket; use a shorter HERALD_HOME")
     }

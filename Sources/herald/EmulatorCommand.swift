@@ -37,6 +37,9 @@ struct EmulatorCommand: AsyncParsableCommand {
                 throw ValidationError("--unavailable and --throttled are shares between 0 and 1 that add up to at most 1")
             }
             guard latency >= 0, retryAfter >= 0 else { throw ValidationError("--latency-ms and --retry-after must not be negative") }
+            for (name, value) in [("--port", port), ("--h2c-port", h2cPort), ("--http1-port", http1Port)] where !(0...65_535).contains(value) {
+                throw ValidationError("\(name) \(value) is not a TCP port (0-65535; 0 picks a free one)")
+            }
         }
 
         func run() async throws {
@@ -71,12 +74,13 @@ struct EmulatorCommand: AsyncParsableCommand {
     struct Messages: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List (or --clear) the messages a running emulator accepted.")
 
-        @Option(help: "The emulator's h2c base URL.") var url = "http://127.0.0.1:8788"
+        @Option(help: "The emulator's base URL (an https:// one is checked against HERALD_CA_FILE).") var url = "http://127.0.0.1:8788"
         @Flag(help: "Forget the recorded messages.") var clear = false
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let http = try HTTPClient(logger: HeraldLogging.logger)
+            let caFile = ProcessInfo.processInfo.environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            let http = try HTTPClient(configuration: .init(maxInFlight: 2, extraCAFile: caFile), logger: HeraldLogging.logger)
             defer { http.shutdown() }
             let response: HTTPResponse
             do {
@@ -86,15 +90,42 @@ struct EmulatorCommand: AsyncParsableCommand {
             }
             let data = Data(response.body)
             if clear { return print("cleared") }
-            if options.json { return FileHandle.standardOutput.write(data) }
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
             let messages = try decoder.decode([RecordedMessage].self, from: data)
+            // Tokens are shown truncated here too, the payload's copy included.
+            if options.json { return try printJSON(messages.map(Listed.init)) }
             var table = TextTable("RECEIVED", "PROVIDER", "TOKEN", "TITLE", "BODY")
             for message in messages {
                 table.add(message.receivedAt.shortDisplay, message.provider, TokenDisplay.truncated(message.token), message.title ?? "", message.body ?? "")
             }
             print(table.render(empty: "no messages yet"))
+        }
+
+        /// A recorded message as listed: its token truncated wherever it appears.
+        struct Listed: Encodable {
+            let id: String
+            let provider: String
+            let token: String
+            let title: String?
+            let body: String?
+            let payload: String
+            let headers: [String: String]
+            let receivedAt: Date
+            let httpVersion: String
+
+            init(_ message: RecordedMessage) {
+                let shown = TokenDisplay.truncated(message.token)
+                id = message.id
+                provider = message.provider
+                token = shown
+                title = message.title
+                body = message.body
+                payload = message.token.isEmpty ? message.payload : message.payload.replacingOccurrences(of: message.token, with: shown)
+                headers = message.headers
+                receivedAt = message.receivedAt
+                httpVersion = message.httpVersion
+            }
         }
     }
 }

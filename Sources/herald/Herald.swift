@@ -38,6 +38,12 @@ struct Herald: AsyncParsableCommand {
             FileHandle.standardError.write(Data("herald: \(failure.userMessage)\n".utf8))
             Foundation.exit(failure.exitCode)
         }
-        Herald.exit(withError: error)
+        // --help and --version print what was asked for and succeed.
+        let code = Herald.exitCode(for: error)
+        if code == .success { Herald.exit(withError: error) }
+        // Anything else is one line, like every other refusal: no usage dump.
+        let message = Herald.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        FileHandle.standardError.write(Data("herald: \(message) (see --help)\n".utf8))
+        Foundation.exit(code.rawValue)
     }
 }

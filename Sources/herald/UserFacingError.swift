@@ -1,3 +1,4 @@
+import HeraldEmulator
 import HeraldPostgres
 import HeraldStore
 
@@ -20,6 +21,7 @@ extension MigrationError: UserFacingError {}
 extension EmbeddedClusterError: UserFacingError {}
 extension DatabaseError: UserFacingError {}
 extension HeraldLoggingError: UserFacingError {}
+extension EmulatorError: UserFacingError {}
 
 /// A failure that is only its message.
 struct UserFacingMessage: UserFacingError, CustomStringConvertible {

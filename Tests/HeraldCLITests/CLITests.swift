@@ -1,4 +1,5 @@
 import Foundation
+import HeraldEmulator
 import HeraldStore
 import HeraldTestSupport
 import Testing
@@ -165,8 +166,39 @@ import Testing
     @Test func anUnknownCommand() async throws {
         try await withTemporaryDirectory { home in
             let result = try await HeraldCLI(home: home).run(["db", "frobnicate"])
-            #expect(result.status != 0)
-            #expect(result.stderr.contains("frobnicate"))
+            expectOneLineFailure(result, mentioning: "frobnicate")
+        }
+    }
+
+    /// What the argument parser refuses is one line too, not "Error:" and a usage dump.
+    @Test func argumentErrorsAreOneLine() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home)
+            expectOneLineFailure(try await cli.run(["emulator", "--port", "70000"]), mentioning: "--port 70000 is not a TCP port")
+            expectOneLineFailure(try await cli.run(["history", "--limit", "-1"]), mentioning: "--limit")
+            expectOneLineFailure(try await cli.run(["tenant", "create"]), mentioning: "slug")
+        }
+    }
+
+    /// A taken port is named in one line, without the cancelled listeners' noise.
+    @Test func anEmulatorPortInUseIsOneLine() async throws {
+        try await withTemporaryDirectory { home in
+            try await Emulator.withRunning(logger: testLogger) { _, endpoints in
+                let taken = try #require(endpoints.https.split(separator: ":").last.map(String.init))
+                let result = try await HeraldCLI(home: home).run(["emulator", "--port", taken, "--h2c-port", "0", "--http1-port", "0"])
+                expectOneLineFailure(result, mentioning: "port \(taken) is already in use")
+            }
+        }
+    }
+
+    /// A server account that does not exist is named as such.
+    @Test(.enabled(if: getuid() == 0, "the server account is only used under root"))
+    func anUnknownServerAccount() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_PG_USER": "nosuchuser"])
+            let result = try await cli.run(["db", "start"])
+            expectOneLineFailure(result, mentioning: "HERALD_PG_USER names the account nosuchuser, which does not exist")
+            #expect(!result.stderr.contains("'postgres'"))
         }
     }
 }
