@@ -77,17 +77,27 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// Creates the cluster if needed, starts it if stopped, and creates the Herald database.
-    /// Returns the connection string. Safe to call from several processes at once.
+    /// A server that crashed or was killed is started again (PostgreSQL's crash recovery
+    /// does the rest). Returns the connection string. Safe to call from several processes at once.
     @discardableResult
     public func start() async throws -> String {
         let lock = try await offload { try lockHome() }
         defer { lock.release() }
-        let created = try await offload { () throws -> Bool in
+        let (created, started) = try await offload { () throws -> (Bool, Bool) in
             let created = try initialiseIfNeeded()
-            if try !isRunning() { try startServer() }
-            return created
+            if try isRunning() { return (created, false) }
+            try startServer()
+            return (created, true)
         }
-        try await createDatabaseIfNeeded()
+        do {
+            try await createDatabaseIfNeeded()
+        } catch let error as PostgresError where error.isConnectionFailure && !started {
+            // Believed running, yet it does not answer: it was killed a moment ago and is still
+            // going away. Wait for it to be gone, then start it again.
+            logger.warning("the embedded PostgreSQL does not answer; starting it again", metadata: ["error": "\(error.message)"])
+            try await offload { try restartAfterCrash() }
+            try await createDatabaseIfNeeded()
+        }
         if created { logger.info("created the embedded PostgreSQL cluster", metadata: ["path": "\(root.path)"]) }
         return connectionString
     }
@@ -204,7 +214,46 @@ public struct EmbeddedCluster: Sendable {
     private func isRunning() throws -> Bool {
         let tools = try binaries()
         let result = try runTool(tools.pgCtl, ["status", "-D", dataDirectory.path])
-        return result.status == 0
+        guard result.status == 0 else { return false }
+        // pg_ctl counts a zombie as running: a server killed under a parent that never reaps
+        // it (a container's first process, say) would be "running" forever, and PostgreSQL
+        // itself would refuse to start beside its lock file. A dead server's lock file goes.
+        if let pid = serverPID(), !Self.isAlive(pid) {
+            removeLockFiles(of: pid)
+            return false
+        }
+        return true
+    }
+
+    /// The data directory's lock file and the socket's, left by a dead server `pid`.
+    private func removeLockFiles(of pid: Int) {
+        let files = FileManager.default
+        try? files.removeItem(at: dataDirectory.appendingPathComponent("postmaster.pid"))
+        for name in (try? files.contentsOfDirectory(atPath: socketDirectory.path)) ?? [] where name.hasSuffix(".lock") {
+            let lock = socketDirectory.appendingPathComponent(name)
+            let owner = (try? String(contentsOf: lock, encoding: .utf8))?.split(separator: "\n").first
+            if owner.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) == pid { try? files.removeItem(at: lock) }
+        }
+    }
+
+    /// Waits (up to 10 s) for a server that stopped answering to be gone, then starts it.
+    private func restartAfterCrash() throws {
+        for _ in 0..<50 {
+            if try !isRunning() { return try startServer() }
+            usleep(200_000)
+        }
+        throw EmbeddedClusterError.commandFailed(
+            "pg_ctl start", "the server (pid \(serverPID().map(String.init) ?? "?")) neither answers nor exits; see \(logFile.path)")
+    }
+
+    /// Whether `pid` is a live process (not gone, not a zombie).
+    static func isAlive(_ pid: Int) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        // "pid (comm) S …": the state follows the command name.
+        let state = stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first
+        return state != nil && state != "Z" && state != "X"
     }
 
     private func startServer() throws {

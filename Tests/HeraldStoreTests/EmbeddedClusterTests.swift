@@ -30,6 +30,29 @@ import Testing
         }
     }
 
+    /// A killed server (SIGKILL, as a crash or the OOM killer would) is started again by the
+    /// next command, at once, and keeps its committed data (PostgreSQL's crash recovery).
+    @Test func aKilledServerIsStartedAgainOnNextUse() async throws {
+        try await withEmbeddedCluster { cluster in
+            let url = try await cluster.start()
+            let pool = PostgresPool(configuration: try PostgresConfiguration(url), size: 1, logger: testLogger)
+            try await pool.query("CREATE TABLE kept (v text)")
+            try await pool.query("INSERT INTO kept VALUES (\("committed"))")
+            await pool.close()
+            for _ in 0..<2 {
+                let pid = try #require(try await cluster.status().pid)
+                #expect(kill(pid_t(pid), SIGKILL) == 0)
+                // The very next use, without waiting for the old server to be gone.
+                try await cluster.start()
+                let again = PostgresPool(configuration: try PostgresConfiguration(url), size: 1, logger: testLogger)
+                let value = try await again.query("SELECT v FROM kept").single().decode(String.self, at: 0)
+                await again.close()
+                #expect(value == "committed")
+                #expect(try await cluster.status().pid != pid)
+            }
+        }
+    }
+
     @Test func concurrentStartsCreateOneCluster() async throws {
         try await withEmbeddedCluster { cluster in
             let urls = try await withThrowingTaskGroup(of: String.self) { group in
