@@ -5,15 +5,22 @@ import HeraldTestSupport
 import Testing
 
 @Suite struct ChatAccessTests {
+    /// Group "Crew" of team ops, created by Chidi (a member) with Dana (a member) and Alice
+    /// (the team's manager).
+    static func crew(_ store: Store) async throws -> (WorkflowFixture, String) {
+        let acme = try await WorkflowFixture.make(store)
+        let group = try await acme.run {
+            try await $0.createConversation(
+                actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
+        }
+        return (acme, group.id.uuidString)
+    }
+
     /// Someone removed from a group, or who left it, sees what was said until then and
     /// nothing after: neither the messages nor an unread count for them.
     @Test func aDepartedParticipantSeesNothingSaidAfterTheyLeft() async throws {
         try await TestDatabase.withStore { store, _ in
-            let acme = try await WorkflowFixture.make(store)
-            let group = try await acme.run {
-                try await $0.createConversation(
-                    actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
-            }.id.uuidString
+            let (acme, group) = try await Self.crew(store)
             _ = try await acme.run { try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil) }
             _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
             _ = try await acme.run { try await $0.changeConversation(actor: "alice@acme.test", conversation: group, .leave) }
@@ -38,11 +45,7 @@ import Testing
     /// admins; a plain member may do neither (not even to the creator).
     @Test func onlyTheCreatorAManagerOrAnAdminRemovesOthersOrRenames() async throws {
         try await TestDatabase.withStore { store, _ in
-            let acme = try await WorkflowFixture.make(store)
-            let group = try await acme.run {
-                try await $0.createConversation(
-                    actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
-            }.id.uuidString
+            let (acme, group) = try await Self.crew(store)
             for change in [TenantSession.ConversationChange.remove(email: "chidi@acme.test"), .rename("Dana's now")] {
                 let refused = await #expect(throws: StoreError.self) {
                     try await acme.run { try await $0.changeConversation(actor: "dana@acme.test", conversation: group, change) }

@@ -1,0 +1,277 @@
+import CCurl
+import Foundation
+import Logging
+import Synchronization
+
+/// The multi handle and its thread.
+final class CurlLoop: @unchecked Sendable {
+    // Safety: `multi` is used only on the loop thread, except `curl_multi_wakeup`, which
+    // libcurl allows from any thread. `active` and `tombstones` are loop-thread only; the
+    // hand-over queue is behind `queue`.
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: HTTPClient.Configuration
+    private let logger: Logger
+    private let caFile: String?
+    private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var tombstones: Set<Int> = []
+    /// Finished easy handles, reset and kept for the next requests (creating one per request
+    /// costs an allocation storm); at most `maxInFlight` are kept.
+    private var spare: [UnsafeMutableRawPointer] = []
+    private let queue = Mutex(Queue())
+    private let opened = Atomic<Int>(0)
+    private let peak = Atomic<Int>(0)
+
+    private struct Queue {
+        var starting: [Transfer] = []
+        var cancelling: Set<Int> = []
+        var nextID = 0
+        var stopping = false
+    }
+
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
+    init(configuration: HTTPClient.Configuration, logger: Logger) throws {
+        guard Self.globalInit == CURLE_OK, let multi = curl_multi_init() else {
+            throw HTTPClientError(kind: .transfer, message: "libcurl could not be initialised")
+        }
+        self.multi = multi
+        self.configuration = configuration
+        self.logger = logger
+        self.caFile = try Self.combinedCAFile(extra: configuration.extraCAFile)
+        _ = herald_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxConnectionsPerHost))
+        // Idle connections kept open. libcurl's default (four per transfer running) closes
+        // keep-alive connections whenever few transfers run, and opens them again later.
+        _ = herald_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, 4 * configuration.maxConnectionsPerHost))
+        _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
+        let thread = Thread { [self] in self.run() }
+        thread.name = "herald.http"
+        thread.start()
+    }
+
+    var connectionsOpened: Int { opened.load(ordering: .relaxed) }
+    var peakTransfers: Int { peak.load(ordering: .relaxed) }
+
+    func perform(_ request: HTTPRequest, over wire: WireProtocol) async throws -> HTTPResponse {
+        let id = queue.withLock { queue -> Int in
+            queue.nextID += 1
+            return queue.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let transfer = Transfer(id: id, request: request, wire: wire, continuation: continuation)
+                let accepted = queue.withLock { queue -> Bool in
+                    guard !queue.stopping else { return false }
+                    queue.starting.append(transfer)
+                    return true
+                }
+                if accepted {
+                    curl_multi_wakeup(multi)
+                } else {
+                    transfer.finish(.failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down")))
+                }
+            }
+        } onCancel: {
+            queue.withLock { _ = $0.cancelling.insert(id) }
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    func stop() {
+        queue.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: The loop thread
+
+    private func run() {
+        while true {
+            let (starting, cancelling, stopping) = queue.withLock { queue in
+                defer {
+                    queue.starting.removeAll()
+                    queue.cancelling.removeAll()
+                }
+                return (queue.starting, queue.cancelling, queue.stopping)
+            }
+            tombstones.formUnion(cancelling)
+            for transfer in starting { start(transfer) }
+            if !tombstones.isEmpty { cancelTombstoned() }
+            if stopping {
+                for transfer in active.values { complete(transfer, .failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down"))) }
+                for easy in spare { curl_easy_cleanup(easy) }
+                spare.removeAll()
+                curl_multi_cleanup(multi)
+                return
+            }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func start(_ transfer: Transfer) {
+        if tombstones.remove(transfer.id) != nil {
+            transfer.finish(.failure(CancellationError()))
+            return
+        }
+        guard let easy = spare.popLast() ?? curl_easy_init() else {
+            transfer.finish(.failure(HTTPClientError(kind: .transfer, message: "libcurl could not create a transfer")))
+            return
+        }
+        transfer.easy = easy
+        let request = transfer.request
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = herald_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        _ = herald_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        switch transfer.wire {
+        case .tls:
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+            _ = herald_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        case .http1:
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        case .h2c:
+            // A connection of its own, closed after the answer: libcurl 7.88 cannot reuse one.
+            _ = herald_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE))
+            _ = herald_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1)
+            _ = herald_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1)
+        }
+        _ = herald_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
+        _ = herald_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
+        if let caFile { _ = herald_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }
+
+        switch request.method.uppercased() {
+        case "GET": break
+        case "POST": _ = herald_easy_setopt_long(easy, CURLOPT_POST, 1)
+        default: _ = herald_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.uppercased())
+        }
+        if !request.body.isEmpty || request.method.uppercased() == "POST" {
+            // libcurl reads the body from this buffer until the transfer ends.
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
+            buffer.copyBytes(from: request.body)
+            transfer.requestBody = buffer
+            _ = herald_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
+            _ = herald_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, buffer.baseAddress)
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in request.headers { list = curl_slist_append(list, "\(header.name): \(header.value)") }
+        list = curl_slist_append(list, "Expect:")  // no 100-continue round trip on HTTP/1.1
+        transfer.headerList = list
+        _ = herald_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+
+        _ = herald_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        _ = herald_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            guard let context else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            let length = size * count
+            if let data, length > 0 {
+                transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            }
+            return length
+        }
+        _ = herald_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        _ = herald_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            guard let context else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            let length = size * count
+            if let data, length > 0 {
+                transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: length))
+            }
+            return length
+        }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            transfer.release()
+            transfer.finish(.failure(HTTPClientError(kind: .transfer, message: String(cString: curl_multi_strerror(added)))))
+            return
+        }
+        active[easy] = transfer
+        if active.count > peak.load(ordering: .relaxed) { peak.store(active.count, ordering: .relaxed) }
+    }
+
+    private func cancelTombstoned() {
+        for (easy, transfer) in active where tombstones.contains(transfer.id) {
+            tombstones.remove(transfer.id)
+            curl_multi_remove_handle(multi, easy)
+            active[easy] = nil
+            recycle(transfer.detachHandle())
+            transfer.release()
+            transfer.finish(.failure(CancellationError()))
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle, let transfer = active[easy] else {
+                continue
+            }
+            let code = message.pointee.data.result
+            complete(transfer, code == CURLE_OK ? .success(response(transfer)) : .failure(error(code, easy)))
+        }
+    }
+
+    private func complete(_ transfer: Transfer, _ result: Result<HTTPResponse, any Error>) {
+        if let easy = transfer.easy {
+            var connects = 0
+            _ = herald_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+            opened.add(connects, ordering: .relaxed)
+            curl_multi_remove_handle(multi, easy)
+            active[easy] = nil
+            recycle(transfer.detachHandle())
+        }
+        tombstones.remove(transfer.id)
+        transfer.release()
+        transfer.finish(result)
+    }
+
+    /// Keeps a finished handle for reuse, its options cleared (connections live in the multi
+    /// handle, not here).
+    private func recycle(_ easy: UnsafeMutableRawPointer?) {
+        guard let easy else { return }
+        if spare.count < configuration.maxInFlight {
+            curl_easy_reset(easy)
+            spare.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    private func response(_ transfer: Transfer) -> HTTPResponse {
+        HTTPResponse(status: transfer.status, headers: transfer.headers, body: transfer.body, httpVersion: transfer.httpVersion)
+    }
+
+    private func error(_ code: CURLcode, _ easy: UnsafeMutableRawPointer) -> HTTPClientError {
+        let message = String(cString: curl_easy_strerror(code))
+        let kind: HTTPClientError.Kind
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: kind = .timeout
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_PROXY: kind = .connect
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            kind = .tls
+        default: kind = .transfer
+        }
+        return HTTPClientError(kind: kind, message: message, curlCode: Int(code.rawValue))
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// The system bundle plus the extra CAs, written once to a private temporary file.
+    private static func combinedCAFile(extra: String?) throws -> String? {
+        guard let extra else { return nil }
+        guard let extraPEM = try? String(contentsOfFile: extra, encoding: .utf8) else {
+            throw HTTPClientError(kind: .tls, message: "cannot read the CA file \(extra)")
+        }
+        let system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
+            .lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first ?? ""
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
+        guard FileManager.default.createFile(atPath: path, contents: Data((system + "\n" + extraPEM).utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw HTTPClientError(kind: .tls, message: "cannot write a combined CA bundle to \(path)")
+        }
+        return path
+    }
+}
