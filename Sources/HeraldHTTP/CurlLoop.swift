@@ -20,6 +20,7 @@ final class CurlLoop: @unchecked Sendable {
     private let queue = Mutex(Queue())
     private let opened = Atomic<Int>(0)
     private let peak = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
 
     private struct Queue {
         var starting: [Transfer] = []
@@ -30,7 +31,8 @@ final class CurlLoop: @unchecked Sendable {
 
     private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
-    init(configuration: HTTPClient.Configuration, logger: Logger) throws {
+    /// - Parameter keepIdleConnections: keep up to twice the per-host connections open while idle.
+    init(configuration: HTTPClient.Configuration, keepIdleConnections: Bool = false, logger: Logger) throws {
         guard Self.globalInit == CURLE_OK, let multi = curl_multi_init() else {
             throw HTTPClientError(kind: .transfer, message: "libcurl could not be initialised")
         }
@@ -40,9 +42,11 @@ final class CurlLoop: @unchecked Sendable {
         self.caFile = try Self.combinedCAFile(extra: configuration.extraCAFile)
         _ = herald_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxConnectionsPerHost))
-        // Idle connections kept open. libcurl's default (four per transfer running) closes
-        // keep-alive connections whenever few transfers run, and opens them again later.
-        _ = herald_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(16, 4 * configuration.maxConnectionsPerHost))
+        if keepIdleConnections {
+            // HTTP/1.1 keep-alive: libcurl's default cache (four per transfer running) closes
+            // idle connections whenever few transfers run, and opens them again later.
+            _ = herald_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 2 * max(1, configuration.maxConnectionsPerHost))
+        }
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
         let thread = Thread { [self] in self.run() }
         thread.name = "herald.http"
@@ -77,9 +81,19 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
+    /// Fails what is in flight and ends the thread; returns once the thread is done (at most
+    /// two seconds), so that a process may exit right after without pulling libcurl's and
+    /// OpenSSL's state from under a thread still cleaning up.
     func stop() {
         queue.withLock { $0.stopping = true }
         curl_multi_wakeup(multi)
+        for _ in 0..<2_000 where !finished.load(ordering: .acquiring) { usleep(1_000) }
+    }
+
+    deinit {
+        // Here, not on the loop thread: until the last reference is gone, another thread may
+        // still call curl_multi_wakeup (a caller that raced with shutdown, a cancellation).
+        curl_multi_cleanup(multi)
     }
 
     // MARK: The loop thread
@@ -100,7 +114,7 @@ final class CurlLoop: @unchecked Sendable {
                 for transfer in active.values { complete(transfer, .failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down"))) }
                 for easy in spare { curl_easy_cleanup(easy) }
                 spare.removeAll()
-                curl_multi_cleanup(multi)
+                finished.store(true, ordering: .releasing)
                 return
             }
             var running: Int32 = 0

@@ -66,7 +66,7 @@ public final class HTTPClient: Sendable {
         var cleartextConfiguration = configuration
         cleartextConfiguration.maxConnectionsPerHost = max(1, configuration.maxCleartextConnectionsPerHost)
         cleartextConfiguration.extraCAFile = nil
-        cleartextLoop = try CurlLoop(configuration: cleartextConfiguration, logger: logger)
+        cleartextLoop = try CurlLoop(configuration: cleartextConfiguration, keepIdleConnections: true, logger: logger)
         limiter = InFlightLimiter(limit: configuration.maxInFlight, reserve: Self.urgentReserve)
         let connections = max(1, configuration.maxConnectionsPerHost)
         tlsOriginLimit = configuration.http1Only ? connections : connections * max(1, configuration.maxStreamsPerConnection)
