@@ -6,7 +6,6 @@ import HTTPTypes
 import HummingbirdHTTP2
 import Logging
 import NIOCore
-import NIOPosix
 import NIOSSL
 import Synchronization
 import _CryptoExtras
@@ -41,12 +40,26 @@ public final class Emulator: Sendable {
     /// - Parameter signingKey: the service account key to trust; a new one when nil.
     public init(configuration: EmulatorConfiguration = .init(), signingKey: _RSA.Signing.PrivateKey? = nil, logger: Logger) throws {
         self.configuration = configuration
-        self.signingKey = try signingKey ?? _RSA.Signing.PrivateKey(keySize: .bits2048)
+        self.signingKey = try signingKey ?? Self.developmentKey()
         self.clientEmail = "herald-emulator@\(configuration.projectID).iam.gserviceaccount.com"
         self.privateKeyID = "emulator-" + String(UUID().uuidString.prefix(8)).lowercased()
         self.state = EmulatorState(faults: configuration.faults, lean: configuration.leanRecording)
         self.logger = logger
         self.certificates = try EmulatorCertificates()
+    }
+
+    /// The development service account's key, made once per process: a 2048-bit RSA key
+    /// takes up to a second to make (more in a debug build), on the calling thread, and the
+    /// tests start dozens of emulators at once; they queued every other task behind them.
+    private static let sharedKey = Mutex<_RSA.Signing.PrivateKey?>(nil)
+
+    private static func developmentKey() throws -> _RSA.Signing.PrivateKey {
+        try sharedKey.withLock { key in
+            if let key { return key }
+            let made = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            key = made
+            return made
+        }
     }
 
     /// A service-account JSON that points at this emulator's token endpoint. It holds a
@@ -83,7 +96,6 @@ public final class Emulator: Sendable {
         enum Listener: CaseIterable { case https, http2, http1 }
         let ports = Mutex<[Listener: Int]>([:])
         let host = configuration.host
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
         // Hummingbird's own lines (a listener started; a connection or listener ended, e.g.
         // "Waiting on child channel: CancellationError()" when a sibling's port is taken) are
         // noise for a stand-in; they show only when debugging.
@@ -107,7 +119,6 @@ public final class Emulator: Sendable {
                     guard let all, let https = all[.https], let http2 = all[.http2], let http1 = all[.http1] else { return }
                     await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
                 },
-                eventLoopGroupProvider: .shared(group),
                 logger: serverLogger)
         }
         let counter = connections
@@ -127,25 +138,19 @@ public final class Emulator: Sendable {
             },
         ]
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                for (application, port) in zip(applications, configuredPorts) {
-                    tasks.addTask {
-                        do {
-                            try await application.run()
-                        } catch let error as IOError where error.errnoCode == EADDRINUSE {
-                            throw EmulatorError.portInUse(port)
-                        }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for (application, port) in zip(applications, configuredPorts) {
+                tasks.addTask {
+                    do {
+                        try await application.run()
+                    } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                        throw EmulatorError.portInUse(port)
                     }
                 }
-                try await tasks.next()
-                tasks.cancelAll()
             }
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
+            try await tasks.next()
+            tasks.cancelAll()
         }
-        try? await group.shutdownGracefully()
     }
 
     /// Runs an emulator for the length of `body` (tests, benchmarks, the demo).

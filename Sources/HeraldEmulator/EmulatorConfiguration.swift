@@ -1,5 +1,3 @@
-import NIOCore
-
 /// How the emulator listens and which faults it injects.
 public struct EmulatorConfiguration: Sendable {
     /// Faults to inject, so retries and token hygiene can be seen working.
@@ -40,11 +38,6 @@ public struct EmulatorConfiguration: Sendable {
     public var faults: Faults
     /// Record only each message's token and arrival time (for benchmarks).
     public var leanRecording = false
-    /// Event-loop threads of this emulator's own (not NIO's process-wide group): emulators
-    /// sharing a process, as the tests' do, must not queue each other's requests. On NIO's
-    /// shared two-thread group, one test's burst of sends held the event loops of every other
-    /// test's emulator, and their token fetches and sends ran past 20–30 s timeouts.
-    public var eventLoopThreads = System.coreCount
 
     public init(
         host: String = "127.0.0.1", httpsPort: Int = 0, http2Port: Int = 0, http1Port: Int = 0, projectID: String = "herald-dev",

@@ -25,3 +25,15 @@ extension RecordedMessage {
             httpVersion: httpVersion)
     }
 }
+
+extension RecordedMessage {
+    /// The message as listed to a person: its token shortened by `shorten` wherever it
+    /// appears, the payload's copy included.
+    public func redactingToken(_ shorten: (String) -> String) -> RecordedMessage {
+        let shown = shorten(token)
+        return RecordedMessage(
+            id: id, provider: provider, token: shown, title: title, body: body,
+            payload: token.isEmpty ? payload : payload.replacingOccurrences(of: token, with: shown), headers: headers,
+            receivedAt: receivedAt, httpVersion: httpVersion)
+    }
+}
