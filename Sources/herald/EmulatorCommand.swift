@@ -94,38 +94,12 @@ struct EmulatorCommand: AsyncParsableCommand {
             decoder.dateDecodingStrategy = .iso8601
             let messages = try decoder.decode([RecordedMessage].self, from: data)
             // Tokens are shown truncated here too, the payload's copy included.
-            if options.json { return try printJSON(messages.map(Listed.init)) }
+            if options.json { return try printJSON(messages.map { $0.redactingToken(TokenDisplay.truncated) }) }
             var table = TextTable("RECEIVED", "PROVIDER", "TOKEN", "TITLE", "BODY")
             for message in messages {
                 table.add(message.receivedAt.shortDisplay, message.provider, TokenDisplay.truncated(message.token), message.title ?? "", message.body ?? "")
             }
             print(table.render(empty: "no messages yet"))
-        }
-
-        /// A recorded message as listed: its token truncated wherever it appears.
-        struct Listed: Encodable {
-            let id: String
-            let provider: String
-            let token: String
-            let title: String?
-            let body: String?
-            let payload: String
-            let headers: [String: String]
-            let receivedAt: Date
-            let httpVersion: String
-
-            init(_ message: RecordedMessage) {
-                let shown = TokenDisplay.truncated(message.token)
-                id = message.id
-                provider = message.provider
-                token = shown
-                title = message.title
-                body = message.body
-                payload = message.token.isEmpty ? message.payload : message.payload.replacingOccurrences(of: message.token, with: shown)
-                headers = message.headers
-                receivedAt = message.receivedAt
-                httpVersion = message.httpVersion
-            }
         }
     }
 }

@@ -91,11 +91,6 @@ extension DispatchCLITests {
             #expect(future.status != 0 && future.stderr.split(separator: "\n").count == 1)
             let impossible = try await cli.run(["chat", "send", group, "--text", "hi", "--sent-at", "2026-02-30T00:00:00Z", "--as", "alice@acme.test"])
             #expect(impossible.status != 0 && impossible.stderr.contains("is not an ISO 8601 time"), "\(impossible.stderr)")
-
-            // The emulator's listing shows tokens truncated, in JSON too, payload included.
-            let listing = try await cli.run(["emulator", "messages", "--json", "--url", cli.environment["HERALD_FCM_ENDPOINT"] ?? ""])
-            #expect(listing.status == 0, "\(listing.stderr)")
-            #expect(!listing.stdout.contains("bob-phone-token") && listing.stdout.contains("bob-ph"), "\(listing.stdout.prefix(300))")
         }
     }
 

@@ -21,9 +21,10 @@ struct DispatchHarness: Sendable {
     let gateway: ProviderGateway
 
     /// - Parameter endpoint: which of the emulator's listeners the providers (and the OAuth
-    ///   token endpoint) use: HTTPS by default, or the h2c or HTTP/1.1 one.
+    ///   token endpoint) use: HTTP/1.1 by default (the in-process emulator's TLS and HTTP/2,
+    ///   built for debugging, cost the suite most of its CPU), or the HTTPS or h2c one.
     static func with(
-        faults: EmulatorConfiguration.Faults = .init(), endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.https,
+        faults: EmulatorConfiguration.Faults = .init(), endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.http1,
         _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, configuration in
@@ -34,7 +35,7 @@ struct DispatchHarness: Sendable {
     /// The harness on a database the caller provides (already migrated).
     static func with(
         store: Store, configuration: PostgresConfiguration, faults: EmulatorConfiguration.Faults = .init(),
-        endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.https, _ body: @Sendable (DispatchHarness) async throws -> Void
+        endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.http1, _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
             let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
