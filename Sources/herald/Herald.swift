@@ -38,6 +38,8 @@ struct Herald: AsyncParsableCommand {
             FileHandle.standardError.write(Data("herald: \(failure.userMessage)\n".utf8))
             Foundation.exit(failure.exitCode)
         }
+        // A command that printed its outcome and chose its exit status (push test: 2).
+        if let exit = error as? ExitCode { Foundation.exit(exit.rawValue) }
         // --help and --version print what was asked for and succeed.
         let code = Herald.exitCode(for: error)
         if code == .success { Herald.exit(withError: error) }

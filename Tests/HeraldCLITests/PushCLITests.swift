@@ -21,7 +21,7 @@ import Testing
                 #expect(await emulator.messages().map(\.title) == ["Tom & Jerry <3"])
 
                 let dead = try await cli.run(["push", "test", "--token", "dead-0123456789", "--json"])
-                #expect(dead.status != 0)
+                #expect(dead.status == 2 && dead.stderr.isEmpty, "\(dead.stderr)")
                 let object = try JSONSerialization.jsonObject(with: Data(dead.stdout.utf8)) as? [String: Any]
                 #expect(object?["outcome"] as? String == "dead token" && object?["httpStatus"] as? Int == 404)
 
