@@ -147,6 +147,7 @@ let package = Package(
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", .product(name: "_CryptoExtras", package: "swift-crypto")]

@@ -6,27 +6,19 @@ import Synchronization
 /// A few slots (`reserve`) are kept for urgent callers, who also go to the head of the line:
 /// a credential fetch that every waiting send needs must never queue behind those sends.
 final class InFlightLimiter: Sendable {
-    private struct Waiter {
-        let id: Int
-        let urgent: Bool
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
     private struct State {
         var available: Int
         let reserve: Int
-        var waiters: [Waiter] = []
+        var line = WaitingLine<CheckedContinuation<Void, any Error>>()
         var nextID = 0
 
         func canAdmit(urgent: Bool) -> Bool { available > (urgent ? 0 : reserve) }
 
         /// The next waiter that may take a slot now: urgent ones first, then in order.
         mutating func admitNext() -> CheckedContinuation<Void, any Error>? {
-            let index = waiters.firstIndex(where: \.urgent).flatMap { canAdmit(urgent: true) ? $0 : nil }
-                ?? waiters.firstIndex(where: { !$0.urgent && canAdmit(urgent: false) })
-            guard let index else { return nil }
+            guard let next = line.next(urgent: canAdmit(urgent: true), normal: canAdmit(urgent: false)) else { return nil }
             available -= 1
-            return waiters.remove(at: index).continuation
+            return next
         }
     }
     private let state: Mutex<State>
@@ -37,9 +29,12 @@ final class InFlightLimiter: Sendable {
         state = Mutex(State(available: limit, reserve: min(max(0, reserve), limit - 1)))
     }
 
+    /// How many callers wait for a slot.
+    var waiting: Int { state.withLock { $0.line.count } }
+
     func acquire(urgent: Bool = false) async throws {
         let id = state.withLock { state -> Int? in
-            if state.canAdmit(urgent: urgent), urgent || state.waiters.isEmpty {
+            if state.canAdmit(urgent: urgent), urgent || state.line.isEmpty {
                 state.available -= 1
                 return nil
             }
@@ -51,17 +46,14 @@ final class InFlightLimiter: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let cancelled = state.withLock { state -> Bool in
                     if Task.isCancelled { return true }
-                    state.waiters.append(Waiter(id: id, urgent: urgent, continuation: continuation))
+                    state.line.append(continuation, id: id, urgent: urgent)
                     if let next = state.admitNext() { next.resume() }
                     return false
                 }
                 if cancelled { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
+            let waiter = state.withLock { $0.line.remove(id: id) }
             waiter?.resume(throwing: CancellationError())
         }
     }
