@@ -11,7 +11,8 @@ final class CurlLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let configuration: HTTPClient.Configuration
     private let logger: Logger
-    private let caFile: String?
+    /// The CAs new connections trust; older bundles are removed at the end.
+    private let ca: Mutex<(current: CABundle?, retired: [CABundle])>
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var tombstones: Set<Int> = []
     /// Finished easy handles, reset and kept for the next requests (creating one per request
@@ -39,7 +40,7 @@ final class CurlLoop: @unchecked Sendable {
         self.multi = multi
         self.configuration = configuration
         self.logger = logger
-        self.caFile = try Self.combinedCAFile(extra: configuration.extraCAFile)
+        self.ca = Mutex((current: try configuration.extraCAFile.map { try CABundle(extra: $0) }, retired: [CABundle]()))
         _ = herald_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxConnectionsPerHost))
         if keepIdleConnections {
@@ -94,6 +95,10 @@ final class CurlLoop: @unchecked Sendable {
         // Here, not on the loop thread: until the last reference is gone, another thread may
         // still call curl_multi_wakeup (a caller that raced with shutdown, a cancellation).
         curl_multi_cleanup(multi)
+        ca.withLock { ca in
+            ca.current?.remove()
+            for bundle in ca.retired { bundle.remove() }
+        }
     }
 
     // MARK: The loop thread
@@ -152,7 +157,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         _ = herald_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         _ = herald_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
-        if let caFile { _ = herald_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }
+        if let caFile = ca.withLock({ $0.current?.combinedPath }) { _ = herald_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }
 
         switch request.method.uppercased() {
         case "GET": break
@@ -274,18 +279,17 @@ final class CurlLoop: @unchecked Sendable {
         return max(1, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
     }
 
-    /// The system bundle plus the extra CAs, written once to a private temporary file.
-    private static func combinedCAFile(extra: String?) throws -> String? {
-        guard let extra else { return nil }
-        guard let extraPEM = try? String(contentsOfFile: extra, encoding: .utf8) else {
-            throw HTTPClientError(kind: .tls, message: "cannot read the CA file \(extra)")
+    /// Combines the extra CA file again if it changed since it was read; new connections
+    /// trust what it holds now.
+    /// - Returns: whether it changed.
+    /// - Throws: `HTTPClientError` when the changed file cannot be read (the old CAs stay).
+    func reloadCAFile() throws -> Bool {
+        guard let current = ca.withLock({ $0.current }), current.changed else { return false }
+        let fresh = try CABundle(extra: current.extraPath)
+        ca.withLock { ca in
+            ca.retired.append(current)
+            ca.current = fresh
         }
-        let system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
-            .lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first ?? ""
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
-        guard FileManager.default.createFile(atPath: path, contents: Data((system + "\n" + extraPEM).utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw HTTPClientError(kind: .tls, message: "cannot write a combined CA bundle to \(path)")
-        }
-        return path
+        return true
     }
 }

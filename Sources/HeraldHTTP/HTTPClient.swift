@@ -105,6 +105,14 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Rereads `extraCAFile` if it changed since it was read: connections opened from now on
+    /// trust what it holds now (open ones keep theirs).
+    /// - Returns: whether it changed.
+    /// - Throws: `HTTPClientError` when the changed file cannot be read; the CAs in use stay.
+    public func reloadCAFile() throws -> Bool {
+        try loop.reloadCAFile()
+    }
+
     /// What a cleartext origin was found to speak, for tests and diagnostics.
     func cleartextKnowledge(of url: String) -> CleartextProtocols.Knowledge {
         cleartext.withLock { $0.knowledge(of: Self.origin(of: url)) }
