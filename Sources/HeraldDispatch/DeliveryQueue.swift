@@ -61,6 +61,11 @@ struct Acknowledgement: Sendable {
     let error: String?
     let startedAt: Date
     let finishedAt: Date
+    /// Whether the attempt counts towards the delivery's attempts (and backoff): not when
+    /// the trouble was this worker's configuration or an endpoint that was down.
+    var spent = true
+    /// Whether anything was sent: a delivery held back unsent leaves no attempt in history.
+    var attempted = true
 }
 
 /// One notification to write during fan-out.
@@ -196,7 +201,7 @@ struct DeliveryQueue: Sendable {
         let lease: Duration
         /// At most this many.
         let room: Int
-        /// Providers this worker knows to be paused (besides those paused in the database).
+        /// Providers this worker holds back (`SendGate`): their deliveries are only queued.
         let paused: [PushProvider]
     }
 
@@ -254,7 +259,6 @@ struct DeliveryQueue: Sendable {
             ), targets AS (
                 SELECT n.id AS notification_id, d.id AS device_id, d.provider,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                           AND d.provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())
                            AND NOT d.provider = ANY(\(paused)::text[]) AS claimed
                 FROM inserted n
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
@@ -306,10 +310,10 @@ struct DeliveryQueue: Sendable {
 
     /// Leases up to `limit` due deliveries, shared fairly between the tenants that have
     /// any: the batch is filled round robin across tenants, so one tenant's burst cannot
-    /// hold back another's single notification by more than a batch. Providers that are
-    /// paused are skipped.
-    func claimDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
-        let rows = try await pool.query(claim(limit: limit))
+    /// hold back another's single notification by more than a batch. Providers this worker
+    /// holds back (`paused`) are skipped; other workers may take their deliveries.
+    func claimDeliveries(limit: Int, paused: [PushProvider] = []) async throws -> [ClaimedDelivery] {
+        let rows = try await pool.query(claim(limit: limit, paused: paused))
         let decoder = JSONDecoder()
         return try rows.map { row in
             let (tenantID, id, deviceID, provider, app, attempt, firstAttemptAt, deadlineAt, token, active) =
@@ -329,10 +333,10 @@ struct DeliveryQueue: Sendable {
     }
 
     /// The statement `claimDeliveries` runs (tests look at its plan).
-    func claim(limit: Int) -> PostgresQuery {
+    func claim(limit: Int, paused: [PushProvider] = []) -> PostgresQuery {
         """
             WITH paused AS (
-                SELECT provider FROM provider_pauses WHERE until > now()
+                SELECT unnest(\(paused.map(\.rawValue))::text[]) AS provider
             ), busy AS (
                 SELECT t.id FROM tenants t
                 WHERE (\(tenants.isEmpty) OR t.id = ANY(\(tenants)))
@@ -408,12 +412,14 @@ struct DeliveryQueue: Sendable {
                     \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
-                    \(batch.map { _ in UUID.v7() })::uuid[])
+                    \(batch.map { _ in UUID.v7() })::uuid[], \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[])
                 AS i(tenant_id, id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
-                     finished_at, attempt_id)
+                     finished_at, attempt_id, spent, attempted)
             ), acked AS (
                 UPDATE deliveries d
                 SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
+                    attempts = d.attempts - CASE WHEN i.spent THEN 0 ELSE 1 END,
+                    first_attempt_at = CASE WHEN NOT i.spent AND d.attempts = 1 THEN NULL ELSE d.first_attempt_at END,
                     http_status = coalesce(i.http_status, d.http_status), message_id = coalesce(i.message_id, d.message_id),
                     last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
                     updated_at = now()
@@ -436,6 +442,7 @@ struct DeliveryQueue: Sendable {
                        i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i
+                WHERE i.attempted
             ), dead AS (
                 UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
                 FROM input i
@@ -519,20 +526,21 @@ struct DeliveryQueue: Sendable {
             """)
     }
 
-    /// Stops sending to `provider` until `until`, and says why (for `herald stats`).
+    /// Records that this worker holds `provider` back until `until`, and why (for `herald
+    /// stats`). The row is a record for operators: other workers do not read it.
     func pause(_ provider: PushProvider, reason: String, for duration: Duration) async throws {
         try await pool.query(
             """
             INSERT INTO provider_pauses (provider, reason, worker, paused_at, until)
             VALUES (\(provider.rawValue), \(reason), \(worker), now(), now() + make_interval(secs => \(duration.timeInterval)))
-            ON CONFLICT (provider) DO UPDATE SET reason = excluded.reason, worker = excluded.worker, until = excluded.until,
+            ON CONFLICT (provider, worker) DO UPDATE SET reason = excluded.reason, until = excluded.until,
                 paused_at = CASE WHEN provider_pauses.until > now() THEN provider_pauses.paused_at ELSE excluded.paused_at END
             """)
     }
 
-    /// The provider works again.
+    /// This worker sends to `provider` again.
     func resume(_ provider: PushProvider) async throws {
-        try await pool.query("DELETE FROM provider_pauses WHERE provider = \(provider.rawValue)")
+        try await pool.query("DELETE FROM provider_pauses WHERE provider = \(provider.rawValue) AND worker = \(worker)")
     }
 
     /// Deliveries queued or being sent plus events not fanned out.
@@ -547,14 +555,15 @@ struct DeliveryQueue: Sendable {
 
     /// Whether anything is left for a drain: events to fan out, deliveries due within
     /// `horizon`, or deliveries someone is sending.
-    func hasWork(within horizon: Duration) async throws -> Bool {
+    /// Deliveries of the providers in `paused` (this worker's configuration pauses) do not count.
+    func hasWork(within horizon: Duration, paused: [PushProvider] = []) async throws -> Bool {
         try await pool.query(
             """
             SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
                 OR EXISTS (SELECT 1 FROM deliveries
                            WHERE (status = 'sending'
                                   OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
-                                      AND provider NOT IN (SELECT provider FROM provider_pauses WHERE until > now())))
+                                      AND NOT provider = ANY(\(paused.map(\.rawValue))::text[])))
                              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
             """
         ).single().decode(Bool.self, at: 0)

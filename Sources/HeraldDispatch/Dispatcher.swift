@@ -32,7 +32,8 @@ public final class Dispatcher: Sendable {
         public var retry: RetryPolicy
         /// The backstop poll when no NOTIFY arrives (jittered between half and all of it).
         public var pollInterval: Duration
-        /// How long a provider with a configuration error is left alone before trying again.
+        /// How long this worker leaves a provider alone after a configuration error (its
+        /// credentials or endpoint refused) before one probe. Other workers are not paused.
         public var pauseOnConfigurationError: Duration
         /// Only these tenants (empty: all).
         public var tenants: [UUID]
@@ -72,6 +73,9 @@ public final class Dispatcher: Sendable {
         public var expired = 0
         public var cancelled = 0
         public var pausedForConfiguration = 0
+        /// Deliveries put back unsent, or unanswered and not charged an attempt, while their
+        /// provider was held back (a configuration pause or an endpoint that does not answer).
+        public var heldBack = 0
         /// Acknowledgements that came too late: the lease had passed to another worker.
         public var lateAcknowledgements = 0
         public var inFlight = 0
@@ -99,7 +103,7 @@ public final class Dispatcher: Sendable {
     private let sendSignal = Signal()
     private let ackSignal = Signal()
     private let stopSignal = Signal()
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     private struct State {
         var counters = Counters()
@@ -113,10 +117,10 @@ public final class Dispatcher: Sendable {
         var stopping = false
         var sendingDone = false
         var fanOutIdle = false
-        var paused: [PushProvider: ContinuousClock.Instant] = [:]
-        var pausedInDatabase: Set<PushProvider> = []
+        /// Which providers this worker holds back, and why.
+        var gate: SendGate
         /// Pauses and resumptions not yet written (the acknowledgement loop writes them).
-        var pauseChanges: [(provider: PushProvider, reason: String?)] = []
+        var gateChanges: [SendGate.Change] = []
     }
 
     /// - Parameters:
@@ -127,6 +131,7 @@ public final class Dispatcher: Sendable {
         configuration: Configuration = Configuration(), logger: Logger
     ) {
         self.configuration = configuration
+        self.state = Mutex(State(gate: SendGate(settings: SendGate.Settings(configurationPause: configuration.pauseOnConfigurationError))))
         self.queue = DeliveryQueue(pool: pool, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
         self.gateway = gateway
         self.fanOut = FanOut(templates: templates)
@@ -400,7 +405,7 @@ public final class Dispatcher: Sendable {
     private func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, on connection: PostgresConnection
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        let paused = state.withLock { state in state.paused.filter { $0.value > .now }.map(\.key) }
+        let paused = state.withLock { $0.gate.heldBack(at: .now) }
         let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
         let written = try await DeliveryQueue.write(
             drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
@@ -488,7 +493,8 @@ public final class Dispatcher: Sendable {
                     state.withLock { $0.queueHint = false }
                     let claimed: [ClaimedDelivery]
                     do {
-                        claimed = try await queue.claimDeliveries(limit: min(room, configuration.claimBatch))
+                        let heldBack = state.withLock { $0.gate.heldBack(at: .now) }
+                        claimed = try await queue.claimDeliveries(limit: min(room, configuration.claimBatch), paused: heldBack)
                         failures = 0
                     } catch {
                         failures += 1
@@ -524,10 +530,12 @@ public final class Dispatcher: Sendable {
 
     /// Nothing to fan out, nothing unacknowledged, nothing due soon.
     private func drainIsComplete(horizon: Duration) async -> Bool {
-        let (idle, acknowledged) = state.withLock { ($0.fanOutIdle, $0.acknowledgements.isEmpty) }
+        let (idle, acknowledged, paused) = state.withLock { ($0.fanOutIdle, $0.acknowledgements.isEmpty, $0.gate.pausedForConfiguration(at: .now)) }
         guard idle, acknowledged else { return false }
         do {
-            return try await !queue.hasWork(within: horizon)
+            // What waits for this worker's configuration to be fixed does not keep a drain
+            // going; what waits for an endpoint to come back does.
+            return try await !queue.hasWork(within: horizon, paused: paused)
         } catch {
             logger.warning("cannot check for remaining work", metadata: ["error": "\(error)"])
             return false
@@ -540,12 +548,12 @@ public final class Dispatcher: Sendable {
         let started = Date()
         func acknowledgement(
             _ status: Acknowledgement.Status, _ outcome: Acknowledgement.Outcome, next: Date? = nil, http: Int? = nil,
-            messageID: String? = nil, error: String? = nil
+            messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true
         ) -> Acknowledgement {
             Acknowledgement(
                 tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
-                startedAt: started, finishedAt: Date())
+                startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted)
         }
         guard delivery.deviceActive else {
             record(acknowledgement(.cancelled, .cancelled, error: "the device was removed or deactivated before sending"))
@@ -555,11 +563,10 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.expired, .cancelled, error: "the delivery deadline passed before it could be sent"))
             return
         }
-        if let until = state.withLock({ $0.paused[delivery.provider] }), until > .now {
-            // Another send found the configuration broken a moment ago: do not hammer it.
-            record(acknowledgement(
-                .queued, .configurationError, next: Date().addingTimeInterval(1),
-                error: "\(delivery.provider.rawValue) is paused after a configuration error"))
+        let verdict = state.withLock { $0.gate.admit(delivery.provider, at: .now) }
+        if case .holdBack(let reason) = verdict {
+            // Unsent: back to the queue as it was, for any worker that is not holding back.
+            record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
             return
         }
         let notification = PushNotification(
@@ -571,15 +578,24 @@ public final class Dispatcher: Sendable {
         } catch {
             // Cancelled mid-send: whether the provider got it is unknown; it goes back to
             // the queue (at worst, one duplicate).
+            if verdict == .probe { state.withLock { $0.gate.abandonProbe(delivery.provider, at: .now) } }
             record(acknowledgement(.queued, .retry, next: Date(), error: "interrupted: \(error)"))
             return
         }
         let http = answer.httpStatus
+        let probe = verdict == .probe
         switch answer.outcome {
         case .delivered(let messageID):
+            gate(.answered, delivery.provider, probe: probe)
             record(acknowledgement(.sent, .delivered, http: http, messageID: messageID))
-            resumeIfPaused(delivery.provider)
         case .retry(let after, let reason):
+            if http == nil, gate(.transportFault(reason), delivery.provider, probe: probe) {
+                // The endpoint does not answer at all: the delivery waits for it, queued,
+                // without spending an attempt (due at once when the circuit closes).
+                record(acknowledgement(.queued, .retry, next: Date(), error: "\(reason) (the endpoint is held back; not counted)", spent: false))
+                return
+            }
+            if http != nil { gate(.answered, delivery.provider, probe: probe) }
             var random = SystemRandomNumberGenerator()
             switch configuration.retry.decide(
                 attempts: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(), retryAfter: after, random: &random)
@@ -590,15 +606,43 @@ public final class Dispatcher: Sendable {
                 record(acknowledgement(.expired, .retry, http: http, error: "\(reason); the delivery deadline has passed"))
             }
         case .deadToken(let reason):
+            gate(.answered, delivery.provider, probe: probe)
             record(acknowledgement(.deadToken, .deadToken, http: http, error: reason))
         case .badRequest(let reason):
+            gate(.answered, delivery.provider, probe: probe)
             record(acknowledgement(.failed, .badRequest, http: http, error: reason))
         case .credentialsExpired(let reason), .configurationError(let reason):
-            let pause = configuration.pauseOnConfigurationError
-            let next = Date().addingTimeInterval(pause.timeInterval)
-            record(acknowledgement(.queued, .configurationError, next: next, http: http, error: reason))
-            pauseProvider(delivery.provider, reason: reason)
+            gate(.configurationFault(reason), delivery.provider, probe: probe)
+            // This worker's configuration failed, not the delivery: not counted, and due at
+            // once for a worker configured right (this one does not claim it while paused).
+            record(acknowledgement(.queued, .configurationError, next: Date(), http: http, error: reason, spent: false))
         }
+    }
+
+    /// Tells the gate how a send ended; logs and queues (for the acknowledgement loop) what
+    /// that changed.
+    /// - Returns: whether the provider is held back now.
+    @discardableResult
+    private func gate(_ answer: SendGate.Answer, _ provider: PushProvider, probe: Bool) -> Bool {
+        let (change, heldBack) = state.withLock { state in
+            let change = state.gate.record(answer, for: provider, probe: probe, at: .now)
+            if let change { state.gateChanges.append(change) }
+            return (change, state.gate.isHeldBack(provider, at: .now))
+        }
+        switch change {
+        case .heldBack(let provider, let reason, let duration)?:
+            logger.critical(
+                "\(provider.rawValue) sending is PAUSED on this worker; its deliveries stay queued for other workers and a probe",
+                metadata: ["provider": "\(provider.rawValue)", "reason": "\(reason)", "retry_in": "\(duration)"])
+            ackSignal.signal()
+        case .resumed(let provider)?:
+            logger.notice("\(provider.rawValue) sending works again")
+            ackSignal.signal()
+            hintQueue()
+        case nil:
+            break
+        }
+        return heldBack
     }
 
     private func record(_ acknowledgement: Acknowledgement) {
@@ -609,6 +653,8 @@ public final class Dispatcher: Sendable {
             case .queued:
                 if acknowledgement.outcome == .configurationError {
                     state.counters.pausedForConfiguration += 1
+                } else if !acknowledgement.spent {
+                    state.counters.heldBack += 1
                 } else {
                     state.counters.retried += 1
                 }
@@ -622,52 +668,23 @@ public final class Dispatcher: Sendable {
         if flush { ackSignal.signal() }
     }
 
-    private func pauseProvider(_ provider: PushProvider, reason: String) {
-        let until = ContinuousClock.now + configuration.pauseOnConfigurationError
-        let first = state.withLock { state -> Bool in
-            let first = (state.paused[provider].map { $0 <= .now } ?? true)
-            state.paused[provider] = until
-            if first { state.pausedInDatabase.insert(provider) }
-            return first
-        }
-        guard first else { return }
-        logger.critical(
-            "\(provider.rawValue) sending is PAUSED by a configuration error; its deliveries stay queued",
-            metadata: ["provider": "\(provider.rawValue)", "reason": "\(reason)", "retry_in": "\(configuration.pauseOnConfigurationError)"])
-        state.withLock { $0.pauseChanges.append((provider, reason)) }
-        ackSignal.signal()
-    }
-
-    private func resumeIfPaused(_ provider: PushProvider) {
-        let wasPaused = state.withLock { state -> Bool in
-            state.paused[provider] = nil
-            guard state.pausedInDatabase.remove(provider) != nil else { return false }
-            state.pauseChanges.append((provider, nil))
-            return true
-        }
-        guard wasPaused else { return }
-        logger.notice("\(provider.rawValue) sending works again")
-        ackSignal.signal()
-    }
-
     // MARK: Acknowledgements and leases
 
     private func ackLoop() async {
         var failures = 0
         while true {
-            let (batch, pauses, done) = state.withLock { state in
+            let (batch, changes, done) = state.withLock { state in
                 defer {
                     state.acknowledgements = []
-                    state.pauseChanges = []
+                    state.gateChanges = []
                 }
-                return (state.acknowledgements, state.pauseChanges, state.sendingDone)
+                return (state.acknowledgements, state.gateChanges, state.sendingDone)
             }
-            for (provider, reason) in pauses {
+            for change in changes {
                 do {
-                    if let reason {
-                        try await queue.pause(provider, reason: reason, for: configuration.pauseOnConfigurationError)
-                    } else {
-                        try await queue.resume(provider)
+                    switch change {
+                    case .heldBack(let provider, let reason, let duration): try await queue.pause(provider, reason: reason, for: duration)
+                    case .resumed(let provider): try await queue.resume(provider)
                     }
                 } catch {
                     logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
@@ -699,12 +716,35 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// Rotated credentials or CA files are read again (checked every second): a provider
+    /// this worker held back gets a probe at once.
+    private func reloadChangedConfiguration() {
+        let reloaded = gateway.reloadIfChanged()
+        guard !reloaded.isEmpty else { return }
+        var providers: Set<PushProvider> = []
+        for reload in reloaded {
+            switch reload {
+            case .credentials(let provider):
+                providers.insert(provider)
+                logger.notice("read the \(provider.rawValue) credentials again: the file changed")
+            case .certificateAuthorities:
+                providers.formUnion(PushProvider.allCases)
+                logger.notice("read HERALD_CA_FILE again: the file changed")
+            }
+        }
+        state.withLock { state in
+            for provider in providers { state.gate.probeSoon(provider, at: .now) }
+        }
+        hintQueue()
+    }
+
     private func maintenanceLoop() async {
         let renewEvery = configuration.lease / 3
         var lastRenewal = ContinuousClock.now
         while !isStopping {
             await stopSignal.wait(timeout: min(.seconds(1), renewEvery))
             if isStopping { break }
+            reloadChangedConfiguration()
             do {
                 if lastRenewal.duration(to: .now) >= renewEvery {
                     try await queue.renewLeases()

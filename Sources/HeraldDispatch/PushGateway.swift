@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldHTTP
 import HeraldPush
+import Synchronization
 
 /// Where the dispatcher hands a notification to a provider. The real one is
 /// `ProviderGateway`; tests of the dispatcher's decisions may use their own.
@@ -9,84 +10,169 @@ public protocol PushGateway: Sendable {
     /// Sends one notification; never throws for provider or network trouble (those are
     /// outcomes), only for cancellation.
     func send(_ notification: PushNotification, provider: PushProvider, app: AppKind, expiration: Date?) async throws -> ProviderAnswer
+
+    /// Rereads credentials and CA files that changed since they were read.
+    /// - Returns: what was reloaded (empty when nothing changed).
+    func reloadIfChanged() -> [GatewayReload]
+}
+
+extension PushGateway {
+    public func reloadIfChanged() -> [GatewayReload] { [] }
+}
+
+/// Something a gateway read again.
+public enum GatewayReload: Sendable, Equatable {
+    /// A provider's credentials: its sends use the new ones from now on.
+    case credentials(PushProvider)
+    /// The extra CA file: every provider's new connections trust what it holds now.
+    case certificateAuthorities
 }
 
 /// FCM and APNs as the environment configures them (DESIGN.md §8). A provider that is not
 /// configured answers every send with a configuration error that says what is missing, so
 /// its work stays queued and `herald stats` shows why.
+///
+/// Built from the environment, it watches the files named there (the service account, the
+/// APNs key, `HERALD_CA_FILE`): `reloadIfChanged()` reads a changed one again, so a rotated
+/// key or CA needs no restart.
 public final class ProviderGateway: PushGateway {
-    private let fcm: Result<FCMProvider, PushConfigurationError>
-    private let apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>
+    typealias APNsSetup = (APNsProvider, member: String, manager: String)
+
+    private struct Providers {
+        var fcm: Result<FCMProvider, PushConfigurationError>
+        var apns: Result<APNsSetup, PushConfigurationError>
+    }
+
+    private let providers: Mutex<Providers>
+    /// The environment it was built from (nil: given providers, nothing to watch) and the
+    /// stamps of the credential files as last read.
+    private let environment: [String: String]?
+    private let stamps: Mutex<[PushProvider: FileStamp?]>
     public let http: HTTPClient
 
     public init(
         fcm: Result<FCMProvider, PushConfigurationError>,
         apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>, http: HTTPClient
     ) {
-        self.fcm = fcm
-        self.apns = apns
+        self.providers = Mutex(Providers(fcm: fcm, apns: apns))
+        self.environment = nil
+        self.stamps = Mutex([:])
+        self.http = http
+    }
+
+    private init(environment: [String: String], http: HTTPClient) {
+        var stamps: [PushProvider: FileStamp?] = [:]
+        for provider in PushProvider.allCases {
+            stamps[provider] = Self.credentialsFile(of: provider, in: environment).map { FileStamp(path: $0) }
+        }
+        self.providers = Mutex(Providers(fcm: Self.fcm(environment, http: http), apns: Self.apns(environment, http: http)))
+        self.environment = environment
+        self.stamps = Mutex(stamps)
         self.http = http
     }
 
     /// Reads `GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`, the `HERALD_APNS_*`
     /// variables and `HERALD_CA_FILE`.
-    public static func fromEnvironment(
-        _ environment: [String: String], http: HTTPClient
-    ) -> ProviderGateway {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let fcm: Result<FCMProvider, PushConfigurationError>
-        if let path = value("GOOGLE_APPLICATION_CREDENTIALS") {
-            do {
-                let account = try ServiceAccount.load(path: path)
-                fcm = .success(FCMProvider(account: account, endpoint: value("HERALD_FCM_ENDPOINT") ?? "https://fcm.googleapis.com", http: http))
-            } catch let error as PushConfigurationError {
-                fcm = .failure(error)
-            } catch {
-                fcm = .failure(PushConfigurationError("cannot load the FCM service account: \(error)"))
-            }
-        } else {
-            fcm = .failure(PushConfigurationError("FCM is not configured: set GOOGLE_APPLICATION_CREDENTIALS to the service account JSON"))
+    public static func fromEnvironment(_ environment: [String: String], http: HTTPClient) -> ProviderGateway {
+        ProviderGateway(environment: environment, http: http)
+    }
+
+    private static func value(_ name: String, in environment: [String: String]) -> String? {
+        environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func credentialsFile(of provider: PushProvider, in environment: [String: String]) -> String? {
+        switch provider {
+        case .fcm: value("GOOGLE_APPLICATION_CREDENTIALS", in: environment)
+        case .apns: value("HERALD_APNS_KEY_FILE", in: environment)
         }
-        let apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>
-        if let keyFile = value("HERALD_APNS_KEY_FILE") {
-            do {
-                guard let member = value("HERALD_APNS_TOPIC_MEMBER"), let manager = value("HERALD_APNS_TOPIC_MANAGER") else {
-                    throw PushConfigurationError("APNs needs HERALD_APNS_TOPIC_MEMBER and HERALD_APNS_TOPIC_MANAGER (the apps' bundle ids)")
-                }
-                let credentials = try APNsCredentials(
-                    keyFile: keyFile, keyID: value("HERALD_APNS_KEY_ID") ?? "", teamID: value("HERALD_APNS_TEAM_ID") ?? "")
-                let provider = APNsProvider(
-                    credentials: credentials, endpoint: value("HERALD_APNS_ENDPOINT") ?? "https://api.push.apple.com", http: http)
-                apns = .success((provider, member, manager))
-            } catch let error as PushConfigurationError {
-                apns = .failure(error)
-            } catch {
-                apns = .failure(PushConfigurationError("cannot load the APNs key: \(error)"))
-            }
-        } else {
-            apns = .failure(PushConfigurationError("APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and the topics"))
+    }
+
+    private static func fcm(_ environment: [String: String], http: HTTPClient) -> Result<FCMProvider, PushConfigurationError> {
+        guard let path = value("GOOGLE_APPLICATION_CREDENTIALS", in: environment) else {
+            return .failure(PushConfigurationError("FCM is not configured: set GOOGLE_APPLICATION_CREDENTIALS to the service account JSON"))
         }
-        return ProviderGateway(fcm: fcm, apns: apns, http: http)
+        do {
+            let account = try ServiceAccount.load(path: path)
+            let endpoint = value("HERALD_FCM_ENDPOINT", in: environment) ?? "https://fcm.googleapis.com"
+            return .success(FCMProvider(account: account, endpoint: endpoint, http: http))
+        } catch let error as PushConfigurationError {
+            return .failure(error)
+        } catch {
+            return .failure(PushConfigurationError("cannot load the FCM service account: \(error)"))
+        }
+    }
+
+    private static func apns(_ environment: [String: String], http: HTTPClient) -> Result<APNsSetup, PushConfigurationError> {
+        guard let keyFile = value("HERALD_APNS_KEY_FILE", in: environment) else {
+            return .failure(PushConfigurationError(
+                "APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and the topics"))
+        }
+        do {
+            guard let member = value("HERALD_APNS_TOPIC_MEMBER", in: environment),
+                  let manager = value("HERALD_APNS_TOPIC_MANAGER", in: environment)
+            else {
+                throw PushConfigurationError("APNs needs HERALD_APNS_TOPIC_MEMBER and HERALD_APNS_TOPIC_MANAGER (the apps' bundle ids)")
+            }
+            let credentials = try APNsCredentials(
+                keyFile: keyFile, keyID: value("HERALD_APNS_KEY_ID", in: environment) ?? "",
+                teamID: value("HERALD_APNS_TEAM_ID", in: environment) ?? "")
+            let provider = APNsProvider(
+                credentials: credentials, endpoint: value("HERALD_APNS_ENDPOINT", in: environment) ?? "https://api.push.apple.com",
+                http: http)
+            return .success((provider, member, manager))
+        } catch let error as PushConfigurationError {
+            return .failure(error)
+        } catch {
+            return .failure(PushConfigurationError("cannot load the APNs key: \(error)"))
+        }
     }
 
     /// What is wrong with a provider's configuration, if anything.
     public func configurationError(for provider: PushProvider) -> PushConfigurationError? {
-        switch provider {
-        case .fcm: if case .failure(let error) = fcm { return error }
-        case .apns: if case .failure(let error) = apns { return error }
+        providers.withLock { providers in
+            switch provider {
+            case .fcm: if case .failure(let error) = providers.fcm { return error }
+            case .apns: if case .failure(let error) = providers.apns { return error }
+            }
+            return nil
         }
-        return nil
+    }
+
+    public func reloadIfChanged() -> [GatewayReload] {
+        var reloaded: [GatewayReload] = []
+        if (try? http.reloadCAFile()) == true { reloaded.append(.certificateAuthorities) }
+        guard let environment else { return reloaded }
+        for provider in PushProvider.allCases {
+            guard let path = Self.credentialsFile(of: provider, in: environment) else { continue }
+            let stamp = FileStamp(path: path)
+            let changed = stamps.withLock { stamps in
+                defer { stamps[provider] = stamp }
+                return stamps[provider] != .some(stamp)
+            }
+            guard changed else { continue }
+            switch provider {
+            case .fcm:
+                let fcm = Self.fcm(environment, http: http)
+                providers.withLock { $0.fcm = fcm }
+            case .apns:
+                let apns = Self.apns(environment, http: http)
+                providers.withLock { $0.apns = apns }
+            }
+            reloaded.append(.credentials(provider))
+        }
+        return reloaded
     }
 
     public func send(_ notification: PushNotification, provider: PushProvider, app: AppKind, expiration: Date?) async throws -> ProviderAnswer {
         switch provider {
         case .fcm:
-            switch fcm {
+            switch providers.withLock({ $0.fcm }) {
             case .success(let fcm): return try await fcm.deliver(notification)
             case .failure(let error): return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
             }
         case .apns:
-            switch apns {
+            switch providers.withLock({ $0.apns }) {
             case .success(let (apns, member, manager)):
                 return try await apns.deliver(notification, topic: app == .manager ? manager : member, expiration: expiration)
             case .failure(let error):

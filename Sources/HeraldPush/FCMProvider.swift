@@ -65,9 +65,12 @@ public final class FCMProvider: Sendable {
         return ProviderAnswer(.configurationError(reason: "FCM kept refusing the access token"), httpStatus: nil)
     }
 
+    /// No answer at all: worth a retry. A TLS failure counts too: it is the endpoint (a
+    /// certificate changed, a proxy in the way), not the sender's credentials, and it clears
+    /// when the endpoint or the CA file is put right (the worker rereads the CA file).
     static func transportOutcome(_ error: HTTPClientError, what: String) -> DeliveryOutcome {
         switch error.kind {
-        case .tls: .configurationError(reason: "TLS with \(what) failed: \(error.message)")
+        case .tls: .retry(after: nil, reason: "TLS with \(what) failed: \(error.message)")
         default: .retry(after: nil, reason: "\(what): \(error.message)")
         }
     }

@@ -25,8 +25,11 @@ public struct DispatchStats: Sendable, Codable, Equatable {
         public let deadTokens: Int
     }
 
+    /// A provider one worker holds back (its configuration failed, or the endpoint does not
+    /// answer); other workers keep sending.
     public struct Pause: Sendable, Codable, Equatable {
         public let provider: String
+        public let worker: String
         public let reason: String
         public let since: Date
         public let until: Date
@@ -96,10 +99,10 @@ extension Store {
                 dead[tenant] = count
             }
             let pauses = try await connection.query(
-                "SELECT provider, reason, paused_at, until FROM provider_pauses WHERE until > now() ORDER BY provider"
+                "SELECT provider, worker, reason, paused_at, until FROM provider_pauses WHERE until > now() ORDER BY provider, worker"
             ).map { row in
-                let (provider, reason, since, until) = try row.decode((String, String, Date, Date).self)
-                return DispatchStats.Pause(provider: provider, reason: reason, since: since, until: until)
+                let (provider, worker, reason, since, until) = try row.decode((String, String, String, Date, Date).self)
+                return DispatchStats.Pause(provider: provider, worker: worker, reason: reason, since: since, until: until)
             }
             let queueRow = try await connection.query(
                 """

@@ -123,6 +123,7 @@ struct DispatchCommand: AsyncParsableCommand {
         let expired: Int
         let cancelled: Int
         let pausedForConfiguration: Int
+        let heldBack: Int
         let seconds: Double
     }
 
@@ -143,13 +144,14 @@ struct DispatchCommand: AsyncParsableCommand {
             eventsFannedOut: counters.eventsFannedOut, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
             retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
             cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
-            seconds: elapsed.timeInterval)
+            heldBack: counters.heldBack, seconds: elapsed.timeInterval)
         if options.json { return try printJSON(output) }
         printFields([
             ("events fanned out", "\(output.eventsFannedOut)"), ("deliveries queued", "\(output.deliveriesQueued)"),
             ("sent", "\(output.sent)"), ("retried", "\(output.retried)"), ("dead tokens", "\(output.deadTokens)"),
             ("failed", "\(output.failed)"), ("expired", "\(output.expired)"), ("cancelled", "\(output.cancelled)"),
             ("held back (configuration)", "\(output.pausedForConfiguration)"),
+            ("held back (endpoint down)", "\(output.heldBack)"),
             ("time", String(format: "%.2fs", output.seconds)),
         ])
         if counters.pausedForConfiguration > 0 {

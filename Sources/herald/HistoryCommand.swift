@@ -121,7 +121,7 @@ struct StatsCommand: AsyncParsableCommand {
         let stats = try await withStore { try await $0.dispatchStats(since: since, tenant: tenant) }
         if options.json { return try printJSON(stats) }
         for pause in stats.pausedProviders {
-            print("PAUSED  \(pause.provider): \(pause.reason) (since \(pause.since.shortDisplay), next try \(pause.until.shortDisplay))")
+            print("PAUSED  \(pause.provider) on worker \(pause.worker): \(pause.reason) (since \(pause.since.shortDisplay), next try \(pause.until.shortDisplay))")
         }
         printFields([
             ("queue", "due \(stats.queue["due"] ?? 0) · waiting to retry \(stats.queue["retrying"] ?? 0) · sending \(stats.queue["sending"] ?? 0)")
