@@ -15,74 +15,6 @@ import Synchronization
 /// flight, and an acknowledgement counts only while its lease holds. A dispatcher killed at
 /// any moment loses nothing: its leases expire and another (or its restart) takes the work.
 public final class Dispatcher: Sendable {
-    public struct Configuration: Sendable {
-        /// Names this worker in leases and in the attempts it records.
-        public var worker: String
-        /// Sends in flight at once.
-        public var concurrency: Int
-        /// Deliveries claimed per round trip.
-        public var claimBatch: Int
-        /// Events fanned out per round trip.
-        public var eventBatch: Int
-        /// An event with more recipients than this is fanned out this many at a time, one
-        /// transaction each, so that sending starts after the first part is committed.
-        public var fanOutPart: Int
-        /// How long a claim holds without renewal; renewed at a third of it.
-        public var lease: Duration
-        public var retry: RetryPolicy
-        /// The backstop poll when no NOTIFY arrives (jittered between half and all of it).
-        public var pollInterval: Duration
-        /// How long this worker leaves a provider alone after a configuration error (its
-        /// credentials or endpoint refused) before one probe. Other workers are not paused.
-        public var pauseOnConfigurationError: Duration
-        /// Only these tenants (empty: all).
-        public var tenants: [UUID]
-
-        public init(
-            worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
-            eventBatch: Int = 200, fanOutPart: Int = 1_000, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
-            pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = []
-        ) {
-            self.worker = worker
-            self.concurrency = max(1, concurrency)
-            self.claimBatch = max(1, claimBatch)
-            self.eventBatch = max(1, eventBatch)
-            self.fanOutPart = max(1, fanOutPart)
-            self.lease = lease
-            self.retry = retry
-            self.pollInterval = pollInterval
-            self.pauseOnConfigurationError = pauseOnConfigurationError
-            self.tenants = tenants
-        }
-
-        /// `host-pid-random`: unique per process, readable in history.
-        public static func defaultWorkerName() -> String {
-            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
-            return "\(host)-\(getpid())-\(UUID().uuidString.prefix(6).lowercased())"
-        }
-    }
-
-    /// Running totals, for progress lines and tests.
-    public struct Counters: Sendable, Equatable {
-        public var eventsFannedOut = 0
-        public var deliveriesQueued = 0
-        public var sent = 0
-        public var retried = 0
-        public var deadTokens = 0
-        public var failed = 0
-        public var expired = 0
-        public var cancelled = 0
-        public var pausedForConfiguration = 0
-        /// Deliveries put back unsent, or unanswered and not charged an attempt, while their
-        /// provider was held back (a configuration pause or an endpoint that does not answer).
-        public var heldBack = 0
-        /// Acknowledgements that came too late: the lease had passed to another worker.
-        public var lateAcknowledgements = 0
-        public var inFlight = 0
-
-        public init() {}
-    }
-
     /// How `run` ends.
     public enum Mode: Sendable {
         /// Until the task is cancelled (or `shutdown()`): then in-flight sends finish and
@@ -148,7 +80,7 @@ public final class Dispatcher: Sendable {
     /// The connection settings a dispatcher's pool needs: the same database, working as the
     /// `herald_dispatcher` role.
     public static func poolConfiguration(for configuration: PostgresConfiguration) -> PostgresConfiguration {
-        configuration.with(sessionSetup: "SET ROLE herald_dispatcher")
+        configuration.with(sessionSetup: DatabaseRole.dispatcher.forSession)
     }
 
     /// A dispatcher on `store`'s database, with a pool of its own working as
@@ -285,7 +217,7 @@ public final class Dispatcher: Sendable {
             } catch {
                 failures += 1
                 logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
-                await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+                await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
             }
         }
     }
@@ -499,7 +431,7 @@ public final class Dispatcher: Sendable {
                     } catch {
                         failures += 1
                         logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
-                        await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+                        await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
                         continue
                     }
                     lastEmptyClaim = claimed.isEmpty ? .now : nil
@@ -583,40 +515,14 @@ public final class Dispatcher: Sendable {
             return
         }
         let http = answer.httpStatus
-        let probe = verdict == .probe
-        switch answer.outcome {
-        case .delivered(let messageID):
-            gate(.answered, delivery.provider, probe: probe)
-            record(acknowledgement(.sent, .delivered, http: http, messageID: messageID))
-        case .retry(let after, let reason):
-            if http == nil, gate(.transportFault(reason), delivery.provider, probe: probe) {
-                // The endpoint does not answer at all: the delivery waits for it, queued,
-                // without spending an attempt (due at once when the circuit closes).
-                record(acknowledgement(.queued, .retry, next: Date(), error: "\(reason) (the endpoint is held back; not counted)", spent: false))
-                return
-            }
-            if http != nil { gate(.answered, delivery.provider, probe: probe) }
-            var random = SystemRandomNumberGenerator()
-            switch configuration.retry.decide(
-                attempts: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(), retryAfter: after, random: &random)
-            {
-            case .retry(let at):
-                record(acknowledgement(.queued, .retry, next: at, http: http, error: reason))
-            case .expire:
-                record(acknowledgement(.expired, .retry, http: http, error: "\(reason); the delivery deadline has passed"))
-            }
-        case .deadToken(let reason):
-            gate(.answered, delivery.provider, probe: probe)
-            record(acknowledgement(.deadToken, .deadToken, http: http, error: reason))
-        case .badRequest(let reason):
-            gate(.answered, delivery.provider, probe: probe)
-            record(acknowledgement(.failed, .badRequest, http: http, error: reason))
-        case .credentialsExpired(let reason), .configurationError(let reason):
-            gate(.configurationFault(reason), delivery.provider, probe: probe)
-            // This worker's configuration failed, not the delivery: not counted, and due at
-            // once for a worker configured right (this one does not claim it while paused).
-            record(acknowledgement(.queued, .configurationError, next: Date(), http: http, error: reason, spent: false))
-        }
+        let heldBack = gate(Settlement.gateAnswer(for: answer.outcome, http: http), delivery.provider, probe: verdict == .probe)
+        var random = SystemRandomNumberGenerator()
+        let settled = Settlement.of(
+            answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),
+            retry: configuration.retry, random: &random)
+        record(acknowledgement(
+            settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
+            spent: settled.spent))
     }
 
     /// Tells the gate how a send ended; logs and queues (for the acknowledgement loop) what
@@ -706,7 +612,7 @@ public final class Dispatcher: Sendable {
                     state.withLock { $0.acknowledgements = batch + $0.acknowledgements }
                     logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
                     if failures > 50, done { return }
-                    await stopSignal.wait(timeout: .milliseconds(min(5_000, 100 * (1 << min(failures, 6)))))
+                    await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
                 }
                 continue
             }

@@ -49,7 +49,7 @@ extension Store {
     public func dispatchStats(since: Date?, tenant slug: String?) async throws -> DispatchStats {
         var tenantID: UUID?
         if let slug { tenantID = try await tenant(slug: slug).id }
-        return try await pool.withTransaction(setup: "SET LOCAL ROLE herald_dispatcher") { connection in
+        return try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
             var notifications: [String: [String: [String: Int]]] = [:]
             for row in try await connection.query(
                 """

@@ -303,7 +303,7 @@ final class BenchRig: Sendable {
     /// Deliveries of the bench tenants that reached an end.
     func recordedCount() async throws -> Int {
         let ids = created.withLock { $0.map(\.id) }
-        return try await store.pool.withTransaction(setup: "SET LOCAL ROLE herald_dispatcher") { connection in
+        return try await store.pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
             try await connection.query(
                 "SELECT count(*) FROM deliveries WHERE tenant_id = ANY(\(ids)) AND status NOT IN ('queued', 'sending')"
             ).single().decode(Int.self, at: 0)

@@ -130,6 +130,13 @@ import Testing
         try await TestDatabase.with { pool, _ in
             let applied = try await Migrator(migrations: bundled).migrate(pool, logger: testLogger)
             #expect(applied.count == bundled.count)
+            // Every role the code works as exists once they ran, and a session can take it.
+            for role in DatabaseRole.allCases {
+                let user = try await pool.withTransaction(setup: role.forTransaction) { connection in
+                    try await connection.query("SELECT current_user::text").single().decode(String.self, at: 0)
+                }
+                #expect(user == role.rawValue)
+            }
         }
     }
 }

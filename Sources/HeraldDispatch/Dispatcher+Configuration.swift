@@ -1,0 +1,52 @@
+import Foundation
+import HeraldCore
+
+extension Dispatcher {
+    /// How a dispatcher works: its name, how much it takes on at once, leases, retries, pauses.
+    public struct Configuration: Sendable {
+        /// Names this worker in leases and in the attempts it records.
+        public var worker: String
+        /// Sends in flight at once.
+        public var concurrency: Int
+        /// Deliveries claimed per round trip.
+        public var claimBatch: Int
+        /// Events fanned out per round trip.
+        public var eventBatch: Int
+        /// An event with more recipients than this is fanned out this many at a time, one
+        /// transaction each, so that sending starts after the first part is committed.
+        public var fanOutPart: Int
+        /// How long a claim holds without renewal; renewed at a third of it.
+        public var lease: Duration
+        public var retry: RetryPolicy
+        /// The backstop poll when no NOTIFY arrives (jittered between half and all of it).
+        public var pollInterval: Duration
+        /// How long this worker leaves a provider alone after a configuration error (its
+        /// credentials or endpoint refused) before one probe. Other workers are not paused.
+        public var pauseOnConfigurationError: Duration
+        /// Only these tenants (empty: all).
+        public var tenants: [UUID]
+
+        public init(
+            worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
+            eventBatch: Int = 200, fanOutPart: Int = 1_000, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
+            pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = []
+        ) {
+            self.worker = worker
+            self.concurrency = max(1, concurrency)
+            self.claimBatch = max(1, claimBatch)
+            self.eventBatch = max(1, eventBatch)
+            self.fanOutPart = max(1, fanOutPart)
+            self.lease = lease
+            self.retry = retry
+            self.pollInterval = pollInterval
+            self.pauseOnConfigurationError = pauseOnConfigurationError
+            self.tenants = tenants
+        }
+
+        /// `host-pid-random`: unique per process, readable in history.
+        public static func defaultWorkerName() -> String {
+            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+            return "\(host)-\(getpid())-\(UUID().uuidString.prefix(6).lowercased())"
+        }
+    }
+}

@@ -1,0 +1,22 @@
+extension Dispatcher {
+    /// Running totals, for progress lines and tests.
+    public struct Counters: Sendable, Equatable {
+        public var eventsFannedOut = 0
+        public var deliveriesQueued = 0
+        public var sent = 0
+        public var retried = 0
+        public var deadTokens = 0
+        public var failed = 0
+        public var expired = 0
+        public var cancelled = 0
+        public var pausedForConfiguration = 0
+        /// Deliveries put back unsent, or unanswered and not charged an attempt, while their
+        /// provider was held back (a configuration pause or an endpoint that does not answer).
+        public var heldBack = 0
+        /// Acknowledgements that came too late: the lease had passed to another worker.
+        public var lateAcknowledgements = 0
+        public var inFlight = 0
+
+        public init() {}
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HeraldCore
+@testable import HeraldDispatch
+import HeraldPush
+import Testing
+
+/// The answer → acknowledgement decision, without a database or a network.
+struct SettlementTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let policy = RetryPolicy(base: .seconds(1), cap: .seconds(60), deadline: .seconds(3_600))
+
+    func settle(_ outcome: DeliveryOutcome, http: Int?, heldBack: Bool = false, attempt: Int = 1, firstAttempt: Date? = nil) -> Settlement {
+        var random = SystemRandomNumberGenerator()
+        return Settlement.of(
+            outcome, http: http, heldBack: heldBack, attempt: attempt, firstAttempt: firstAttempt ?? now, now: now, retry: policy,
+            random: &random)
+    }
+
+    @Test func deliveredIsSentWithTheProvidersId() {
+        #expect(settle(.delivered(messageID: "m-1"), http: 200) == Settlement(status: .sent, outcome: .delivered, messageID: "m-1"))
+    }
+
+    @Test func aDeadTokenAndABadRequestAreFinal() {
+        #expect(settle(.deadToken(reason: "Unregistered"), http: 410) == Settlement(status: .deadToken, outcome: .deadToken, error: "Unregistered"))
+        #expect(settle(.badRequest(reason: "bad field"), http: 400) == Settlement(status: .failed, outcome: .badRequest, error: "bad field"))
+    }
+
+    /// A retry is due by backoff, never before the provider's Retry-After, and counted.
+    @Test func aRetryWaitsForRetryAfterAndCounts() throws {
+        let settled = settle(.retry(after: .seconds(30), reason: "503"), http: 503, heldBack: true)
+        #expect(settled.status == .queued && settled.outcome == .retry && settled.spent)
+        let next = try #require(settled.next)
+        #expect(next >= now.addingTimeInterval(30))
+    }
+
+    @Test func aRetryPastTheDeadlineExpires() {
+        let settled = settle(.retry(after: nil, reason: "timeout"), http: 500, attempt: 9, firstAttempt: now.addingTimeInterval(-7_200))
+        #expect(settled.status == .expired && settled.outcome == .retry && settled.next == nil)
+    }
+
+    /// No answer while the endpoint is held back: queued at once, not counted.
+    @Test func noAnswerFromAHeldBackEndpointIsNotCounted() {
+        let settled = settle(.retry(after: nil, reason: "Couldn't connect"), http: nil, heldBack: true)
+        #expect(settled == Settlement(
+            status: .queued, outcome: .retry, next: now, error: "Couldn't connect (the endpoint is held back; not counted)", spent: false))
+        // Before the circuit opens, the same is an ordinary, counted retry.
+        let counted = settle(.retry(after: nil, reason: "Couldn't connect"), http: nil, heldBack: false)
+        #expect(counted.spent && counted.next.map { $0 > now } == true)
+    }
+
+    @Test func aConfigurationErrorIsDueAtOnceAndNotCounted() {
+        for outcome in [DeliveryOutcome.configurationError(reason: "no key"), .credentialsExpired(reason: "revoked")] {
+            let settled = settle(outcome, http: nil)
+            #expect(settled.status == .queued && settled.outcome == .configurationError && settled.next == now && !settled.spent)
+        }
+    }
+
+    @Test func whatTheGateHears() {
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil) == .transportFault("refused"))
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "503"), http: 503) == .answered)
+        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil) == .configurationFault("no key"))
+        #expect(Settlement.gateAnswer(for: .credentialsExpired(reason: "401"), http: 401) == .configurationFault("401"))
+        #expect(Settlement.gateAnswer(for: .delivered(messageID: nil), http: 200) == .answered)
+        #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404) == .answered)
+    }
+
+    @Test func loopsBackOffUpToFiveSeconds() {
+        #expect((0...8).map { LoopBackoff.after(failures: $0) }
+            == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600),
+                .milliseconds(3_200), .milliseconds(5_000), .milliseconds(5_000), .milliseconds(5_000)])
+    }
+}
