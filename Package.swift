@@ -162,7 +162,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldCore", "HeraldStore", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldDispatchTests",
             dependencies: [

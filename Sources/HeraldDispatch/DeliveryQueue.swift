@@ -39,14 +39,8 @@ struct ClaimedDelivery: Sendable {
 
 /// What became of one attempt, as the worker acknowledges it.
 struct Acknowledgement: Sendable {
-    enum Status: String, Sendable {
-        case queued, sent, deadToken = "dead_token", failed, expired, cancelled
-    }
-
-    enum Outcome: String, Sendable {
-        case delivered, retry, deadToken = "dead_token", badRequest = "bad_request"
-        case configurationError = "configuration_error", cancelled
-    }
+    typealias Status = DeliveryStatus
+    typealias Outcome = AttemptOutcome
 
     let tenantID: UUID
     let deliveryID: UUID

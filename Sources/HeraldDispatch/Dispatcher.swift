@@ -568,6 +568,7 @@ public final class Dispatcher: Sendable {
             case .failed: state.counters.failed += 1
             case .expired: state.counters.expired += 1
             case .cancelled: state.counters.cancelled += 1
+            case .sending: break  // an acknowledgement ends a send; never "sending"
             }
             return state.acknowledgements.count >= configuration.claimBatch
         }

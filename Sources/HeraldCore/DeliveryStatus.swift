@@ -1,0 +1,15 @@
+/// Where a delivery (one notification to one device) stands: `deliveries.status`.
+public enum DeliveryStatus: String, Sendable, Codable, CaseIterable {
+    case queued, sending, sent, deadToken = "dead_token", failed, expired, cancelled
+}
+
+/// What one attempt at a delivery came to: `delivery_attempts.outcome`.
+public enum AttemptOutcome: String, Sendable, Codable, CaseIterable {
+    case delivered, retry, deadToken = "dead_token", badRequest = "bad_request"
+    case configurationError = "configuration_error", cancelled
+}
+
+/// Whether fan-out queued a notification for devices: `notifications.status`.
+public enum NotificationStatus: String, Sendable, Codable, CaseIterable {
+    case queued, noDevice = "no_device", suppressed
+}
