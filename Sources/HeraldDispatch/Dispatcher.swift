@@ -27,17 +27,17 @@ public final class Dispatcher: Sendable {
 
     public let configuration: Configuration
     let queue: DeliveryQueue
-    private let gateway: any PushGateway
-    private let fanOut: FanOut
-    private let listenerConfiguration: PostgresConfiguration?
-    private let logger: Logger
-    private let eventSignal = Signal()
-    private let sendSignal = Signal()
-    private let ackSignal = Signal()
-    private let stopSignal = Signal()
-    private let state: Mutex<State>
+    let gateway: any PushGateway
+    let fanOut: FanOut
+    let listenerConfiguration: PostgresConfiguration?
+    let logger: Logger
+    let eventSignal = Signal()
+    let sendSignal = Signal()
+    let ackSignal = Signal()
+    let stopSignal = Signal()
+    let state: Mutex<State>
 
-    private struct State {
+    struct State {
         var counters = Counters()
         /// Deliveries fan-out leased to this worker, waiting for the send loop (counted in
         /// `counters.inFlight` already).
@@ -121,12 +121,12 @@ public final class Dispatcher: Sendable {
     }
 
     /// Tells the send loop the queue may hold work for it.
-    private func hintQueue() {
+    func hintQueue() {
         state.withLock { $0.queueHint = true }
         sendSignal.signal()
     }
 
-    private var isStopping: Bool { state.withLock { $0.stopping } }
+    var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Works until `mode` says to stop. Cancelling the task stops it the way `shutdown()`
     /// does: in-flight sends finish and are acknowledged; leases on anything else are given
@@ -173,7 +173,7 @@ public final class Dispatcher: Sendable {
 
     // MARK: Loops
 
-    private func listen(_ listener: PostgresListener) async {
+    func listen(_ listener: PostgresListener) async {
         for await event in listener.events {
             switch event {
             case .notification(let channel, _):
@@ -191,211 +191,12 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    private var jitteredPoll: Duration {
+    var jitteredPoll: Duration {
         let seconds = configuration.pollInterval.timeInterval
         return .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.0)))
     }
 
-    private func fanOutLoop() async {
-        var failures = 0
-        while !isStopping {
-            do {
-                let (events, _) = try await fanOutOnce(claiming: true)
-                failures = 0
-                if events == 0 {
-                    state.withLock { $0.fanOutIdle = true }
-                    await eventSignal.wait(timeout: jitteredPoll)
-                    continue
-                }
-                let partial = events < configuration.eventBatch
-                state.withLock { $0.fanOutIdle = partial }
-                if partial {
-                    // That was all there was: look again when told (a hint that came in the
-                    // meantime is waiting) or at the next poll.
-                    await eventSignal.wait(timeout: jitteredPoll)
-                }
-            } catch {
-                failures += 1
-                logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
-                await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
-            }
-        }
-    }
-
-    /// Fans out one batch of pending events without sending anything (benchmarks, tools).
-    /// - Returns: how many events it fanned out; 0 when none were left.
-    public func fanOutPending() async throws -> Int {
-        try await fanOutOnce().events
-    }
-
-    /// Claims one batch of events and fans it out, in one transaction; an event with more
-    /// recipients than `fanOutPart` is leased in that transaction and fanned out part by part
-    /// in transactions of its own.
-    /// - Parameter claiming: lease the new deliveries this worker has room for to itself and
-    ///   hand them to the send loop (only while `run` is sending).
-    /// - Returns: how many events, and how many deliveries they created.
-    func fanOutOnce(claiming: Bool = false) async throws -> (events: Int, queued: Int) {
-        let (events, queued, large) = try await withRoom(claiming) { room in try await fanOutTransaction(room: room) }
-        state.withLock {
-            $0.counters.eventsFannedOut += events - large.count
-            $0.counters.deliveriesQueued += queued
-        }
-        var total = queued
-        for event in large {
-            total += try await fanOutLarge(event, claiming: claiming)
-        }
-        return (events, total)
-    }
-
-    /// Reserves room among the sends in flight (when `claiming`) for what `body` leases, and
-    /// hands what it leased to the send loop.
-    private func withRoom<Result>(
-        _ claiming: Bool, _ body: (Int) async throws -> (Result, claimed: [ClaimedDelivery])
-    ) async throws -> Result {
-        let reserved = claiming
-            ? state.withLock { state -> Int in
-                let room = max(0, min(configuration.claimBatch, configuration.concurrency - state.counters.inFlight))
-                state.counters.inFlight += room
-                return room
-            } : 0
-        do {
-            let (result, claimed) = try await body(reserved)
-            state.withLock {
-                $0.counters.inFlight -= reserved - claimed.count
-                $0.handOff += claimed
-            }
-            if reserved > 0 { sendSignal.signal() }
-            return result
-        } catch {
-            state.withLock { $0.counters.inFlight -= reserved }
-            if reserved > 0 { sendSignal.signal() }
-            throw error
-        }
-    }
-
-    /// An event fanned out part by part, under this worker's lease on it.
-    struct LargeEvent: Sendable {
-        let event: ClaimedEvent
-        let payload: FanOut.Payload
-    }
-
-    /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
-    /// and commits once. Large events are only leased here.
-    private func fanOutTransaction(room: Int) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
-        try await queue.pool.withTransaction { connection in
-            let events = try await queue.claimEvents(limit: configuration.eventBatch, on: connection)
-            guard !events.isEmpty else { return ((0, 0, []), []) }
-            var room = room
-            var queued = 0
-            var claimed: [ClaimedDelivery] = []
-            var large: [LargeEvent] = []
-            let decoder = JSONDecoder()
-            for (tenant, events) in Dictionary(grouping: events, by: \.tenantID) {
-                var readable: [(ClaimedEvent, FanOut.Payload)] = []
-                var recipients: [EventRecipient] = []
-                var conversations: Set<UUID> = []
-                var done: [UUID] = []
-                var leased: [UUID] = []
-                for event in events {
-                    do {
-                        let payload = try FanOut.payload(of: event, decoder: decoder)
-                        if payload.recipients.count > configuration.fanOutPart {
-                            large.append(LargeEvent(event: event, payload: payload))
-                            leased.append(event.id)
-                            continue
-                        }
-                        recipients += payload.recipients
-                        if let conversation = payload.conversation { conversations.insert(conversation) }
-                        readable.append((event, payload))
-                    } catch {
-                        // A snapshot this version cannot read would block the queue forever;
-                        // it is marked done, loudly, and left in the outbox for inspection.
-                        logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
-                    }
-                    done.append(event.id)
-                }
-                connection.deferScript(Store.tenantScope(tenant))
-                if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
-                guard !done.isEmpty else { continue }
-                let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
-                var drafts: [NotificationDraft] = []
-                for (event, payload) in readable {
-                    drafts += try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
-                }
-                let written = try await write(drafts, events: done, tenant: tenant, room: room, on: connection)
-                room -= written.claimed.count
-                queued += written.created
-                claimed += written.claimed
-            }
-            return ((events.count, queued, large), claimed)
-        }
-    }
-
-    /// Writes drafts (marking `events` done), leasing up to `room` of the new deliveries to
-    /// this worker; wakes the other workers when more were queued than it took.
-    private func write(
-        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, on connection: PostgresConnection
-    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        let paused = state.withLock { $0.gate.heldBack(at: .now) }
-        let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
-        let written = try await DeliveryQueue.write(
-            drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
-        if written.created > written.claimed.count {
-            // More than this worker takes at once: wake the others to share it.
-            try await connection.query("SELECT pg_notify(\(Self.deliveriesChannel), \(tenant.uuidString.lowercased()))")
-        }
-        return written
-    }
-
-    /// Fans out a large event `fanOutPart` recipients per transaction; the last part marks it
-    /// done. Each part first checks that this worker still holds the event: if its lease
-    /// lapsed and another worker took the event, that one carries on (a part written twice
-    /// adds nothing: the write is idempotent). If a part fails, the worker's event leases are
-    /// given back.
-    /// - Returns: how many deliveries it created.
-    private func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
-        let event = large.event, tenant = event.tenantID
-        let count = large.payload.recipients.count
-        var created = 0
-        do {
-            for start in stride(from: 0, to: count, by: configuration.fanOutPart) {
-                let part = start..<min(count, start + configuration.fanOutPart)
-                let last = part.upperBound == count
-                let written = try await withRoom(claiming) { room in
-                    try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in
-                        guard try await queue.holdsEvent(event.id, tenant: tenant, on: connection) else { return (nil, []) }
-                        connection.deferScript(Store.tenantScope(tenant))
-                        let recipients = Array(large.payload.recipients[part])
-                        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                        let chat = try await DeliveryQueue.participantStates(
-                            large.payload.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
-                        let drafts = try await fanOut.drafts(for: event, large.payload, part: part, profiles: profiles, chat: chat)
-                        if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
-                        let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
-                        return (written.created, written.claimed)
-                    }
-                }
-                guard let written else {
-                    logger.info("a large event passed to another worker mid-fan-out", metadata: ["event": "\(event.id)"])
-                    return created
-                }
-                state.withLock {
-                    $0.counters.deliveriesQueued += written
-                    if last { $0.counters.eventsFannedOut += 1 }
-                }
-                created += written
-            }
-            return created
-        } catch {
-            // Give back this event and any other large one of the batch not started yet: any
-            // worker may take them at once rather than when their leases run out.
-            try? await queue.releaseEventLeases()
-            throw error
-        }
-    }
-
-    private func sendLoop(_ mode: Mode) async {
+    func sendLoop(_ mode: Mode) async {
         let concurrency = configuration.concurrency
         let refill = max(1, min(configuration.claimBatch, concurrency) / 4)
         let draining = if case .drain = mode { true } else { false }
@@ -452,7 +253,7 @@ public final class Dispatcher: Sendable {
 
     /// A send finished: wake the send loop when that makes room for a claim, or (draining)
     /// when nothing is left in flight.
-    private func finished(refill: Int) {
+    func finished(refill: Int) {
         let wake = state.withLock { state -> Bool in
             state.counters.inFlight -= 1
             return configuration.concurrency - state.counters.inFlight == refill || state.counters.inFlight == 0
@@ -461,7 +262,7 @@ public final class Dispatcher: Sendable {
     }
 
     /// Nothing to fan out, nothing unacknowledged, nothing due soon.
-    private func drainIsComplete(horizon: Duration) async -> Bool {
+    func drainIsComplete(horizon: Duration) async -> Bool {
         let (idle, acknowledged, paused) = state.withLock { ($0.fanOutIdle, $0.acknowledgements.isEmpty, $0.gate.pausedForConfiguration(at: .now)) }
         guard idle, acknowledged else { return false }
         do {
@@ -476,7 +277,7 @@ public final class Dispatcher: Sendable {
 
     // MARK: One delivery
 
-    private func deliver(_ delivery: ClaimedDelivery) async {
+    func deliver(_ delivery: ClaimedDelivery) async {
         let started = Date()
         func acknowledgement(
             _ status: Acknowledgement.Status, _ outcome: Acknowledgement.Outcome, next: Date? = nil, http: Int? = nil,
@@ -529,7 +330,7 @@ public final class Dispatcher: Sendable {
     /// that changed.
     /// - Returns: whether the provider is held back now.
     @discardableResult
-    private func gate(_ answer: SendGate.Answer, _ provider: PushProvider, probe: Bool) -> Bool {
+    func gate(_ answer: SendGate.Answer, _ provider: PushProvider, probe: Bool) -> Bool {
         let (change, heldBack) = state.withLock { state in
             let change = state.gate.record(answer, for: provider, probe: probe, at: .now)
             if let change { state.gateChanges.append(change) }
@@ -551,7 +352,7 @@ public final class Dispatcher: Sendable {
         return heldBack
     }
 
-    private func record(_ acknowledgement: Acknowledgement) {
+    func record(_ acknowledgement: Acknowledgement) {
         let flush = state.withLock { state -> Bool in
             state.acknowledgements.append(acknowledgement)
             switch acknowledgement.status {
@@ -574,98 +375,4 @@ public final class Dispatcher: Sendable {
         }
         if flush { ackSignal.signal() }
     }
-
-    // MARK: Acknowledgements and leases
-
-    private func ackLoop() async {
-        var failures = 0
-        while true {
-            let (batch, changes, done) = state.withLock { state in
-                defer {
-                    state.acknowledgements = []
-                    state.gateChanges = []
-                }
-                return (state.acknowledgements, state.gateChanges, state.sendingDone)
-            }
-            for change in changes {
-                do {
-                    switch change {
-                    case .heldBack(let provider, let reason, let duration): try await queue.pause(provider, reason: reason, for: duration)
-                    case .resumed(let provider): try await queue.resume(provider)
-                    }
-                } catch {
-                    logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
-                }
-            }
-            if !batch.isEmpty {
-                do {
-                    let counted = try await queue.acknowledge(batch)
-                    failures = 0
-                    let late = batch.count - counted.count
-                    if late > 0 {
-                        state.withLock { $0.counters.lateAcknowledgements += late }
-                        logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
-                    }
-                    if batch.contains(where: { $0.status == .queued }) { hintQueue() }
-                } catch {
-                    failures += 1
-                    // Keep them: the next round tries again, in order.
-                    state.withLock { $0.acknowledgements = batch + $0.acknowledgements }
-                    logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
-                    if failures > 50, done { return }
-                    await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
-                }
-                continue
-            }
-            if done { return }
-            // Outcomes are written in batches: a full batch at once, otherwise every 25 ms.
-            await ackSignal.wait(timeout: .milliseconds(25))
-        }
-    }
-
-    /// Rotated credentials or CA files are read again (checked every second): a provider
-    /// this worker held back gets a probe at once.
-    private func reloadChangedConfiguration() {
-        let reloaded = gateway.reloadIfChanged()
-        guard !reloaded.isEmpty else { return }
-        var providers: Set<PushProvider> = []
-        for reload in reloaded {
-            switch reload {
-            case .credentials(let provider):
-                providers.insert(provider)
-                logger.notice("read the \(provider.rawValue) credentials again: the file changed")
-            case .certificateAuthorities:
-                providers.formUnion(PushProvider.allCases)
-                logger.notice("read HERALD_CA_FILE again: the file changed")
-            }
-        }
-        state.withLock { state in
-            for provider in providers { state.gate.probeSoon(provider, at: .now) }
-        }
-        hintQueue()
-    }
-
-    private func maintenanceLoop() async {
-        let renewEvery = configuration.lease / 3
-        var lastRenewal = ContinuousClock.now
-        while !isStopping {
-            await stopSignal.wait(timeout: min(.seconds(1), renewEvery))
-            if isStopping { break }
-            reloadChangedConfiguration()
-            do {
-                if lastRenewal.duration(to: .now) >= renewEvery {
-                    try await queue.renewLeases()
-                    lastRenewal = .now
-                }
-                let reclaimed = try await queue.reclaimExpiredLeases()
-                if reclaimed > 0 {
-                    logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
-                    hintQueue()
-                }
-            } catch {
-                logger.warning("lease upkeep failed; retrying", metadata: ["error": "\(error)"])
-            }
-        }
-    }
 }
-

@@ -1,0 +1,175 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+extension DeliveryQueue {
+    /// The recipients' locale, time zone and badge, in the tenant's scope.
+    static func profiles(
+        _ recipients: [EventRecipient], tenant: UUID, on connection: PostgresConnection
+    ) async throws -> [Key: RecipientProfile] {
+        guard !recipients.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT r.id, r.app, p.locale, p.time_zone,
+                   (SELECT count(*) FROM activities a
+                    WHERE a.tenant_id = p.tenant_id
+                      AND CASE WHEN r.app = 'member' THEN a.assignee_id = r.id AND a.status = 'assigned'
+                               ELSE a.manager_id = r.id AND a.status = 'completion_requested' END)::int
+                 + (SELECT count(*) FROM conversation_participants cp
+                    JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
+                                   AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
+                    WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int
+            FROM (SELECT DISTINCT u.id, u.app FROM unnest(\(recipients.map(\.id))::uuid[], \(recipients.map(\.app.rawValue))::text[]) AS u(id, app)) r
+            JOIN people p ON p.tenant_id = \(tenant) AND p.id = r.id
+            """)
+        var result: [Key: RecipientProfile] = [:]
+        for row in rows {
+            let (id, app, locale, timeZone, badge) = try row.decode((UUID, String, String, String, Int).self)
+            guard let app = AppKind(rawValue: app) else { continue }
+            result[Key(id: id, app: app)] = RecipientProfile(id: id, app: app, locale: locale, timeZone: timeZone, badge: badge)
+        }
+        return result
+    }
+
+    struct Key: Hashable {
+        let id: UUID
+        let app: AppKind
+    }
+
+    struct ParticipantKey: Hashable {
+        let conversation: UUID
+        let person: UUID
+    }
+
+    /// Muted and viewing, for the current participants of these conversations (only for
+    /// `people`, when given).
+    static func participantStates(
+        _ conversations: [UUID], people: [UUID]? = nil, tenant: UUID, on connection: PostgresConnection
+    ) async throws -> [ParticipantKey: ParticipantState] {
+        guard !conversations.isEmpty else { return [:] }
+        let rows = try await connection.query(
+            """
+            SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+            FROM conversation_participants
+            WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
+              AND (\(people == nil) OR person_id = ANY(\(people ?? [])))
+            """)
+        var result: [ParticipantKey: ParticipantState] = [:]
+        for row in rows {
+            let (conversation, person, muted, viewing) = try row.decode((UUID, UUID, Bool, Bool).self)
+            result[ParticipantKey(conversation: conversation, person: person)] = ParticipantState(muted: muted, viewing: viewing)
+        }
+        return result
+    }
+
+    /// Deliveries fan-out may lease to its own worker as it creates them.
+    struct FanOutClaim {
+        let worker: String
+        let lease: Duration
+        /// At most this many.
+        let room: Int
+        /// Providers this worker holds back (`SendGate`): their deliveries are only queued.
+        let paused: [PushProvider]
+    }
+
+    /// Writes the notifications and their deliveries (one per active device of the
+    /// recipient's app) and marks the events fanned out, in the tenant's scope, in one
+    /// statement. With `claim`, up to `claim.room` of the new deliveries are leased to that
+    /// worker at once (first attempt started) and returned ready to send; the rest are
+    /// queued. Idempotent: a notification that exists already is left alone, and so are its
+    /// deliveries.
+    /// - Returns: how many deliveries were created, and the ones leased to the worker.
+    static func write(
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
+        on connection: PostgresConnection
+    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        // With no drafts the same statement only marks the events done.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
+        let ids = drafts.map { _ in UUID.v7() }
+        let room = claim?.room ?? 0
+        let worker = claim?.worker ?? ""
+        let leaseSeconds = claim?.lease.timeInterval ?? 0
+        let paused = claim?.paused.map(\.rawValue) ?? []
+        let rows = try await connection.query(
+            """
+            WITH input AS (
+                SELECT * FROM unnest(
+                    \(ids)::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
+                    \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
+                    \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.title))::text[],
+                    \(drafts.map(\.body))::text[], \(data)::text[], \(drafts.map(\.badge))::int[], \(drafts.map(\.sound))::bool[],
+                    \(drafts.map(\.threadID))::text[], \(drafts.map(\.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
+                    \(drafts.map(\.suppressedReason))::text[])
+                AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
+                     sound, thread_id, image_url, event_at, suppressed)
+            ), reach AS (
+                SELECT i.*, EXISTS (
+                    SELECT 1 FROM devices d
+                    WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
+                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable
+                FROM input i
+            ), inserted AS (
+                INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
+                                           conversation_id, title, body, data, badge, sound, thread_id, image_url,
+                                           status, reason, event_at)
+                SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
+                       r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
+                       CASE WHEN r.suppressed IS NOT NULL THEN 'suppressed' WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                       CASE WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
+                       r.event_at
+                FROM reach r
+                ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
+                RETURNING id, recipient_id, app, status
+            ), targets AS (
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider,
+                       row_number() OVER (ORDER BY n.id, d.id) <= \(room)
+                           AND NOT d.provider = ANY(\(paused)::text[]) AS claimed
+                FROM inserted n
+                JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
+                                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                WHERE n.status = 'queued'
+            ), created AS (
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, deadline_at, status, attempts,
+                                        first_attempt_at, lease_owner, lease_expires_at)
+                SELECT \(tenant), gen_random_uuid(), t.notification_id, t.device_id, t.provider,
+                       now() + make_interval(secs => \(deadline.timeInterval)),
+                       CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
+                       CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
+                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
+                FROM targets t
+                ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING
+                RETURNING id, notification_id, device_id, provider, status, deadline_at
+            ), done AS (
+                UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
+                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+            )
+            SELECT c.id, c.notification_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int
+            FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
+            WHERE c.status = 'sending'
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
+            """)
+        var created = 0
+        var claimed: [ClaimedDelivery] = []
+        let draftIndex = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        for row in rows {
+            if let count = try row.decode(Int?.self, at: 7) {
+                created = count
+                continue
+            }
+            let (id, notificationID, deviceID, provider, deadlineAt, token, now) =
+                try row.decode((UUID, UUID, UUID, String, Date, String, Date).self)
+            guard let index = draftIndex[notificationID], let provider = PushProvider(rawValue: provider) else { continue }
+            let draft = drafts[index]
+            claimed.append(ClaimedDelivery(
+                tenantID: tenant, id: id, deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
+                firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, title: draft.title,
+                body: draft.body, data: draft.data, badge: draft.badge, sound: draft.sound, threadID: draft.threadID,
+                imageURL: draft.imageURL, eventAt: draft.eventAt, claimedAt: now))
+        }
+        return (created, claimed)
+    }
+}
