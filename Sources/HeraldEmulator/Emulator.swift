@@ -138,18 +138,22 @@ public final class Emulator: Sendable {
             },
         ]
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            for (application, port) in zip(applications, configuredPorts) {
-                tasks.addTask {
-                    do {
-                        try await application.run()
-                    } catch let error as IOError where error.errnoCode == EADDRINUSE {
-                        throw EmulatorError.portInUse(port)
+        // Every connection and handler below is a child task, so all of them run on the
+        // emulator's own threads (see `EmulatorExecutor`).
+        try await withTaskExecutorPreference(EmulatorExecutor.shared) {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                for (application, port) in zip(applications, configuredPorts) {
+                    tasks.addTask {
+                        do {
+                            try await application.run()
+                        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                            throw EmulatorError.portInUse(port)
+                        }
                     }
                 }
+                try await tasks.next()
+                tasks.cancelAll()
             }
-            try await tasks.next()
-            tasks.cancelAll()
         }
     }
 
