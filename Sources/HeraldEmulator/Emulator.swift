@@ -6,6 +6,7 @@ import HTTPTypes
 import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import Synchronization
 import _CryptoExtras
@@ -96,6 +97,11 @@ public final class Emulator: Sendable {
         enum Listener: CaseIterable { case https, http2, http1 }
         let ports = Mutex<[Listener: Int]>([:])
         let host = configuration.host
+        // Event loops of its own: an emulator under heavy load (thousands of HTTP/2 streams,
+        // whose tasks NIO runs in batches between polls) must not delay another emulator's
+        // TLS handshakes, as it did on the process-wide loops (a CLI test's token fetch,
+        // waiting behind a 10,000-send test, ran past its 20 s timeout).
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         // Hummingbird's own lines (a listener started; a connection or listener ended, e.g.
         // "Waiting on child channel: CancellationError()" when a sibling's port is taken) are
         // noise for a stand-in; they show only when debugging.
@@ -119,6 +125,7 @@ public final class Emulator: Sendable {
                     guard let all, let https = all[.https], let http2 = all[.http2], let http1 = all[.http1] else { return }
                     await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
                 },
+                eventLoopGroupProvider: .shared(group),
                 logger: serverLogger)
         }
         let counter = connections
@@ -140,6 +147,7 @@ public final class Emulator: Sendable {
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
         // Every connection and handler below is a child task, so all of them run on the
         // emulator's own threads (see `EmulatorExecutor`).
+        defer { group.shutdownGracefully { _ in } }
         try await withTaskExecutorPreference(EmulatorExecutor.shared) {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 for (application, port) in zip(applications, configuredPorts) {
