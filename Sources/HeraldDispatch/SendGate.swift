@@ -64,23 +64,22 @@ struct SendGate {
 
     /// Providers whose deliveries this worker should not claim now.
     func heldBack(at now: ContinuousClock.Instant) -> [PushProvider] {
-        circuits.compactMap { provider, circuit in
-            switch circuit {
-            case .closed: nil
-            case .open(let until, _, _, _): until > now ? provider : nil
-            case .probing: provider
-            }
-        }.sorted { $0.rawValue < $1.rawValue }
+        held(at: now) { _ in true }
     }
 
     /// Providers held back because this worker's configuration failed (not an endpoint that
     /// is down): their work waits for an operator, not for seconds.
     func pausedForConfiguration(at now: ContinuousClock.Instant) -> [PushProvider] {
+        held(at: now) { configuration in configuration }
+    }
+
+    /// Providers open (until a moment after `now`) or probing, whose trouble `counts`.
+    private func held(at now: ContinuousClock.Instant, counting counts: (_ configuration: Bool) -> Bool) -> [PushProvider] {
         circuits.compactMap { provider, circuit in
             switch circuit {
-            case .open(let until, _, _, true): until > now ? provider : nil
-            case .probing(_, _, true): provider
-            default: nil
+            case .closed: nil
+            case .open(let until, _, _, let configuration): until > now && counts(configuration) ? provider : nil
+            case .probing(_, _, let configuration): counts(configuration) ? provider : nil
             }
         }.sorted { $0.rawValue < $1.rawValue }
     }
