@@ -57,7 +57,14 @@ struct HoldBackTests {
             let counters = try await harness.withDispatcher(gateway: outage) { dispatcher in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await dispatcher.run(.drain(horizon: .seconds(5))) }
-                    try await Task.sleep(for: .seconds(3))
+                    // The outage lasts until the circuit has opened and held deliveries back
+                    // (however long a loaded machine takes to get there), then a second more,
+                    // so failing probes are part of it too.
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while dispatcher.counters.heldBack == 0, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    try await Task.sleep(for: .seconds(1))
                     outage.endOutage()
                     try await group.waitForAll()
                 }
