@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldDispatch", targets: ["HeraldDispatch"]),
+        .library(name: "HeraldRuntime", targets: ["HeraldRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -98,13 +99,17 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // A PostgreSQL cluster of Herald's own, under HERALD_HOME (process management only).
+        .target(
+            name: "HeraldCluster",
+            dependencies: ["HeraldPostgres", "CSpawn", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
                 "HeraldTemplates",
                 "HeraldPostgres",
-                "CSpawn",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -121,11 +126,44 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Composition: Herald put together from the environment (database → store → providers →
+        // dispatcher), and providers pointed at an emulator. The only target that knows every other.
+        .target(
+            name: "HeraldRuntime",
+            dependencies: [
+                "HeraldCluster",
+                "HeraldDispatch",
+                "HeraldEmulator",
+                "HeraldHTTP",
+                "HeraldPostgres",
+                "HeraldPush",
+                "HeraldStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The scenarios `herald bench` runs.
+        .target(
+            name: "HeraldBench",
+            dependencies: [
+                "HeraldRuntime",
+                "HeraldCore",
+                "HeraldDispatch",
+                "HeraldEmulator",
+                "HeraldHTTP",
+                "HeraldPostgres",
+                "HeraldStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "herald",
             dependencies: [
+                "HeraldBench",
+                "HeraldCluster",
                 "HeraldCore",
                 "HeraldPostgres",
+                "HeraldRuntime",
                 "HeraldStore",
                 "HeraldTemplates",
                 "HeraldEmulator",
@@ -143,7 +181,7 @@ let package = Package(
         // Shared by the test targets only: a throwaway database per test.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldPostgres", "HeraldStore"],
+            dependencies: ["HeraldCluster", "HeraldPostgres", "HeraldStore"],
             path: "Tests/HeraldTestSupport"
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
@@ -163,15 +201,17 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldCore", "HeraldStore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldStoreTests", dependencies: ["HeraldCluster", "HeraldCore", "HeraldRuntime", "HeraldStore", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldDispatchTests",
             dependencies: [
-                "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport",
+                "HeraldCluster", "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime", "HeraldTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldStore", "HeraldEmulator", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldCLITests", dependencies: ["herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -86,7 +86,7 @@ extension DeliveryQueue {
         // With no drafts the same statement only marks the events done.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let data = try drafts.map { String(decoding: try encoder.encode($0.data), as: UTF8.self) }
+        let data = try drafts.map { String(decoding: try encoder.encode($0.content.data), as: UTF8.self) }
         let ids = drafts.map { _ in UUID.v7() }
         let room = claim?.room ?? 0
         let worker = claim?.worker ?? ""
@@ -98,9 +98,9 @@ extension DeliveryQueue {
                 SELECT * FROM unnest(
                     \(ids)::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
                     \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
-                    \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.title))::text[],
-                    \(drafts.map(\.body))::text[], \(data)::text[], \(drafts.map(\.badge))::int[], \(drafts.map(\.sound))::bool[],
-                    \(drafts.map(\.threadID))::text[], \(drafts.map(\.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
+                    \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.content.title))::text[],
+                    \(drafts.map(\.content.body))::text[], \(data)::text[], \(drafts.map(\.content.badge))::int[], \(drafts.map(\.content.sound))::bool[],
+                    \(drafts.map(\.content.threadID))::text[], \(drafts.map(\.content.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
                     \(drafts.map(\.suppressedReason))::text[])
                 AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
                      sound, thread_id, image_url, event_at, suppressed)
@@ -166,9 +166,8 @@ extension DeliveryQueue {
             let draft = drafts[index]
             claimed.append(ClaimedDelivery(
                 tenantID: tenant, id: id, deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
-                firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, title: draft.title,
-                body: draft.body, data: draft.data, badge: draft.badge, sound: draft.sound, threadID: draft.threadID,
-                imageURL: draft.imageURL, eventAt: draft.eventAt, claimedAt: now))
+                firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, content: draft.content,
+                eventAt: draft.eventAt, claimedAt: now))
         }
         return (created, claimed)
     }

@@ -26,19 +26,19 @@ struct DeliveryQueue: Sendable {
         let rows = try await pool.query(claim(limit: limit, paused: paused))
         let decoder = JSONDecoder()
         return try rows.map { row in
-            let (tenantID, id, deviceID, provider, app, attempt, firstAttemptAt, deadlineAt, token, active) =
-                try row.decode((UUID, UUID, UUID, String, String, Int, Date, Date, String, Bool).self)
-            let title = try row.decode(String.self, at: 10), body = try row.decode(String.self, at: 11)
-            let dataText = try row.decode(String.self, at: 12)
-            let badge = try row.decode(Int.self, at: 13), sound = try row.decode(Bool.self, at: 14)
-            let threadID = try row.decode(String.self, at: 15), imageURL = try row.decode(String?.self, at: 16)
-            let eventAt = try row.decode(Date.self, at: 17), claimedAt = try row.decode(Date.self, at: 18)
-            let data = (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+            let dataText = try row.decode(String.self, column: "data")
+            let content = NotificationContent(
+                title: try row.decode(column: "title"), body: try row.decode(column: "body"),
+                data: (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:],
+                badge: try row.decode(column: "badge"), sound: try row.decode(column: "sound"),
+                threadID: try row.decode(column: "thread_id"), imageURL: try row.decode(column: "image_url"))
             return ClaimedDelivery(
-                tenantID: tenantID, id: id, deviceID: deviceID, provider: PushProvider(rawValue: provider) ?? .fcm,
-                app: AppKind(rawValue: app) ?? .member, attempt: attempt, firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt,
-                token: token, deviceActive: active, title: title, body: body, data: data, badge: badge, sound: sound,
-                threadID: threadID, imageURL: imageURL, eventAt: eventAt, claimedAt: claimedAt)
+                tenantID: try row.decode(column: "tenant_id"), id: try row.decode(column: "id"), deviceID: try row.decode(column: "device_id"),
+                provider: PushProvider(rawValue: try row.decode(column: "provider")) ?? .fcm,
+                app: AppKind(rawValue: try row.decode(column: "app")) ?? .member, attempt: try row.decode(column: "attempts"),
+                firstAttemptAt: try row.decode(column: "first_attempt_at"), deadlineAt: try row.decode(column: "deadline_at"),
+                token: try row.decode(column: "token"), deviceActive: try row.decode(column: "device_active"), content: content,
+                eventAt: try row.decode(column: "event_at"), claimedAt: try row.decode(column: "claimed_at"))
         }
     }
 
@@ -97,8 +97,8 @@ struct DeliveryQueue: Sendable {
               AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
               AND v.tenant_id = d.tenant_id AND v.id = d.device_id
             RETURNING d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
-                      v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL), n.title, n.body, n.data::text, n.badge,
-                      n.sound, n.thread_id, n.image_url, n.event_at, now()
+                      v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
+                      n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
             """
     }
 

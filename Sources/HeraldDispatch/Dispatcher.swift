@@ -94,14 +94,7 @@ public final class Dispatcher: Sendable {
         let dispatcher = Dispatcher(
             pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
             templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: logger)
-        do {
-            let result = try await body(dispatcher)
-            await pool.close()
-            return result
-        } catch {
-            await pool.close()
-            throw error
-        }
+        return try await pool.closing { _ in try await body(dispatcher) }
     }
 
     public var counters: Counters { state.withLock { $0.counters } }
@@ -302,9 +295,7 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
             return
         }
-        let notification = PushNotification(
-            token: delivery.token, message: RenderedMessage(title: delivery.title, body: delivery.body), imageURL: delivery.imageURL,
-            data: delivery.data, badge: delivery.badge, sound: delivery.sound, threadID: delivery.threadID)
+        let notification = PushNotification(token: delivery.token, content: delivery.content)
         let answer: ProviderAnswer
         do {
             answer = try await gateway.send(notification, provider: delivery.provider, app: delivery.app, expiration: delivery.deadlineAt)

@@ -83,13 +83,15 @@ struct FanOut: Sendable {
             drafts.append(
                 NotificationDraft(
                     eventID: event.id, kind: payload.event, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
-                    activityID: payload.activityID, conversationID: nil, title: message.title, body: message.body,
-                    data: [
-                        "type": payload.event.payloadType, "activityId": payload.activityID.uuidString.lowercased(),
-                        "teamId": payload.teamID.uuidString.lowercased(), "priority": payload.priority.rawValue,
-                        "status": payload.status.rawValue,
-                    ],
-                    badge: profile.badge, sound: true, threadID: payload.activityID.uuidString.lowercased(), imageURL: nil,
+                    activityID: payload.activityID, conversationID: nil,
+                    content: NotificationContent(
+                        title: message.title, body: message.body,
+                        data: [
+                            "type": payload.event.payloadType, "activityId": payload.activityID.uuidString.lowercased(),
+                            "teamId": payload.teamID.uuidString.lowercased(), "priority": payload.priority.rawValue,
+                            "status": payload.status.rawValue,
+                        ],
+                        badge: profile.badge, sound: true, threadID: payload.activityID.uuidString.lowercased()),
                     eventAt: payload.occurredAt, suppressedReason: nil))
         }
         return drafts
@@ -125,13 +127,15 @@ struct FanOut: Sendable {
             drafts.append(
                 NotificationDraft(
                     eventID: event.id, kind: .chatMessage, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
-                    activityID: nil, conversationID: payload.conversationID, title: message.title, body: message.body,
-                    data: [
-                        "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
-                        "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
-                        "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
-                    ],
-                    badge: profile.badge, sound: !state.muted, threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil,
+                    activityID: nil, conversationID: payload.conversationID,
+                    content: NotificationContent(
+                        title: message.title, body: message.body,
+                        data: [
+                            "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
+                            "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
+                            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
+                        ],
+                        badge: profile.badge, sound: !state.muted, threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
                     eventAt: event.occurredAt, suppressedReason: state.viewing ? "viewing: the conversation is open on their device" : nil))
         }
         return drafts

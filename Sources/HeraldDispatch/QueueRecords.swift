@@ -25,13 +25,7 @@ struct ClaimedDelivery: Sendable {
     let deadlineAt: Date
     let token: String
     let deviceActive: Bool
-    let title: String
-    let body: String
-    let data: [String: String]
-    let badge: Int
-    let sound: Bool
-    let threadID: String
-    let imageURL: String?
+    let content: NotificationContent
     let eventAt: Date
     /// The database's clock at the claim.
     let claimedAt: Date
@@ -71,13 +65,7 @@ struct NotificationDraft: Sendable {
     let teamID: UUID?
     let activityID: UUID?
     let conversationID: UUID?
-    let title: String
-    let body: String
-    let data: [String: String]
-    let badge: Int
-    let sound: Bool
-    let threadID: String
-    let imageURL: String?
+    let content: NotificationContent
     let eventAt: Date
     /// Set when the recipient must not be pushed (for example, they are viewing the
     /// conversation): the notification is recorded as `suppressed` with this reason.

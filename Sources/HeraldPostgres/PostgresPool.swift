@@ -97,6 +97,19 @@ public final class PostgresPool: Sendable {
         for connection in idle { await connection.close() }
     }
 
+    /// Runs `body` with this pool, then closes the pool, whether `body` returned or threw.
+    public func closing<Result>(after body: (PostgresPool) async throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body(self)
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
+        return result
+    }
+
     /// Connections open now (idle or lent), for diagnostics and tests.
     public var openConnections: Int { state.withLock { $0.open } }
 

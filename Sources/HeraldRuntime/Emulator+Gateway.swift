@@ -8,21 +8,22 @@ import Logging
 
 extension Emulator {
     /// FCM and APNs providers pointed at this running emulator, for the length of `body`:
-    /// its CA trusted through a temporary file, its development service account, a fresh
-    /// APNs key, and the demo apps' topics.
-    func withGateway<Result>(
-        _ endpoints: Endpoints, maxInFlight: Int, logger: Logger, _ body: (ProviderGateway) async throws -> Result
+    /// its CA trusted through a temporary file, its development service account (whose
+    /// token endpoint is on `base` too), a fresh APNs key, and the demo apps' topics.
+    /// - Parameter base: one of the emulator's endpoints (HTTPS, h2c or HTTP/1.1).
+    public func withGateway<Result>(
+        base: String, maxInFlight: Int, logger: Logger, _ body: (ProviderGateway) async throws -> Result
     ) async throws -> Result {
         let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-emulator-ca-\(getpid())-\(UUID().uuidString.prefix(8)).pem")
         try certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: caFile) }
         let http = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, extraCAFile: caFile.path), logger: logger)
         defer { http.shutdown() }
-        let account = try ServiceAccount(json: serviceAccountJSON(tokenURI: endpoints.https + "/token"), source: "the emulator's account")
+        let account = try ServiceAccount(json: serviceAccountJSON(tokenURI: base + "/token"), source: "the emulator's account")
         let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "EMULATOR01", teamID: "EMULATOR01")
         let gateway = ProviderGateway(
-            fcm: .success(FCMProvider(account: account, endpoint: endpoints.https, http: http)),
-            apns: .success((APNsProvider(credentials: credentials, endpoint: endpoints.https, http: http),
+            fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
+            apns: .success((APNsProvider(credentials: credentials, endpoint: base, http: http),
                             member: "com.example.herald.member", manager: "com.example.herald.manager")),
             http: http)
         return try await body(gateway)

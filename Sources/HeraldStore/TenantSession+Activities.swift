@@ -7,12 +7,10 @@ extension TenantSession {
     /// appends `activity.assigned` to the outbox, all in this session's transaction.
     /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`, `.invalid`).
     public func assignActivity(
-        actor email: String, team teamSlug: String, assignee assigneeEmail: String, name: String, deadline: String,
-        priority: String = "p2"
+        actor email: String, team teamSlug: String, assignee assigneeEmail: String, name: String, deadline: LocalDate,
+        priority: Priority = .p2
     ) async throws -> ActivityRecord {
         let name = try Input.name(name, field: "activity name")
-        let deadline = try Input.date(deadline)
-        let priority = try Input.priority(priority)
         let actor = try await person(email: email)
         let team = try await team(slug: teamSlug)
         let actorRole = try await role(of: actor.id, in: team.id)
@@ -49,9 +47,8 @@ extension TenantSession {
     /// concurrent actions exactly one wins and the other gets `StoreError.conflict`.
     /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`,
     ///   `.invalidTransition` naming the status and what it allows, `.conflict`).
-    public func act(_ action: ActivityAction, on activityID: String, actor email: String, reason: String? = nil) async throws -> ActivityRecord {
+    public func act(_ action: ActivityAction, on id: UUID, actor email: String, reason: String? = nil) async throws -> ActivityRecord {
         guard action != .assign else { throw StoreError(.invalid, "use assignActivity to assign") }
-        let id = try Input.id(activityID, field: "activity")
         let reason = try reason.map { try Input.text($0, field: "reason") }.flatMap { $0.isEmpty ? nil : $0 }
         let actor = try await person(email: email)
         let activity = try await activity(id: id)
@@ -122,13 +119,8 @@ extension TenantSession {
             activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: transition.to,
             actor: actor, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: reason,
             occurredAt: at)
-        try await connection.query(
-            """
-            INSERT INTO outbox (tenant_id, id, kind, activity_id, actor_id, recipient_ids, payload, occurred_at)
-            VALUES (\(tenantID), \(UUID.v7()), \(transition.event.rawValue), \(activity.id), \(actor.id),
-                    \(recipients.map(\.id)), \(PostgresJSON(payload)), \(at))
-            """)
-        try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))")
+        try await appendToOutbox(
+            transition.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: at)
     }
 
     // MARK: Reading
@@ -142,11 +134,6 @@ extension TenantSession {
             throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)")
         }
         return try Self.activity(row)
-    }
-
-    /// The activity with this id (as typed by a user).
-    public func activity(id text: String) async throws -> ActivityRecord {
-        try await activity(id: try Input.id(text, field: "activity"))
     }
 
     /// Activities, newest first, optionally by team, status and assignee.

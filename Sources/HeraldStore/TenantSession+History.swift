@@ -139,9 +139,8 @@ extension TenantSession {
 
     /// One notification with its payload, deliveries and every attempt.
     /// - Throws: `StoreError.notFound` when there is none the viewer may see.
-    public func historyDetail(viewer email: String, id text: String) async throws -> HistoryDetail {
+    public func historyDetail(viewer email: String, id: UUID) async throws -> HistoryDetail {
         let viewer = try await person(email: email)
-        let id = try Input.id(text, field: "notification")
         let rows = try await connection.query(
             """
             SELECT h.*, x.data::text, x.badge, x.sound, x.thread_id, x.image_url

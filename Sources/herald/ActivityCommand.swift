@@ -26,6 +26,8 @@ struct ActivityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let actor = try actor.email()
+            let deadline = try Input.date(deadline)
+            let priority = try Input.priority(priority)
             let activity = try await withTenant(tenant) {
                 try await $0.assignActivity(actor: actor, team: team, assignee: to, name: name, deadline: deadline, priority: priority)
             }
@@ -99,6 +101,7 @@ struct ActivityCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            let id = try Input.id(id, field: "activity")
             let output = try await withTenant(tenant) { session in
                 let activity = try await session.activity(id: id)
                 return Output(
@@ -133,6 +136,7 @@ struct ActionOptions: ParsableArguments {
 
     func perform(_ action: ActivityAction, reason: String? = nil) async throws {
         let actor = try actor.email()
+        let id = try Input.id(id, field: "activity")
         let activity = try await withTenant(tenant) { try await $0.act(action, on: id, actor: actor, reason: reason) }
         if options.json { return try printJSON(activity) }
         print("\(activity.id.text) is now \(activity.status.rawValue)")

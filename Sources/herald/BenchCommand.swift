@@ -1,14 +1,5 @@
 import ArgumentParser
-import Foundation
-import HeraldCore
-import HeraldDispatch
-import HeraldEmulator
-import HeraldHTTP
-import HeraldPostgres
-import HeraldPush
-import HeraldStore
-import HeraldTemplates
-import Logging
+import HeraldBench
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,6 +20,18 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Leave the bench tenants in the database.") var keep = false
         @OptionGroup var options: GlobalOptions
 
+        var settings: BenchSettings { BenchSettings(workers: workers, concurrency: concurrency, batch: batch, keep: keep) }
+
+        /// Runs `scenario` on a rig and prints its report.
+        func run(poolSize: Int = 8, _ scenario: @Sendable (BenchRig) async throws -> BenchReport) async throws {
+            let logger = DemoCommand.quiet(HeraldLogging.logger, at: .warning)
+            let report = try await BenchRig.with(
+                heraldEnvironment(logger: logger), settings: settings, poolSize: poolSize, emulatorLogger: DemoCommand.quiet(logger, at: .critical),
+                scenario)
+            if options.json { return try printJSON(report) }
+            printFields(report.fields)
+        }
+
         func validate() throws {
             guard (1...16).contains(workers), (1...10_000).contains(concurrency), (1...5_000).contains(batch) else {
                 throw ValidationError("--workers 1-16, --concurrency 1-10000, --batch 1-5000")
@@ -48,30 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard deliveries >= tenants * devicesPerPerson, tenants >= 1, devicesPerPerson >= 1 else {
                 throw ValidationError("--deliveries must be at least --tenants × --devices-per-person")
             }
-            try await BenchRig.with(common) { rig in
-                let people = max(1, deliveries / tenants / devicesPerPerson)
-                var setup = ContinuousClock.now
-                for index in 0..<tenants {
-                    let tenant = try await rig.makeTenant(index: index, members: people, devicesPerMember: devicesPerPerson)
-                    try await rig.assignToEveryMember(tenant, count: people)
-                }
-                let total = tenants * people * devicesPerPerson
-                let setupTime = setup.duration(to: .now)
-                setup = .now
-                // Fan-out first (its own number), then the burn-down proper.
-                try await rig.fanOutEverything()
-                let fanOut = setup.duration(to: .now)
-                let started = ContinuousClock.now
-                let counters = try await rig.drain()
-                let elapsed = started.duration(to: .now)
-                let accepted = await rig.acceptedCount()
-                try rig.report(
-                    scenario: "burn-down",
-                    parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
-                    counts: ["sent": counters.sent, "retried": counters.retried, "failed": counters.failed, "acceptedByEmulator": accepted],
-                    rates: ["deliveriesPerSecond": Double(counters.sent) / elapsed.timeInterval],
-                    durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": elapsed.timeInterval], latency: nil)
-            }
+            try await common.run { try await $0.burnDown(deliveries: deliveries, tenants: tenants, devicesPerPerson: devicesPerPerson) }
         }
     }
 
@@ -84,25 +64,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard (1...5_000).contains(rate), (1...600).contains(seconds) else { throw ValidationError("--rate 1-5000, --seconds 1-600") }
-            try await BenchRig.with(common) { rig in
-                let count = rate * seconds
-                let tenant = try await rig.makeTenant(index: 0, members: count, devicesPerMember: 1)
-                let members = try await rig.memberEmails(tenant)
-                let committed = try await rig.withWorkers { () async throws -> [String: Date] in
-                    // Let the workers start listening.
-                    try await Task.sleep(for: .milliseconds(500))
-                    return try await rig.commitAtRate(tenant, members: members, rate: rate, seconds: seconds)
-                } until: { await rig.acceptedCount() >= count }
-                let received = try await rig.arrivals()
-                var latencies: [Double] = []
-                for (token, at) in committed {
-                    if let arrival = received[token] { latencies.append(arrival.timeIntervalSince(at) * 1000) }
-                }
-                try rig.report(
-                    scenario: "latency", parameters: ["rate": rate, "seconds": seconds],
-                    counts: ["events": committed.count, "arrived": latencies.count], rates: [:], durations: [:],
-                    latency: BenchRig.percentiles(latencies))
-            }
+            try await common.run { try await $0.latency(rate: rate, seconds: seconds) }
         }
     }
 
@@ -114,24 +76,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard (2...200_000).contains(people) else { throw ValidationError("--people 2-200000") }
-            try await BenchRig.with(common) { rig in
-                let tenant = try await rig.makeTenant(index: 0, members: people, devicesPerMember: 1)
-                let conversation = try await rig.makeGroup(tenant)
-                let (firstSent, allSent, allRecorded) = try await rig.withWorkers { () async throws -> (Double, Double, Double) in
-                    try await Task.sleep(for: .milliseconds(500))
-                    let committedAt = try await rig.sendGroupMessage(tenant, conversation: conversation)
-                    while await rig.acceptedCount() < people { try await Task.sleep(for: .milliseconds(5)) }
-                    // (A running emulator also remembers earlier runs' messages.)
-                    let arrivals = try await rig.arrivals().values.filter { $0 >= committedAt }
-                    let first = arrivals.min() ?? Date(), last = arrivals.max() ?? Date()
-                    while try await rig.recordedCount() < people { try await Task.sleep(for: .milliseconds(10)) }
-                    return (first.timeIntervalSince(committedAt), last.timeIntervalSince(committedAt), Date().timeIntervalSince(committedAt))
-                } until: { false }
-                try rig.report(
-                    scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await rig.acceptedCount()], rates: [:],
-                    durations: ["firstRequestSent": firstSent, "allRequestsSent": allSent, "allOutcomesRecorded": allRecorded],
-                    latency: nil)
-            }
+            try await common.run { try await $0.fanOut(people: people) }
         }
     }
 
@@ -144,34 +89,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard (1...600).contains(seconds), (1...256).contains(clients) else { throw ValidationError("--seconds 1-600, --clients 1-256") }
-            try await BenchRig.with(common, poolSize: min(clients, 16)) { rig in
-                let tenant = try await rig.makeTenant(index: 0, members: clients, devicesPerMember: 0)
-                let members = try await rig.memberEmails(tenant)
-                let deadline = ContinuousClock.now + .seconds(seconds)
-                let started = ContinuousClock.now
-                let total = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for member in members {
-                        group.addTask {
-                            var done = 0
-                            while ContinuousClock.now < deadline {
-                                let activity = try await rig.store.withTenant(tenant) {
-                                    try await $0.assignActivity(actor: rig.manager, team: "bench", assignee: member, name: "Bench", deadline: "2030-01-01")
-                                }
-                                for (action, actor) in [(ActivityAction.start, member), (.complete, member), (.approve, rig.manager)] {
-                                    _ = try await rig.store.withTenant(tenant) { try await $0.act(action, on: activity.id.uuidString, actor: actor) }
-                                }
-                                done += 4
-                            }
-                            return done
-                        }
-                    }
-                    return try await group.reduce(0, +)
-                }
-                let elapsed = started.duration(to: .now)
-                try rig.report(
-                    scenario: "transitions", parameters: ["seconds": seconds, "clients": clients], counts: ["transitions": total],
-                    rates: ["transitionsPerSecond": Double(total) / elapsed.timeInterval], durations: ["elapsed": elapsed.timeInterval], latency: nil)
-            }
+            try await common.run(poolSize: min(clients, 16)) { try await $0.transitions(seconds: seconds, clients: clients) }
         }
     }
 
@@ -187,19 +105,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard (100...1_000_000).contains(deliveries), (1...50).contains(rounds) else {
                 throw ValidationError("--deliveries 100-1000000, --rounds 1-50")
             }
-            try await BenchRig.with(common) { rig in
-                var times: [String: Double] = [:]
-                for round in 1...rounds {
-                    let tenant = try await rig.makeDeliveredTenant(index: round, deliveries: deliveries)
-                    let started = ContinuousClock.now
-                    try await rig.store.deleteTenant(slug: tenant.slug)
-                    rig.forget(tenant)
-                    times["delete \(round)"] = started.duration(to: .now).timeInterval
-                }
-                try rig.report(
-                    scenario: "tenant-delete", parameters: ["deliveries": deliveries, "rounds": rounds], counts: [:], rates: [:],
-                    durations: times, latency: nil)
-            }
+            try await common.run { try await $0.tenantDelete(deliveries: deliveries, rounds: rounds) }
         }
     }
 }

@@ -23,9 +23,13 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
 
+        /// The conversation's id, parsed.
+        func id() throws -> UUID { try Input.id(conversation, field: "conversation") }
+
         func change(_ change: TenantSession.ConversationChange, done: String) async throws {
             let actor = try actor.email()
-            let record = try await withTenant(tenant) { try await $0.changeConversation(actor: actor, conversation: conversation, change) }
+            let id = try id()
+            let record = try await withTenant(tenant) { try await $0.changeConversation(actor: actor, conversation: id, change) }
             if options.json { return try printJSON(record) }
             print(done)
         }
@@ -74,6 +78,7 @@ struct ChatCommand: AsyncParsableCommand {
         func run() async throws {
             let actor = try actor.email()
             let sentAt = try sentAt.map { try Input.timestamp($0, field: "--sent-at") }
+            let conversation = try Input.id(conversation, field: "conversation")
             let (message, created) = try await withTenant(tenant) {
                 try await $0.sendMessage(actor: actor, conversation: conversation, text: text, clientID: clientID, sentAt: sentAt)
             }
@@ -174,8 +179,9 @@ struct ChatCommand: AsyncParsableCommand {
         func run() async throws {
             let actor = try target.actor.email()
             guard (1...1000).contains(limit) else { throw InputError("limit must be between 1 and 1000") }
+            let id = try target.id()
             let (conversation, messages) = try await withTenant(target.tenant) {
-                try await $0.conversationDetail(viewer: actor, conversation: target.conversation, receipts: receipts, limit: limit)
+                try await $0.conversationDetail(viewer: actor, conversation: id, receipts: receipts, limit: limit)
             }
             if target.options.json { return try printJSON(Output(conversation: conversation, messages: messages)) }
             let people = conversation.participants.map { $0.person.name + ($0.muted ? " (muted)" : "") }.joined(separator: ", ")

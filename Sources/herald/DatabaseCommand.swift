@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import HeraldCluster
 import HeraldPostgres
+import HeraldRuntime
 import HeraldStore
 
 struct DatabaseCommand: AsyncParsableCommand {
@@ -52,20 +54,17 @@ struct DatabaseCommand: AsyncParsableCommand {
             var server: ServerOutput?
             var migrations: [MigrationOutput]?
             if let pool = try await source.openUncheckedPool(logger: logger, start: false) {
-                do {
+                let found = try await pool.closing { pool in
                     try await explainingConnectionFailures {
                         let row = try await pool.query("SELECT version(), current_database(), current_user").single()
                         let (version, database, user) = try row.decode((String, String, String).self)
-                        server = ServerOutput(version: version, database: database, user: user)
-                        migrations = try await Migrator.bundled().status(pool).map {
+                        let migrations = try await Migrator.bundled().status(pool).map {
                             MigrationOutput(file: $0.migration.fileName, appliedAt: $0.appliedAt)
                         }
+                        return (ServerOutput(version: version, database: database, user: user), migrations)
                     }
-                    await pool.close()
-                } catch {
-                    await pool.close()
-                    throw error
                 }
+                (server, migrations) = (found.0, found.1)
             }
             let output = StatusOutput(embedded: embedded, server: server, migrations: migrations)
             if options.json { return try printJSON(output) }
@@ -84,15 +83,11 @@ struct DatabaseCommand: AsyncParsableCommand {
             let logger = HeraldLogging.logger
             let source = try DatabaseSource.resolve(logger: logger)
             guard let pool = try await source.openUncheckedPool(logger: logger, start: true) else { return }
-            do {
-                let applied = try await explainingConnectionFailures { try await Migrator.bundled().migrate(pool, logger: logger) }
-                await pool.close()
-                if options.json { return try printJSON(["applied": applied.map(\.fileName)]) }
-                print(applied.isEmpty ? "schema is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))")
-            } catch {
-                await pool.close()
-                throw error
+            let applied = try await pool.closing { pool in
+                try await explainingConnectionFailures { try await Migrator.bundled().migrate(pool, logger: logger) }
             }
+            if options.json { return try printJSON(["applied": applied.map(\.fileName)]) }
+            print(applied.isEmpty ? "schema is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))")
         }
     }
 

@@ -6,6 +6,7 @@ import HeraldEmulator
 import HeraldHTTP
 import HeraldPostgres
 import HeraldPush
+import HeraldRuntime
 import HeraldStore
 import HeraldTemplates
 import Logging
@@ -67,7 +68,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
             try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
                 let tenant = try await store.createTenant(slug: Self.slug, name: "Demo Corp")
-                try await emulator.withGateway(endpoints, maxInFlight: 64, logger: logger) { gateway in
+                try await emulator.withGateway(base: endpoints.https, maxInFlight: 64, logger: logger) { gateway in
                     try await Dispatcher.with(
                         store: store, listen: false, gateway: gateway, configuration: .init(concurrency: 32, tenants: [tenant.id]), poolSize: 2,
                         logger: logger
@@ -152,13 +153,13 @@ struct DemoStory {
         print(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng; Ada Admin")
         print(style.dim("phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy"))
 
-        for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", "p0"), ("Quarterly safety audit", "carol@demo.test", "p2")] {
+        for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)] {
             let first = assignee.prefix { $0 != "@" }.capitalized
-            let activity = try await step("Alice assigns \(first) \"\(name)\" (\(priority.uppercased()))") { session in
+            let activity = try await step("Alice assigns \(first) \"\(name)\" (\(priority.rawValue.uppercased()))") { session in
                 try await session.assignActivity(
                     actor: "alice@demo.test", team: "field-ops", assignee: assignee, name: name, deadline: Self.deadline(), priority: priority)
             }
-            let id = activity.id.uuidString
+            let id = activity.id
             for (label, action, actor) in [
                 ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),
                 ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
@@ -173,7 +174,7 @@ struct DemoStory {
                 actor: "alice@demo.test", with: ["bob@demo.test", "carol@demo.test", "dave@demo.test"], name: "Site Team",
                 photoURL: "https://example.com/site-team.png", team: "field-ops")
         }
-        let conversation = group.id.uuidString
+        let conversation = group.id
         _ = try await step("Dave mutes the group") { try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true)) }
         _ = try await step("Alice posts a long message (cut to 100 characters; Dave's arrives silently)") { session in
             try await session.sendMessage(
@@ -188,11 +189,8 @@ struct DemoStory {
     }
 
     /// Today plus a week, as the deadline.
-    static func deadline() -> String {
-        let date = Date().addingTimeInterval(7 * 86_400)
-        var style = Date.ISO8601FormatStyle(timeZone: .gmt)
-        style = style.year().month().day().dateSeparator(.dash)
-        return date.formatted(style)
+    static func deadline() -> LocalDate {
+        LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt)
     }
 
     /// Runs `action` in the tenant, delivers, and prints what reached the phones.

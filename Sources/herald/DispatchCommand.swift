@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldDispatch
-import HeraldHTTP
+import HeraldRuntime
 import HeraldPostgres
 import HeraldStore
 import HeraldTemplates
@@ -32,21 +32,15 @@ struct DispatcherOptions: ParsableArguments {
         let deadline = try Input.duration(deadline, field: "deadline")
         let pause = try Input.duration(pause, field: "pause")
         guard lease >= .seconds(1) else { throw InputError("the lease must be at least 1s") }
-        let environment = ProcessInfo.processInfo.environment
-        let logger = HeraldLogging.logger
-        let http = try HTTPClient(
-            configuration: .init(maxInFlight: concurrency, extraCAFile: environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }),
-            logger: logger)
-        defer { http.shutdown() }
-        let gateway = ProviderGateway.fromEnvironment(environment, http: http)
-        return try await withStore { store in
+        let environment = heraldEnvironment()
+        return try await environment.withStore { store in
             let tenants = try await onlyTenants.asyncMap { try await store.tenant(slug: $0).id }
             let configuration = Dispatcher.Configuration(
                 concurrency: concurrency, claimBatch: min(concurrency, 500), lease: lease,
                 retry: RetryPolicy(deadline: deadline), pauseOnConfigurationError: pause, tenants: tenants)
-            return try await Dispatcher.with(
-                store: store, listen: listen, gateway: gateway, configuration: configuration, poolSize: 4, logger: logger
-            ) { try await body($0, store) }
+            return try await environment.withDispatcher(store: store, configuration: configuration, listen: listen) {
+                try await body($0, store)
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldEmulator
 import HeraldHTTP
+import HeraldRuntime
 import HeraldStore
 import Logging
 

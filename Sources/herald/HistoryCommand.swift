@@ -67,6 +67,7 @@ struct HistoryCommand: AsyncParsableCommand {
 
         func run() async throws {
             let viewer = try actor.email()
+            let id = try Input.id(id, field: "notification")
             let detail = try await withTenant(tenant) { try await $0.historyDetail(viewer: viewer, id: id) }
             if options.json { return try printJSON(detail) }
             let entry = detail.notification

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldDispatch
 import HeraldHTTP
 import HeraldPush
+import HeraldRuntime
 import HeraldTemplates
 
 struct PushCommand: AsyncParsableCommand {
@@ -36,20 +37,17 @@ struct PushCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let environment = ProcessInfo.processInfo.environment
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
             let token = try Input.token(token, provider: provider)
             let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
-            let caFile = environment["HERALD_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            let http = try HTTPClient(configuration: .init(maxInFlight: 4, extraCAFile: caFile), logger: HeraldLogging.logger)
-            defer { http.shutdown() }
-            // A broken credential is one clear line, not an outcome.
-            let gateway = ProviderGateway.fromEnvironment(environment, http: http)
-            if let error = gateway.configurationError(for: provider) { throw error }
             let notification = PushNotification(
                 token: token, message: message, data: ["type": "test", "app": app.rawValue], badge: 0, sound: true, threadID: "herald-test")
-            let answer = try await gateway.send(notification, provider: provider, app: app, expiration: nil)
+            let answer = try await heraldEnvironment().withGateway(maxInFlight: 4) { gateway in
+                // A broken credential is one clear line, not an outcome.
+                if let error = gateway.configurationError(for: provider) { throw error }
+                return try await gateway.send(notification, provider: provider, app: app, expiration: nil)
+            }
             let outcome = answer.outcome
             let (name, detail): (String, String?) = switch outcome {
             case .delivered(let id): ("delivered", id)

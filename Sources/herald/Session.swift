@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldPostgres
+import HeraldRuntime
 import HeraldStore
+import Logging
 
 /// `--tenant SLUG`, defaulting to `HERALD_TENANT`.
 struct TenantOptions: ParsableArguments {
@@ -28,20 +30,15 @@ struct ActorOptions: ParsableArguments {
     }
 }
 
+/// Herald as this process's environment configures it, logging as commands do.
+func heraldEnvironment(logger: Logger = HeraldLogging.logger) -> HeraldEnvironment {
+    HeraldEnvironment(logger: logger)
+}
+
 /// Opens the database (starting and migrating the embedded cluster on first use), runs
 /// `body`, and closes the pool.
 func withStore<Result>(_ body: (Store) async throws -> Result) async throws -> Result {
-    let logger = HeraldLogging.logger
-    let source = try DatabaseSource.resolve(logger: logger)
-    let pool = try await source.openPool(size: 2, logger: logger)
-    do {
-        let result = try await explainingConnectionFailures { try await body(Store(pool: pool, logger: logger)) }
-        await pool.close()
-        return result
-    } catch {
-        await pool.close()
-        throw error
-    }
+    try await heraldEnvironment().withStore(body)
 }
 
 /// `withStore`, then one transaction scoped to the tenant the options name.

@@ -1,5 +1,7 @@
+import HeraldCluster
 import HeraldEmulator
 import HeraldPostgres
+import HeraldRuntime
 import HeraldStore
 
 /// An error whose description is already one line a user can act on.

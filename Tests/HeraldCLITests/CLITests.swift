@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCluster
 import HeraldEmulator
 import HeraldStore
 import HeraldTestSupport

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HeraldCore
 @testable import HeraldDispatch
@@ -6,6 +5,7 @@ import HeraldEmulator
 import HeraldHTTP
 import HeraldPostgres
 import HeraldPush
+import HeraldRuntime
 import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
@@ -38,37 +38,25 @@ struct DispatchHarness: Sendable {
         endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.http1, _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
-            let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem")
-            try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
-            defer { try? FileManager.default.removeItem(at: caFile) }
-            let http = try HTTPClient(configuration: .init(maxInFlight: 256, extraCAFile: caFile.path), logger: testLogger)
-            defer { http.shutdown() }
-            let base = endpoints[keyPath: endpoint]
-            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: base + "/token"))
-            let credentials = try APNsCredentials(
-                pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
-            let gateway = ProviderGateway(
-                fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
-                apns: .success((APNsProvider(credentials: credentials, endpoint: base, http: http),
-                                member: "com.example.herald.member", manager: "com.example.herald.manager")),
-                http: http)
-            let tenant = try await store.createTenant(slug: "acme", name: "Acme")
-            try await store.withTenant(tenant) { session in
-                _ = try await session.createTeam(slug: "ops", name: "Field Ops")
-                _ = try await session.createTeam(slug: "sales", name: "Sales")
-                _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
-                _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
-                _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
-                _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
-                _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
-                _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
-                _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
-                _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
-                _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
+            try await emulator.withGateway(base: endpoints[keyPath: endpoint], maxInFlight: 256, logger: testLogger) { gateway in
+                let tenant = try await store.createTenant(slug: "acme", name: "Acme")
+                try await store.withTenant(tenant) { session in
+                    _ = try await session.createTeam(slug: "ops", name: "Field Ops")
+                    _ = try await session.createTeam(slug: "sales", name: "Sales")
+                    _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
+                    _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
+                    _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
+                    _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
+                    _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
+                    _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
+                    _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
+                    _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
+                    _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
+                }
+                let harness = DispatchHarness(
+                    store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)
+                try await body(harness)
             }
-            let harness = DispatchHarness(
-                store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)
-            try await body(harness)
         }
     }
 
@@ -108,15 +96,15 @@ struct DispatchHarness: Sendable {
         }
     }
 
-    func assign(to assignee: String = "chidi@acme.test", priority: String = "p0", name: String = "Ship v2") async throws -> ActivityRecord {
+    func assign(to assignee: String = "chidi@acme.test", priority: Priority = .p0, name: String = "Ship v2") async throws -> ActivityRecord {
         try await store.withTenant(tenant) {
             try await $0.assignActivity(
-                actor: "alice@acme.test", team: "ops", assignee: assignee, name: name, deadline: "2026-11-28", priority: priority)
+                actor: "alice@acme.test", team: "ops", assignee: assignee, name: name, deadline: try Input.date("2026-11-28"), priority: priority)
         }
     }
 
     func act(_ action: ActivityAction, _ id: UUID, by email: String) async throws {
-        _ = try await store.withTenant(tenant) { try await $0.act(action, on: id.uuidString, actor: email) }
+        _ = try await store.withTenant(tenant) { try await $0.act(action, on: id, actor: email) }
     }
 
     func history(as viewer: String = "root@acme.test", _ filter: HistoryFilter = .init(limit: 10_000)) async throws -> [HistoryEntry] {

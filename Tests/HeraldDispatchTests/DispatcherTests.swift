@@ -55,7 +55,7 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'dead_token'") == 1)
             let entry = try #require(try await harness.history().first)
             let detail = try await harness.store.withTenant(harness.tenant) {
-                try await $0.historyDetail(viewer: "root@acme.test", id: entry.id.uuidString)
+                try await $0.historyDetail(viewer: "root@acme.test", id: entry.id)
             }
             let deadDelivery = try #require(detail.deliveries.first { $0.status == "dead_token" })
             #expect(deadDelivery.deviceState == "deactivated" && deadDelivery.attempts.count == 1)
@@ -130,8 +130,9 @@ import Testing
                 NotificationDraft(
                     eventID: try await eventID(harness, activity.id), kind: .activityAssigned,
                     recipientID: try await harness.store.withTenant(harness.tenant) { try await $0.person(email: "chidi@acme.test").id },
-                    app: .member, teamID: nil, activityID: activity.id, conversationID: nil, title: "t", body: "b", data: [:], badge: 1,
-                    sound: true, threadID: "x", imageURL: nil, eventAt: Date(), suppressedReason: nil)
+                    app: .member, teamID: nil, activityID: activity.id, conversationID: nil,
+                    content: NotificationContent(title: "t", body: "b", data: [:], badge: 1, sound: true, threadID: "x"), eventAt: Date(),
+                    suppressedReason: nil)
             ]
             // Each write may lease one new delivery to "fan-out-worker"; only the first creates any.
             let claim = DeliveryQueue.FanOutClaim(worker: "fan-out-worker", lease: .seconds(1), room: 1, paused: [])
@@ -181,7 +182,7 @@ import Testing
                 #expect(try await dispatcher.fanOutOnce() == (1, 5_000))
                 try await harness.store.withTenant(other) {
                     _ = try await $0.assignActivity(
-                        actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: "2026-12-01")
+                        actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: try Input.date("2026-12-01"))
                 }
                 #expect(try await dispatcher.fanOutOnce() == (1, 1))
                 try await dispatcher.run(.drain(horizon: .zero))
@@ -215,7 +216,7 @@ import Testing
                 _ = try await session.setMembership(team: "ops", email: "solo@globex.test", role: .member)
                 _ = try await session.registerDevice(email: "solo@globex.test", token: "solo-phone", app: .member, platform: .ios, provider: .fcm)
                 _ = try await session.assignActivity(
-                    actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: "2026-12-01")
+                    actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: try Input.date("2026-12-01"))
             }
             try await harness.withDispatcher { dispatcher in
                 #expect(try await dispatcher.fanOutOnce() == (2, 1_001))
@@ -299,7 +300,7 @@ import Testing
             // A member cannot open someone else's notification.
             let alices = try #require(try await harness.history(as: "alice@acme.test", .init(recipient: "alice@acme.test")).first)
             await #expect(throws: StoreError.self) {
-                try await harness.store.withTenant(harness.tenant) { try await $0.historyDetail(viewer: "chidi@acme.test", id: alices.id.uuidString) }
+                try await harness.store.withTenant(harness.tenant) { try await $0.historyDetail(viewer: "chidi@acme.test", id: alices.id) }
             }
             // Filters.
             #expect(try await harness.history(.init(status: "sent")).count == 2)

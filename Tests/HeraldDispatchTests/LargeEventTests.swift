@@ -29,7 +29,7 @@ import Testing
 
     func send(_ harness: DispatchHarness, to conversation: UUID, _ text: String) async throws {
         _ = try await harness.store.withTenant(harness.tenant) {
-            try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation.uuidString, text: text, clientID: nil, sentAt: nil)
+            try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: text, clientID: nil, sentAt: nil)
         }
     }
 

@@ -44,7 +44,7 @@ import Testing
             // Bulk-loaded rows have no statistics yet; in production autovacuum has them.
             try await harness.store.pool.query("ANALYZE people, team_members, devices, conversation_participants")
             _ = try await harness.store.withTenant(harness.tenant) {
-                try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation.uuidString, text: "All hands at noon", clientID: nil, sentAt: nil)
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: "All hands at noon", clientID: nil, sentAt: nil)
             }
             try await harness.withDispatcher(.init(concurrency: 256, claimBatch: 256, retry: RetryPolicy(base: .milliseconds(50)))) { dispatcher in
                 let started = ContinuousClock.now

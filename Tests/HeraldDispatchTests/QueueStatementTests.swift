@@ -69,7 +69,7 @@ import Testing
                 // And the statement does what it says.
                 let claimed = try await dispatcher.queue.claimDeliveries(limit: 512)
                 #expect(claimed.count == 512 && Set(claimed.map(\.id)).count == 512)
-                #expect(claimed.allSatisfy { $0.attempt == 1 && $0.body.hasPrefix("🔻P0🔻") })
+                #expect(claimed.allSatisfy { $0.attempt == 1 && $0.content.body.hasPrefix("🔻P0🔻") })
             }
             #expect(try await harness.count(
                 "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'claimer' AND attempts = 1") == 512)

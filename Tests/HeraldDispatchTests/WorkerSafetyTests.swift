@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCluster
 import HeraldCore
 @testable import HeraldDispatch
 import HeraldEmulator

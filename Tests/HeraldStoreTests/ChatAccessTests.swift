@@ -7,13 +7,13 @@ import Testing
 @Suite struct ChatAccessTests {
     /// Group "Crew" of team ops, created by Chidi (a member) with Dana (a member) and Alice
     /// (the team's manager).
-    static func crew(_ store: Store) async throws -> (WorkflowFixture, String) {
+    static func crew(_ store: Store) async throws -> (WorkflowFixture, UUID) {
         let acme = try await WorkflowFixture.make(store)
         let group = try await acme.run {
             try await $0.createConversation(
                 actor: "chidi@acme.test", with: ["dana@acme.test", "alice@acme.test"], name: "Crew", photoURL: nil, team: "ops")
         }
-        return (acme, group.id.uuidString)
+        return (acme, group.id)
     }
 
     /// Someone removed from a group, or who left it, sees what was said until then and

@@ -1,5 +1,7 @@
 import Foundation
+import HeraldCluster
 import HeraldPostgres
+import HeraldRuntime
 import HeraldStore
 import HeraldTestSupport
 import Testing

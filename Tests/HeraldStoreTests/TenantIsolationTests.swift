@@ -12,7 +12,7 @@ import Testing
             let globex = try await WorkflowFixture.make(store, slug: "globex")
             _ = try await acme.assign()
             _ = try await globex.assign()
-            _ = try await globex.assign(priority: "p1")
+            _ = try await globex.assign(priority: .p1)
 
             let tables = [
                 "people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox", "template_overrides",

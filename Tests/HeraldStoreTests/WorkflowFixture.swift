@@ -30,15 +30,15 @@ struct WorkflowFixture {
         try await store.withTenant(tenant, body)
     }
 
-    func assign(priority: String = "p0", to assignee: String = "chidi@acme.test") async throws -> ActivityRecord {
+    func assign(priority: Priority = .p0, to assignee: String = "chidi@acme.test") async throws -> ActivityRecord {
         try await run {
             try await $0.assignActivity(
-                actor: "alice@acme.test", team: "ops", assignee: assignee, name: "Ship v2", deadline: "2026-11-28", priority: priority)
+                actor: "alice@acme.test", team: "ops", assignee: assignee, name: "Ship v2", deadline: try Input.date("2026-11-28"), priority: priority)
         }
     }
 
     func act(_ action: ActivityAction, _ id: UUID, by email: String, reason: String? = nil) async throws -> ActivityRecord {
-        try await run { try await $0.act(action, on: id.uuidString, actor: email, reason: reason) }
+        try await run { try await $0.act(action, on: id, actor: email, reason: reason) }
     }
 
     /// Counts of rows that any write would have added to.

@@ -96,7 +96,7 @@ import Testing
             // A member assigning.
             await refused(.forbidden, "only a manager of the team or an admin") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "dana@acme.test", team: "ops", assignee: "chidi@acme.test", name: "x", deadline: "2026-12-01")
+                    try await $0.assignActivity(actor: "dana@acme.test", team: "ops", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             // A manager of another team approving.
@@ -112,18 +112,18 @@ import Testing
             // Assigning to someone outside the team, or to a manager.
             await refused(.invalid, "not a member of team ops") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "alice@acme.test", team: "ops", assignee: "erin@acme.test", name: "x", deadline: "2026-12-01")
+                    try await $0.assignActivity(actor: "alice@acme.test", team: "ops", assignee: "erin@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             // Another tenant's activity by id is not there.
             await refused(.notFound, "no activity") {
-                _ = try await other.run { try await $0.act(.complete, on: running.id.uuidString, actor: "chidi@acme.test") }
+                _ = try await other.run { try await $0.act(.complete, on: running.id, actor: "chidi@acme.test") }
             }
             // Unknown tenant, team, person, activity.
             await refused(.notFound, "no tenant \"nope\"") { _ = try await store.tenant(slug: "nope") }
             await refused(.notFound, "no team \"nope\"") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "alice@acme.test", team: "nope", assignee: "chidi@acme.test", name: "x", deadline: "2026-12-01")
+                    try await $0.assignActivity(actor: "alice@acme.test", team: "nope", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             await refused(.notFound, "no person nobody@acme.test") { _ = try await fixture.act(.start, running.id, by: "nobody@acme.test") }
@@ -138,7 +138,7 @@ import Testing
         try await TestDatabase.withStore { store, _ in
             let fixture = try await WorkflowFixture.make(store)
             let activity = try await fixture.run {
-                try await $0.assignActivity(actor: "root@acme.test", team: "ops", assignee: "dana@acme.test", name: "Audit", deadline: "2026-12-01")
+                try await $0.assignActivity(actor: "root@acme.test", team: "ops", assignee: "dana@acme.test", name: "Audit", deadline: try Input.date("2026-12-01"))
             }
             _ = try await fixture.act(.start, activity.id, by: "dana@acme.test")
             _ = try await fixture.act(.complete, activity.id, by: "dana@acme.test")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCluster
 import HeraldPostgres
 import HeraldStore
 import Logging

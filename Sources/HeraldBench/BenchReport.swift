@@ -1,0 +1,69 @@
+import Foundation
+
+/// What one bench scenario measured, as `herald bench` prints it (or its JSON).
+public struct BenchReport: Encodable, Sendable {
+    public let scenario: String
+    public let build: String
+    public let cores: Int
+    public let workers: Int
+    public let concurrency: Int
+    public let batch: Int
+    public let parameters: [String: Int]
+    public let counts: [String: Int]
+    public let rates: [String: Double]
+    public let durationsSeconds: [String: Double]
+    public let latencyMilliseconds: [String: Double]?
+    /// Of this process: the dispatchers (and the emulator, when it runs in-process).
+    public let peakRSSMegabytes: Double
+    public let emulatorInProcess: Bool
+
+    init(
+        scenario: String, settings: BenchSettings, emulatorInProcess: Bool, parameters: [String: Int], counts: [String: Int],
+        rates: [String: Double], durations: [String: Double], latency: [String: Double]?
+    ) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #if DEBUG
+        build = "debug"
+        #else
+        build = "release"
+        #endif
+        self.scenario = scenario
+        cores = ProcessInfo.processInfo.activeProcessorCount
+        workers = settings.workers
+        concurrency = settings.concurrency
+        batch = settings.batch
+        self.parameters = parameters
+        self.counts = counts
+        self.rates = rates
+        durationsSeconds = durations
+        latencyMilliseconds = latency
+        peakRSSMegabytes = Double(usage.ru_maxrss) / 1024
+        self.emulatorInProcess = emulatorInProcess
+    }
+
+    /// The report as labelled fields, in the order a reader wants them.
+    public var fields: [(String, String)] {
+        var fields: [(String, String)] = [
+            ("scenario", scenario), ("build", build), ("cores", "\(cores)"),
+            ("workers", "\(workers) × \(concurrency) in flight, batches of \(batch)"),
+        ]
+        fields += parameters.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
+        fields += counts.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
+        fields += rates.sorted { $0.key < $1.key }.map { ($0.key, String(format: "%.0f", $0.value)) }
+        fields += durationsSeconds.sorted { $0.key < $1.key }.map { ($0.key + " (s)", String(format: "%.3f", $0.value)) }
+        if let latency = latencyMilliseconds {
+            fields += ["p50", "p95", "p99", "max"].compactMap { key in latency[key].map { ("latency \(key) (ms)", String(format: "%.2f", $0)) } }
+        }
+        fields.append((emulatorInProcess ? "peak RSS (MB, dispatchers + emulator)" : "peak RSS (MB)", String(format: "%.1f", peakRSSMegabytes)))
+        return fields
+    }
+
+    /// p50, p95, p99 and max of `values` (nearest rank).
+    public static func percentiles(_ values: [Double]) -> [String: Double] {
+        guard !values.isEmpty else { return [:] }
+        let sorted = values.sorted()
+        func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))] }
+        return ["p50": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": sorted[sorted.count - 1]]
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+/// The scenarios `herald bench` runs. Each works in fresh tenants of its own and returns
+/// what it measured; the caller checks the parameters' ranges.
+extension BenchRig {
+    /// Queues `deliveries` across `tenants`, fans them out (timed on its own), then times
+    /// the burn-down until every outcome is recorded.
+    public func burnDown(deliveries: Int, tenants: Int, devicesPerPerson: Int) async throws -> BenchReport {
+        let people = max(1, deliveries / tenants / devicesPerPerson)
+        var setup = ContinuousClock.now
+        for index in 0..<tenants {
+            let tenant = try await makeTenant(index: index, members: people, devicesPerMember: devicesPerPerson)
+            try await assignToEveryMember(tenant, count: people)
+        }
+        let total = tenants * people * devicesPerPerson
+        let setupTime = setup.duration(to: .now)
+        setup = .now
+        try await fanOutEverything()
+        let fanOut = setup.duration(to: .now)
+        let started = ContinuousClock.now
+        let counters = try await drain()
+        let elapsed = started.duration(to: .now)
+        let accepted = await acceptedCount()
+        return report(
+            scenario: "burn-down",
+            parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
+            counts: ["sent": counters.sent, "retried": counters.retried, "failed": counters.failed, "acceptedByEmulator": accepted],
+            rates: ["deliveriesPerSecond": Double(counters.sent) / elapsed.timeInterval],
+            durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": elapsed.timeInterval])
+    }
+
+    /// Commits `rate` events a second for `seconds` with the workers running; event commit →
+    /// request at the emulator, as percentiles.
+    public func latency(rate: Int, seconds: Int) async throws -> BenchReport {
+        let count = rate * seconds
+        let tenant = try await makeTenant(index: 0, members: count, devicesPerMember: 1)
+        let members = try await memberEmails(tenant)
+        let committed = try await withWorkers { () async throws -> [String: Date] in
+            // Let the workers start listening.
+            try await Task.sleep(for: .milliseconds(500))
+            return try await self.commitAtRate(tenant, members: members, rate: rate, seconds: seconds)
+        } until: { await self.acceptedCount() >= count }
+        let received = try await arrivals()
+        var latencies: [Double] = []
+        for (token, at) in committed {
+            if let arrival = received[token] { latencies.append(arrival.timeIntervalSince(at) * 1000) }
+        }
+        return report(
+            scenario: "latency", parameters: ["rate": rate, "seconds": seconds],
+            counts: ["events": committed.count, "arrived": latencies.count], latency: BenchReport.percentiles(latencies))
+    }
+
+    /// One message to a group of `people`: time until the first and the last request is
+    /// sent, and until every outcome is recorded.
+    public func fanOut(people: Int) async throws -> BenchReport {
+        let tenant = try await makeTenant(index: 0, members: people, devicesPerMember: 1)
+        let conversation = try await makeGroup(tenant)
+        let (firstSent, allSent, allRecorded) = try await withWorkers { () async throws -> (Double, Double, Double) in
+            try await Task.sleep(for: .milliseconds(500))
+            let committedAt = try await self.sendGroupMessage(tenant, conversation: conversation)
+            while await self.acceptedCount() < people { try await Task.sleep(for: .milliseconds(5)) }
+            // (A running emulator also remembers earlier runs' messages.)
+            let arrivals = try await self.arrivals().values.filter { $0 >= committedAt }
+            let first = arrivals.min() ?? Date(), last = arrivals.max() ?? Date()
+            while try await self.recordedCount() < people { try await Task.sleep(for: .milliseconds(10)) }
+            return (first.timeIntervalSince(committedAt), last.timeIntervalSince(committedAt), Date().timeIntervalSince(committedAt))
+        } until: { false }
+        return report(
+            scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await acceptedCount()],
+            durations: ["firstRequestSent": firstSent, "allRequestsSent": allSent, "allOutcomesRecorded": allRecorded])
+    }
+
+    /// Workflow commands a second through the store: `clients` at once, each assigning,
+    /// starting, completing and approving activities for `seconds`.
+    public func transitions(seconds: Int, clients: Int) async throws -> BenchReport {
+        let tenant = try await makeTenant(index: 0, members: clients, devicesPerMember: 0)
+        let members = try await memberEmails(tenant)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let started = ContinuousClock.now
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for member in members {
+                group.addTask {
+                    var done = 0
+                    while ContinuousClock.now < deadline {
+                        let activity = try await self.store.withTenant(tenant) {
+                            try await $0.assignActivity(actor: self.manager, team: "bench", assignee: member, name: "Bench", deadline: Self.deadline)
+                        }
+                        for (action, actor) in [(ActivityAction.start, member), (.complete, member), (.approve, self.manager)] {
+                            _ = try await self.store.withTenant(tenant) { try await $0.act(action, on: activity.id, actor: actor) }
+                        }
+                        done += 4
+                    }
+                    return done
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let elapsed = started.duration(to: .now)
+        return report(
+            scenario: "transitions", parameters: ["seconds": seconds, "clients": clients], counts: ["transitions": total],
+            rates: ["transitionsPerSecond": Double(total) / elapsed.timeInterval], durations: ["elapsed": elapsed.timeInterval])
+    }
+
+    /// Fills a tenant with `deliveries` delivered deliveries and deletes it, `rounds` times.
+    public func tenantDelete(deliveries: Int, rounds: Int) async throws -> BenchReport {
+        var times: [String: Double] = [:]
+        for round in 1...rounds {
+            let tenant = try await makeDeliveredTenant(index: round, deliveries: deliveries)
+            let started = ContinuousClock.now
+            try await store.deleteTenant(slug: tenant.slug)
+            forget(tenant)
+            times["delete \(round)"] = started.duration(to: .now).timeInterval
+        }
+        return report(scenario: "tenant-delete", parameters: ["deliveries": deliveries, "rounds": rounds], durations: times)
+    }
+
+    private func report(
+        scenario: String, parameters: [String: Int], counts: [String: Int] = [:], rates: [String: Double] = [:],
+        durations: [String: Double] = [:], latency: [String: Double]? = nil
+    ) -> BenchReport {
+        BenchReport(
+            scenario: scenario, settings: settings, emulatorInProcess: emulator.isInProcess, parameters: parameters, counts: counts,
+            rates: rates, durations: durations, latency: latency)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import HeraldCore
+import HeraldDispatch
+import HeraldEmulator
+import HeraldHTTP
+import HeraldPostgres
+import HeraldPush
+import HeraldRuntime
+import HeraldStore
+import Logging
+import Synchronization
+
+/// What every bench scenario stands on: the database, an in-process emulator, providers
+/// pointed at it, and fresh tenants that are removed afterwards.
+public final class BenchRig: Sendable {
+    public let store: Store
+    let emulator: BenchEmulator
+    let gateway: ProviderGateway
+    let settings: BenchSettings
+    let logger: Logger
+    let run = String(UUID().uuidString.prefix(6).lowercased())
+    let manager = "manager@bench.test"
+    let created = Mutex<[Tenant]>([])
+    /// What a running emulator had accepted before this run.
+    private let acceptedBefore = Mutex(0)
+
+    private init(store: Store, emulator: BenchEmulator, gateway: ProviderGateway, settings: BenchSettings, logger: Logger) {
+        self.store = store
+        self.emulator = emulator
+        self.gateway = gateway
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// A rig on the environment's database and, unless `GOOGLE_APPLICATION_CREDENTIALS` and
+    /// `HERALD_FCM_ENDPOINT` point at a running emulator, an emulator of its own in this
+    /// process; the bench tenants are removed when `body` ends (unless `settings.keep`).
+    /// - Parameter emulatorLogger: the in-process emulator's logger.
+    public static func with<Result: Sendable>(
+        _ environment: HeraldEnvironment, settings: BenchSettings, poolSize: Int = 8, emulatorLogger: Logger,
+        _ body: @Sendable (BenchRig) async throws -> Result
+    ) async throws -> Result {
+        let logger = environment.logger
+        let maxInFlight = settings.concurrency * settings.workers
+        return try await environment.withStore(poolSize: poolSize) { store in
+            if let endpoint = environment["HERALD_FCM_ENDPOINT"], environment["GOOGLE_APPLICATION_CREDENTIALS"] != nil {
+                // A running emulator (or anything FCM-like) the environment points at.
+                return try await environment.withGateway(maxInFlight: maxInFlight) { gateway in
+                    let emulator = BenchEmulator.remote(base: endpoint, http: gateway.http)
+                    return try await BenchRig(store: store, emulator: emulator, gateway: gateway, settings: settings, logger: logger)
+                        .running(body)
+                }
+            }
+            var configuration = EmulatorConfiguration()
+            configuration.leanRecording = true
+            return try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
+                try await emulator.withGateway(base: endpoints.https, maxInFlight: maxInFlight, logger: logger) { gateway in
+                    try await BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger)
+                        .running(body)
+                }
+            }
+        }
+    }
+
+    /// Runs `body`, then removes the bench tenants (whether or not it failed).
+    private func running<Result>(_ body: @Sendable (BenchRig) async throws -> Result) async throws -> Result {
+        let before = await emulator.acceptedCount()
+        acceptedBefore.withLock { $0 = before }
+        do {
+            let result = try await body(self)
+            try await cleanUp()
+            return result
+        } catch {
+            try? await cleanUp()
+            throw error
+        }
+    }
+
+    private func cleanUp() async throws {
+        guard !settings.keep else { return }
+        for tenant in created.withLock({ $0 }) {
+            try await store.deleteTenant(slug: tenant.slug)
+        }
+    }
+
+    func dispatcherConfiguration(_ index: Int) -> Dispatcher.Configuration {
+        Dispatcher.Configuration(
+            worker: "bench-\(run)-\(index)", concurrency: settings.concurrency, claimBatch: settings.batch, eventBatch: 500,
+            tenants: created.withLock { $0.map(\.id) })
+    }
+
+    /// `settings.workers` dispatchers, each with its own pool, for the length of `body`.
+    func withDispatchers<Result>(_ body: ([Dispatcher]) async throws -> Result) async throws -> Result {
+        func adding(_ dispatchers: [Dispatcher]) async throws -> Result {
+            guard dispatchers.count < settings.workers else { return try await body(dispatchers) }
+            return try await Dispatcher.with(
+                store: store, listen: true, gateway: gateway, configuration: dispatcherConfiguration(dispatchers.count), logger: logger
+            ) { try await adding(dispatchers + [$0]) }
+        }
+        return try await adding([])
+    }
+
+    /// Fans out every pending event of the bench tenants (not timed with the sending).
+    func fanOutEverything() async throws {
+        try await withDispatchers { dispatchers in
+            while try await dispatchers[0].fanOutPending() > 0 {}
+        }
+        // A queue that has been running has statistics; one bulk-loaded a moment ago has
+        // none until autovacuum comes by, and its plans are a lottery until then.
+        try await store.pool.query("ANALYZE outbox, notifications, deliveries, delivery_attempts")
+    }
+
+    /// A tenant the scenario deleted itself.
+    func forget(_ tenant: Tenant) {
+        created.withLock { $0.removeAll { $0.id == tenant.id } }
+    }
+
+    /// Every worker drains; the counters add up.
+    func drain() async throws -> Dispatcher.Counters {
+        try await withDispatchers { dispatchers in
+            try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
+                for dispatcher in dispatchers {
+                    group.addTask {
+                        try await dispatcher.run(.drain(horizon: .seconds(2)))
+                        return dispatcher.counters
+                    }
+                }
+                var total = Dispatcher.Counters()
+                for try await counters in group {
+                    total.sent += counters.sent
+                    total.retried += counters.retried
+                    total.failed += counters.failed + counters.expired + counters.deadTokens
+                }
+                return total
+            }
+        }
+    }
+
+    /// Runs the workers (listening, as in production) around `body`, until `until` holds
+    /// (or two minutes pass), then shuts them down.
+    func withWorkers<Result: Sendable>(_ body: @Sendable () async throws -> Result, until: @Sendable () async -> Bool) async throws -> Result {
+        try await withDispatchers { dispatchers in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for dispatcher in dispatchers { group.addTask { try await dispatcher.run(.forever) } }
+                let result = try await body()
+                let deadline = Date().addingTimeInterval(120)
+                while await !until(), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+                for dispatcher in dispatchers { dispatcher.shutdown() }
+                try await group.waitForAll()
+                return result
+            }
+        }
+    }
+
+    /// Messages the emulator accepted during this run.
+    func acceptedCount() async -> Int { await emulator.acceptedCount() - acceptedBefore.withLock { $0 } }
+
+    /// When each token's message reached the emulator.
+    func arrivals() async throws -> [String: Date] { try await emulator.arrivals() }
+
+    /// Deliveries of the bench tenants that reached an end.
+    func recordedCount() async throws -> Int {
+        let ids = created.withLock { $0.map(\.id) }
+        return try await store.pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
+            try await connection.query(
+                "SELECT count(*) FROM deliveries WHERE tenant_id = ANY(\(ids)) AND status NOT IN ('queued', 'sending')"
+            ).single().decode(Int.self, at: 0)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/// What a notification says and how it behaves on the phone: written at fan-out, stored
+/// with the notification, read back by the claim and handed to the provider unchanged.
+public struct NotificationContent: Sendable, Equatable {
+    public var title: String
+    public var body: String
+    /// Deep-link data; strings only, never secrets.
+    public var data: [String: String]
+    /// Unread chat messages plus activities waiting on the recipient.
+    public var badge: Int
+    /// False when the recipient muted the conversation: no `sound` at all.
+    public var sound: Bool
+    /// Stacks related notifications: the conversation id or the activity id.
+    public var threadID: String
+    /// A picture for the notification (a group's photo).
+    public var imageURL: String?
+
+    public init(
+        title: String, body: String, data: [String: String], badge: Int, sound: Bool, threadID: String, imageURL: String? = nil
+    ) {
+        self.title = title
+        self.body = body
+        self.data = data
+        self.badge = badge
+        self.sound = sound
+        self.threadID = threadID
+        self.imageURL = imageURL
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldDispatch
+import HeraldHTTP
+import HeraldPostgres
+import HeraldStore
+import Logging
+
+/// Herald put together from the process environment, in one direction: configuration →
+/// database pool → store → HTTP client → providers → dispatcher. The CLI, the bench, the
+/// demo and the tests assemble Herald here and nowhere else.
+///
+/// Every `with…` method lends what it opens for the length of its body and closes it
+/// afterwards, whether the body returned or threw.
+public struct HeraldEnvironment: Sendable {
+    /// The variables, as the process received them.
+    public let variables: [String: String]
+    public let logger: Logger
+
+    public init(_ variables: [String: String] = ProcessInfo.processInfo.environment, logger: Logger) {
+        self.variables = variables
+        self.logger = logger
+    }
+
+    /// A variable's value; nil when it is unset or empty.
+    public subscript(name: String) -> String? {
+        variables[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `HERALD_CA_FILE`: certificate authorities trusted besides the system's.
+    public var extraCAFile: String? { self["HERALD_CA_FILE"] }
+
+    /// Where the database is: `HERALD_DATABASE_URL`, or the embedded cluster under `HERALD_HOME`.
+    public func databaseSource() throws -> DatabaseSource {
+        try DatabaseSource.resolve(environment: variables, logger: logger)
+    }
+
+    /// The store on the database (the embedded cluster is started and migrated on first use).
+    public func withStore<Result>(poolSize: Int = 2, _ body: (Store) async throws -> Result) async throws -> Result {
+        let pool = try await databaseSource().openPool(size: poolSize, logger: logger)
+        return try await pool.closing { pool in
+            try await explainingConnectionFailures { try await body(Store(pool: pool, logger: logger)) }
+        }
+    }
+
+    /// An HTTP client trusting `HERALD_CA_FILE`, and the providers the environment
+    /// configures on it (`ProviderGateway.fromEnvironment`).
+    public func withGateway<Result>(maxInFlight: Int, _ body: (ProviderGateway) async throws -> Result) async throws -> Result {
+        let http = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, extraCAFile: extraCAFile), logger: logger)
+        defer { http.shutdown() }
+        return try await body(ProviderGateway.fromEnvironment(variables, http: http))
+    }
+
+    /// A dispatcher on `store`'s database with the environment's providers, sending up to
+    /// `configuration.concurrency` at once.
+    public func withDispatcher<Result>(
+        store: Store, configuration: Dispatcher.Configuration, listen: Bool, poolSize: Int = 4,
+        _ body: (Dispatcher) async throws -> Result
+    ) async throws -> Result {
+        try await withGateway(maxInFlight: configuration.concurrency) { gateway in
+            try await Dispatcher.with(
+                store: store, listen: listen, gateway: gateway, configuration: configuration, poolSize: poolSize, logger: logger, body)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// Conversations and messages as a participant sees them.
+extension TenantSession {
+    /// The conversations `email` takes part in, most recently active first.
+    public func conversations(viewer email: String) async throws -> [ConversationRecord] {
+        let viewer = try await person(email: email)
+        let ids = try await connection.query(
+            """
+            SELECT c.id FROM conversations c
+            JOIN conversation_participants p ON p.tenant_id = c.tenant_id AND p.conversation_id = c.id
+            WHERE c.tenant_id = \(tenantID) AND p.person_id = \(viewer.id) AND p.left_at IS NULL
+            ORDER BY (SELECT max(seq) FROM messages m WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id) DESC NULLS LAST, c.id
+            """
+        ).map { try $0.decode(UUID.self, at: 0) }
+        var result: [ConversationRecord] = []
+        for id in ids { result.append(try await conversation(id: id, viewer: viewer)) }
+        return result
+    }
+
+    /// One conversation and its latest messages (oldest first), for a participant.
+    public func conversationDetail(
+        viewer email: String, conversation id: UUID, receipts: Bool, limit: Int = 100
+    ) async throws -> (ConversationRecord, [MessageRecord]) {
+        let viewer = try await person(email: email)
+        let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
+        // Someone who left (or was removed) sees what was said up to then, and nothing after.
+        let leftAt = try await connection.query(
+            """
+            SELECT left_at FROM conversation_participants
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(viewer.id)
+            """
+        ).first?.decode(Date?.self, at: 0)
+        var messages = try await messages(conversation: id, .all, until: leftAt, limit: limit)
+        if receipts {
+            let delivered = try await connection.query(
+                """
+                SELECT o.message_id, p.email FROM outbox o
+                JOIN notification_outcomes n ON n.tenant_id = o.tenant_id AND n.event_id = o.id
+                JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
+                WHERE o.tenant_id = \(tenantID) AND o.message_id = ANY(\(messages.map(\.id))) AND n.devices_sent > 0
+                ORDER BY p.email
+                """)
+            var byMessage: [UUID: [String]] = [:]
+            for row in delivered {
+                let (message, email) = try row.decode((UUID, String).self)
+                byMessage[message, default: []].append(email)
+            }
+            for index in messages.indices {
+                let message = messages[index]
+                messages[index].deliveredTo = message.isSystem ? [] : byMessage[message.id] ?? []
+                messages[index].readBy = conversation.participants
+                    .filter { $0.person.id != message.sender.id && $0.lastReadSequence >= message.sequence }
+                    .map(\.person.email).sorted()
+            }
+        }
+        return (conversation, messages)
+    }
+
+    /// Which messages `messages(conversation:_:limit:)` returns.
+    enum MessageFilter {
+        case all
+        case id(UUID)
+        case clientID(String, sender: UUID)
+    }
+
+    func messages(conversation: UUID, _ filter: MessageFilter, until: Date? = nil, limit: Int) async throws -> [MessageRecord] {
+        var id: UUID?, clientID: String?, sender: UUID?
+        switch filter {
+        case .all: break
+        case .id(let value): id = value
+        case .clientID(let value, let by): (clientID, sender) = (value, by)
+        }
+        let rows = try await connection.query(
+            """
+            SELECT * FROM (
+                SELECT m.id, m.seq, p.id, p.email, p.display_name, m.text, m.is_system, m.client_id, m.sent_at, m.stored_at
+                FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id
+                WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
+                  AND (\(id)::uuid IS NULL OR m.id = \(id))
+                  AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
+                  AND (\(until)::timestamptz IS NULL OR m.stored_at <= \(until))
+                ORDER BY m.seq DESC LIMIT \(limit)
+            ) x ORDER BY seq
+            """)
+        return try rows.map { row in
+            let (id, seq, senderID, email, name, text, isSystem, clientID, sentAt, storedAt) =
+                try row.decode((UUID, Int64, UUID, String, String, String, Bool, String?, Date, Date).self)
+            return MessageRecord(
+                id: id, sequence: seq, sender: PersonReference(id: senderID, email: email, name: name), text: text, isSystem: isSystem,
+                clientID: clientID, sentAt: sentAt, storedAt: storedAt)
+        }
+    }
+
+    /// The conversation, if `actor` takes part in it.
+    func participantConversation(
+        _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false
+    ) async throws -> ConversationRecord {
+        let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants)
+        let rows = try await connection.query(
+            """
+            SELECT left_at IS NULL FROM conversation_participants
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
+            """)
+        guard let row = rows.first, try allowLeft || row.decode(Bool.self, at: 0) else {
+            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(actor.email) takes part in")
+        }
+        return conversation
+    }
+
+    /// - Parameter withParticipants: list them (a large group has thousands; sending a
+    ///   message does not need them).
+    func conversation(id: UUID, viewer: Person, withParticipants: Bool = true) async throws -> ConversationRecord {
+        let rows = try await connection.query(
+            """
+            SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
+                   (SELECT count(*)::int FROM messages m
+                    JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
+                                                      AND v.person_id = \(viewer.id)
+                    WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
+                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND (v.left_at IS NULL OR m.stored_at <= v.left_at))
+            FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
+            WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
+            """)
+        guard let row = rows.first else {
+            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(viewer.email) takes part in")
+        }
+        let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
+            try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)
+        let participants: [ParticipantRecord] = !withParticipants ? [] : try await connection.query(
+            """
+            SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
+            FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
+            WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(id) AND cp.left_at IS NULL
+            ORDER BY cp.joined_at, p.email
+            """
+        ).map { row in
+            let (personID, email, name, muted, lastRead, viewing) = try row.decode((UUID, String, String, Bool, Int64, Bool).self)
+            return ParticipantRecord(
+                person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead, viewing: viewing)
+        }
+        return ConversationRecord(
+            id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind), name: name,
+            photoURL: photo, participants: participants, unread: unread, createdAt: createdAt)
+    }
+}
