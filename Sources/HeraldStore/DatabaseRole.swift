@@ -5,6 +5,9 @@ public enum DatabaseRole: String, Sendable, CaseIterable {
     case app = "herald_app"
     /// The dispatcher: the queue across tenants, no workflow tables.
     case dispatcher = "herald_dispatcher"
+    /// Finding the credential a request presents, across tenants: reads credentials (and
+    /// stamps their last use), nothing else.
+    case authenticator = "herald_authenticator"
 
     /// For a session's setup: every statement after it works as this role.
     public var forSession: String { "SET ROLE \(rawValue)" }

@@ -24,6 +24,7 @@ struct SchemaEnumTests {
                 ("activity_transitions", "action", ActivityAction.allCases.map(\.rawValue)),
                 ("conversations", "kind", ConversationKind.allCases.map(\.rawValue)),
                 ("provider_pauses", "provider", PushProvider.allCases.map(\.rawValue)),
+                ("credentials", "kind", CredentialKind.allCases.map(\.rawValue)),
             ]
             for (table, column, values) in expected {
                 let allowed = try await Self.allowedValues(table: table, column: column, pool: store.pool)

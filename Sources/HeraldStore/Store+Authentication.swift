@@ -1,0 +1,63 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// Who a presented credential is, once checked.
+public struct Authentication: Sendable, Equatable {
+    public let tenant: Tenant
+    public let credentialID: UUID
+    public let kind: CredentialKind
+    /// The person a token acts as (nil for a tenant key).
+    public let personID: UUID?
+}
+
+/// Why a presented credential was refused.
+public enum AuthenticationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not shaped like a Herald secret, or no credential has it.
+    case unknown
+    case revoked
+    case expired
+
+    public var description: String {
+        switch self {
+        case .unknown: "the credential is not valid"
+        case .revoked: "the credential was revoked"
+        case .expired: "the credential has expired"
+        }
+    }
+}
+
+extension Store {
+    /// Finds the credential a secret belongs to, across tenants (as `herald_authenticator`,
+    /// which may read credentials and stamp their last use, and nothing else), checks it,
+    /// and records its use to the minute.
+    /// - Throws: `AuthenticationFailure`.
+    public func authenticate(_ presented: String) async throws -> Authentication {
+        guard let secret = CredentialSecret(parsing: presented) else { throw AuthenticationFailure.unknown }
+        return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT c.tenant_id, c.id, c.kind, c.person_id, c.secret_sha256, c.expires_at <= now() AS expired,
+                       c.revoked_at IS NOT NULL AS revoked, c.last_used_at > now() - interval '1 minute' AS used_lately,
+                       t.slug, t.name, t.created_at
+                FROM credentials c JOIN tenants t ON t.id = c.tenant_id
+                WHERE c.prefix = \(secret.prefix)
+                """)
+            // Every row with the prefix is hashed and compared (there is one, but keys are per tenant).
+            guard let row = try rows.first(where: { secret.matches(try $0.decode(Data.self, column: "secret_sha256")) }),
+                  try row.decode(String.self, column: "kind") == secret.kind.rawValue
+            else { throw AuthenticationFailure.unknown }
+            if try row.decode(Bool.self, column: "revoked") { throw AuthenticationFailure.revoked }
+            if try row.decode(Bool?.self, column: "expired") == true { throw AuthenticationFailure.expired }
+            let tenantID: UUID = try row.decode(column: "tenant_id"), id: UUID = try row.decode(column: "id")
+            if try row.decode(Bool?.self, column: "used_lately") != true {
+                try await connection.query("UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)")
+            }
+            return Authentication(
+                tenant: Tenant(
+                    id: tenantID, slug: try row.decode(column: "slug"), name: try row.decode(column: "name"),
+                    createdAt: try row.decode(column: "created_at")),
+                credentialID: id, kind: secret.kind, personID: try row.decode(column: "person_id"))
+        }
+    }
+}
