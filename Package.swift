@@ -142,6 +142,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The HTTP API of `herald serve` (DESIGN.md §12): routes, authentication, problem documents.
+        .target(
+            name: "HeraldAPI",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The scenarios `herald bench` runs.
         .target(
             name: "HeraldBench",
@@ -159,6 +174,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
+                "HeraldAPI",
                 "HeraldBench",
                 "HeraldCluster",
                 "HeraldCore",
@@ -193,6 +209,14 @@ let package = Package(
         ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
         .testTarget(
+            name: "HeraldAPITests",
+            dependencies: [
+                "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
             name: "HeraldPushTests",
             dependencies: [
                 "HeraldPush",
@@ -211,7 +235,11 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "HeraldCLITests", dependencies: ["herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldTestSupport"]),
+            name: "HeraldCLITests",
+            dependencies: [
+                "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

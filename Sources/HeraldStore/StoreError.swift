@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// A workflow command refused, in one line that names what and why.
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The class of refusal; new codes may be added.
@@ -17,12 +19,17 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let alreadyExists = Code("already_exists")
         /// The request contradicts the data (a manager as assignee, a retired token…).
         public static let invalid = Code("invalid")
+        /// The caller's copy is out of date: the version it named is not the current one.
+        public static let stale = Code("stale")
 
         public var description: String { name }
     }
 
     public let code: Code
     public let description: String
+    /// For `.invalidTransition`: the activity's status and what it allows from there.
+    public var currentStatus: ActivityStatus?
+    public var allowedActions: [ActivityAction] = []
 
     public init(_ code: Code, _ description: String) {
         self.code = code

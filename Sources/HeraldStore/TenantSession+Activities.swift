@@ -45,13 +45,20 @@ extension TenantSession {
 
     /// Starts, completes, approves or rejects an activity, with a version check: of two
     /// concurrent actions exactly one wins and the other gets `StoreError.conflict`.
+    /// - Parameter expectedVersion: the version the caller last saw (HTTP `If-Match`): when
+    ///   the activity has moved on since, nothing changes and `.stale` is thrown.
     /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`,
-    ///   `.invalidTransition` naming the status and what it allows, `.conflict`).
-    public func act(_ action: ActivityAction, on id: UUID, actor email: String, reason: String? = nil) async throws -> ActivityRecord {
+    ///   `.invalidTransition` naming the status and what it allows, `.conflict`, `.stale`).
+    public func act(
+        _ action: ActivityAction, on id: UUID, actor email: String, reason: String? = nil, expectedVersion: Int? = nil
+    ) async throws -> ActivityRecord {
         guard action != .assign else { throw StoreError(.invalid, "use assignActivity to assign") }
         let reason = try reason.map { try Input.text($0, field: "reason") }.flatMap { $0.isEmpty ? nil : $0 }
         let actor = try await person(email: email)
         let activity = try await activity(id: id)
+        if let expectedVersion, expectedVersion != activity.version {
+            throw StoreError(.stale, "activity \(id.uuidString.lowercased()) is at version \(activity.version), not \(expectedVersion); look again")
+        }
         let actorRole = try await role(of: actor.id, in: activity.team.id)
         let relation = ActivityStateMachine.Actor(
             isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
@@ -66,7 +73,7 @@ extension TenantSession {
         guard let row = updated.first else {
             let now = try await self.activity(id: id)
             throw StoreError(
-                .conflict,
+                expectedVersion == nil ? .conflict : .stale,
                 "activity \(id.uuidString.lowercased()) was changed by someone else meanwhile (it is now \(now.status.rawValue)); "
                     + "look again and retry")
         }
@@ -93,7 +100,10 @@ extension TenantSession {
         case .failure(.invalidTransition(let action, let status, let allowed)):
             let statusName = status?.rawValue ?? "new"
             let options = allowed.isEmpty ? "nothing is allowed from \(statusName)" : "from \(statusName) only \(allowed.map(\.rawValue).joined(separator: ", ")) is allowed"
-            throw StoreError(.invalidTransition, "cannot \(action.rawValue) \(activity.map(Self.describe) ?? "it"): it is \(statusName); \(options)")
+            var error = StoreError(.invalidTransition, "cannot \(action.rawValue) \(activity.map(Self.describe) ?? "it"): it is \(statusName); \(options)")
+            error.currentStatus = status
+            error.allowedActions = allowed
+            throw error
         }
     }
 

@@ -47,6 +47,15 @@ public struct TenantSession: Sendable {
         return try Self.person(row)
     }
 
+    /// The person with this id (a credential's person).
+    /// - Throws: `StoreError.notFound`.
+    public func person(id: UUID) async throws -> Person {
+        let rows = try await connection.query(
+            "SELECT \(unsafeRaw: Self.personColumns) FROM people WHERE tenant_id = \(tenantID) AND id = \(id)")
+        guard let row = rows.first else { throw StoreError(.notFound, "no person \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
+        return try Self.person(row)
+    }
+
     public func people() async throws -> [Person] {
         try await connection.query(
             "SELECT \(unsafeRaw: Self.personColumns) FROM people WHERE tenant_id = \(tenantID) ORDER BY email"

@@ -25,15 +25,16 @@ struct DispatcherOptions: ParsableArguments {
     }
 
     /// Opens everything a dispatcher needs, runs `body`, and closes it all.
+    /// - Parameter storePoolSize: connections of the store `body` gets (the dispatcher has its own).
     func withDispatcher<Result>(
-        listen: Bool, _ body: (Dispatcher, Store) async throws -> Result
+        listen: Bool, storePoolSize: Int = 2, _ body: (Dispatcher, Store) async throws -> Result
     ) async throws -> Result {
         let lease = try Input.duration(lease, field: "lease")
         let deadline = try Input.duration(deadline, field: "deadline")
         let pause = try Input.duration(pause, field: "pause")
         guard lease >= .seconds(1) else { throw InputError("the lease must be at least 1s") }
         let environment = heraldEnvironment()
-        return try await environment.withStore { store in
+        return try await environment.withStore(poolSize: storePoolSize) { store in
             let tenants = try await onlyTenants.asyncMap { try await store.tenant(slug: $0).id }
             let configuration = Dispatcher.Configuration(
                 concurrency: concurrency, claimBatch: min(concurrency, 500), lease: lease,

@@ -98,14 +98,20 @@ struct HeraldCLI {
 }
 
 extension HeraldCLI {
-    /// A long-running `herald …` (such as `herald worker`), output discarded, not waited for.
-    /// The caller ends it with `kill` and reaps it with `waitForExit`.
-    func launch(_ arguments: [String]) throws -> Process {
+    /// A long-running `herald …` (such as `herald worker`), not waited for: its standard
+    /// output goes to `stdout` (or is discarded), its errors are discarded. The caller ends it
+    /// with `kill` and reaps it with `waitForExit`.
+    func launch(_ arguments: [String], stdout: URL? = nil) throws -> Process {
         let process = Process()
         process.executableURL = HeraldCLI.binary
         process.arguments = arguments
         process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
+        if let stdout {
+            _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: stdout)
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()

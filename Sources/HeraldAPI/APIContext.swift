@@ -1,0 +1,22 @@
+import HeraldCore
+import Hummingbird
+
+/// What a request carries from the middleware to its route: who calls, once authenticated.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Set by `AuthenticationMiddleware` for every route under `/v1`.
+    var caller: Caller?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// Bodies over 64 KiB are refused with 413.
+    public var maxUploadSize: Int { 64 * 1024 }
+
+    /// The caller of a `/v1` route.
+    func requireCaller() throws -> Caller {
+        guard let caller else { throw Problem.unauthorized("send Authorization: Bearer followed by a person token or a tenant key") }
+        return caller
+    }
+}

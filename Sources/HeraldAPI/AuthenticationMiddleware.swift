@@ -1,0 +1,53 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+
+extension HTTPField.Name {
+    /// Names the person a tenant key acts for.
+    static let onBehalfOf = HTTPField.Name("Herald-On-Behalf-Of")!
+    static let link = HTTPField.Name("Link")!
+}
+
+/// Finds who calls from `Authorization: Bearer …`: a person token acts as its person; a
+/// tenant key acts as itself (an admin), or as the person `Herald-On-Behalf-Of` names. Any
+/// failure is a 401 that says why, with `WWW-Authenticate`.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let store: Store
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw Problem.unauthorized("send Authorization: Bearer followed by a person token or a tenant key")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw Problem.unauthorized("the Authorization header must be Bearer followed by a person token or a tenant key")
+        }
+        let authentication = try await store.authenticate(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        let onBehalfOf = request.headers[.onBehalfOf]
+        let person = try await store.withTenant(authentication.tenant) { session -> Person? in
+            switch authentication.kind {
+            case .personToken:
+                guard onBehalfOf == nil else {
+                    throw Problem(.forbidden, "Not allowed", detail: "a person token acts as its own person; Herald-On-Behalf-Of is for tenant keys")
+                }
+                guard let id = authentication.personID else { throw Problem.unauthorized("the credential is not valid") }
+                return try await session.person(id: id)
+            case .tenantKey:
+                guard let onBehalfOf else { return nil }
+                do {
+                    return try await session.person(email: onBehalfOf)
+                } catch let error as InputError {
+                    throw Problem(.badRequest, "Invalid header", detail: "Herald-On-Behalf-Of: \(error.description)")
+                } catch let error as StoreError where error.code == .notFound {
+                    throw Problem(.unprocessableContent, "Unknown person", detail: "Herald-On-Behalf-Of names nobody in this tenant")
+                }
+            }
+        }
+        var context = context
+        context.caller = Caller(tenant: authentication.tenant, credentialID: authentication.credentialID, kind: authentication.kind, person: person)
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,29 @@
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// The HTTP API of DESIGN.md §12, as a Hummingbird router: operators' `/healthz` and
+/// `/readyz` without credentials, everything under `/v1` behind `AuthenticationMiddleware`,
+/// and every error as a problem document. Each request works in one transaction of the
+/// caller's tenant.
+public struct HeraldAPI: Sendable {
+    let store: Store
+    let logger: Logger
+
+    public init(store: Store, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    public func router() -> Router<APIContext> {
+        let router = Router(context: APIContext.self)
+        router.add(middleware: ProblemMiddleware(logger: logger))
+        addHealth(to: router)
+        let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(store: store))
+        addMe(to: v1)
+        addDevices(to: v1)
+        addActivities(to: v1)
+        addPeopleTokens(to: v1)
+        return router
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Request bodies in, JSON out: the one place where the API reads and writes JSON.
+enum JSONBody {
+    /// Decodes a JSON object into `Body`, refusing (with one problem naming every field):
+    /// another content type (415), bytes that are not UTF-8 JSON (400), fields `Body` does not
+    /// have (422), and fields of the wrong type or missing (422).
+    static func decode<Body: Decodable & FieldNamed>(_ type: Body.Type, from request: Request, context: APIContext) async throws -> Body {
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/json") else {
+            throw Problem(.unsupportedMediaType, "Unsupported media type", detail: "send the body as application/json")
+        }
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        let data = Data(buffer.readableBytesView)
+        guard String(validating: data, as: UTF8.self) != nil,
+              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+        else {
+            throw Problem(.badRequest, "Malformed JSON", detail: "the body is not a JSON object in UTF-8")
+        }
+        let unknown = object.keys.filter { !Body.fieldNames.contains($0) }.sorted()
+        guard unknown.isEmpty else {
+            throw Problem(
+                .unprocessableContent, "Unknown fields", detail: "the body has fields this request does not take",
+                errors: unknown.map { .init(field: $0, detail: "not a field of this request") })
+        }
+        do {
+            return try decoder.decode(Body.self, from: data)
+        } catch let error as DecodingError {
+            throw Problem(.unprocessableContent, "Invalid fields", detail: "some fields are missing or of the wrong type", errors: [fieldError(error)])
+        }
+    }
+
+    private static func fieldError(_ error: DecodingError) -> Problem.FieldError {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .init(field: path(context.codingPath + [key]), detail: "required")
+        case .typeMismatch(let type, let context):
+            return .init(field: path(context.codingPath), detail: "must be \(describe(type))")
+        case .valueNotFound(let type, let context):
+            return .init(field: path(context.codingPath), detail: "must be \(describe(type)), not null")
+        case .dataCorrupted(let context):
+            return .init(field: path(context.codingPath), detail: "is not valid")
+        @unknown default:
+            return .init(field: "", detail: "is not valid")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "true or false"
+        case is [String].Type: "a list of strings"
+        default: "another type"
+        }
+    }
+
+    static let decoder = JSONDecoder()
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A JSON response.
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+/// A request body that says which fields it has, so that others are refused.
+protocol FieldNamed {
+    static var fieldNames: Set<String> { get }
+}

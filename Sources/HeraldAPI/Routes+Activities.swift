@@ -1,0 +1,127 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+
+extension HeraldAPI {
+    /// `POST /v1/activities`.
+    struct ActivityBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["team", "assignee", "name", "deadline", "priority"]
+        let team: String
+        let assignee: String
+        let name: String
+        let deadline: String
+        let priority: String?
+    }
+
+    /// `POST /v1/activities/{id}/reject` (the other actions take no body).
+    struct ReasonBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["reason"]
+        let reason: String?
+    }
+
+    /// Activities as their viewer may see them (see `TenantSession.activities(viewer:…)`),
+    /// each with an `ETag` of its version; transitions honour `If-Match`.
+    func addActivities(to group: RouterGroup<APIContext>) {
+        group.get("activities") { request, context in
+            let caller = try context.requireCaller()
+            let query = request.uri.queryParameters
+            let limit = try field("limit") { try Self.limit(query.get("limit")) }
+            let cursor = try query.get("cursor").map { text in
+                guard let cursor = PageCursor(token: text) else {
+                    throw Problem(.unprocessableContent, "Invalid fields", detail: "the cursor is not one this server gave",
+                                  errors: [.init(field: "cursor", detail: "not a cursor from a Link header")])
+                }
+                return cursor
+            }
+            let status = try query.get("status").map { text in try field("status") { try Input.choice(text, field: "status", as: ActivityStatus.self) } }
+            let filter = TenantSession.ActivityFilter(team: query.get("team"), status: status, assignee: query.get("assignee"))
+            let page = try await store.withTenant(caller.tenant) {
+                try await $0.activities(viewer: caller.person, filter: filter, limit: limit, after: cursor)
+            }
+            var headers: HTTPFields = [:]
+            if let next = page.next {
+                var parameters = [("limit", "\(limit)"), ("cursor", next.token)]
+                for name in ["status", "team", "assignee"] { if let value = query.get(name) { parameters.append((name, value)) } }
+                let queryText = parameters.map { "\($0.0)=\(pathSegment($0.1))" }.joined(separator: "&")
+                headers[.link] = "</v1/activities?\(queryText)>; rel=\"next\""
+            }
+            return try JSONBody.response(ActivityPage(items: page.items, next: page.next?.token), headers: headers)
+        }
+
+        group.post("activities") { request, context in
+            let caller = try context.requireCaller()
+            let actor = try caller.actor()
+            let body = try await JSONBody.decode(ActivityBody.self, from: request, context: context)
+            let deadline = try field("deadline") { try Input.date(body.deadline) }
+            let priority = try field("priority") { try Input.priority(body.priority ?? "p2") }
+            let name = try field("name") { try Input.name(body.name, field: "name") }
+            let assignee = try field("assignee") { try Input.email(body.assignee) }
+            let activity = try await store.withTenant(caller.tenant) {
+                try await $0.assignActivity(actor: actor.email, team: body.team, assignee: assignee, name: name, deadline: deadline, priority: priority)
+            }
+            return try JSONBody.response(
+                activity, status: .created,
+                headers: [.location: "/v1/activities/\(activity.id.uuidString.lowercased())", .eTag: Self.eTag(activity)])
+        }
+
+        group.get("activities/:id") { _, context in
+            let caller = try context.requireCaller()
+            let id = try Self.activityID(context)
+            let activity = try await store.withTenant(caller.tenant) { try await $0.activity(id: id, viewer: caller.person) }
+            return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
+        }
+
+        group.post("activities/:id/:action") { request, context in
+            let caller = try context.requireCaller()
+            let id = try Self.activityID(context)
+            guard let action = ActivityAction(rawValue: try context.parameters.require("action")), action != .assign else {
+                throw Problem.notFound("the actions are start, complete, approve and reject")
+            }
+            let actor = try caller.actor()
+            let expected = try Self.expectedVersion(request.headers[.ifMatch])
+            var reason: String?
+            if action == .reject, request.headers[.contentType] != nil {
+                reason = try await JSONBody.decode(ReasonBody.self, from: request, context: context).reason
+            }
+            let activity = try await store.withTenant(caller.tenant) { session in
+                _ = try await session.activity(id: id, viewer: actor)
+                return try await session.act(action, on: id, actor: actor.email, reason: reason, expectedVersion: expected)
+            }
+            return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
+        }
+    }
+
+    struct ActivityPage: Encodable {
+        let items: [ActivityRecord]
+        /// The cursor of the next page (also in the `Link` header); nil on the last.
+        let next: String?
+    }
+
+    static func eTag(_ activity: ActivityRecord) -> String { "\"\(activity.version)\"" }
+
+    /// The version `If-Match` names: `"3"` (or `W/"3"`); `*` or no header: any.
+    static func expectedVersion(_ header: String?) throws -> Int? {
+        guard let header, header.trimmingCharacters(in: .whitespaces) != "*" else { return nil }
+        var text = header.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        guard text.count >= 3, text.first == "\"", text.last == "\"", let version = Int(text.dropFirst().dropLast()) else {
+            throw Problem(.badRequest, "Invalid header", detail: "If-Match takes the ETag of the activity, such as \"3\"")
+        }
+        return version
+    }
+
+    static func activityID(_ context: APIContext) throws -> UUID {
+        // An id that is not a UUID names nothing: 404, like one that does not exist.
+        guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no activity with this id") }
+        return id
+    }
+
+    /// `limit`: 1 to 200, default 50.
+    static func limit(_ text: String?) throws -> Int {
+        guard let text else { return 50 }
+        guard let limit = Int(text), (1...200).contains(limit) else { throw InputError("limit must be a number from 1 to 200") }
+        return limit
+    }
+}

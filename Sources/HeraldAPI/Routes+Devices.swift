@@ -1,0 +1,61 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+
+extension HeraldAPI {
+    /// `POST /v1/devices`.
+    struct DeviceBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["token", "app", "platform", "provider"]
+        let token: String
+        let app: String
+        let platform: String
+        let provider: String?
+    }
+
+    /// Devices are their owner's: a person lists, registers and removes their own; an admin
+    /// (or a tenant key) lists anyone's with `?user=EMAIL`, or every device.
+    func addDevices(to group: RouterGroup<APIContext>) {
+        group.get("devices") { request, context in
+            let caller = try context.requireCaller()
+            let user = request.uri.queryParameters.get("user")
+            let devices = try await store.withTenant(caller.tenant) { session in
+                if caller.isAdmin { return try await session.devices(email: user) }
+                let own = try caller.actor().email
+                guard user == nil || user?.lowercased() == own else { throw Problem(.forbidden, "Not allowed", detail: "only an admin may list another person's devices") }
+                return try await session.devices(email: own)
+            }
+            return try JSONBody.response(["items": devices])
+        }
+
+        group.post("devices") { request, context in
+            let caller = try context.requireCaller()
+            let actor = try caller.actor()
+            let body = try await JSONBody.decode(DeviceBody.self, from: request, context: context)
+            let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
+            let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
+            let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
+            let token = try field("token") { try Input.token(body.token, provider: provider) }
+            let (device, outcome) = try await store.withTenant(caller.tenant) {
+                try await $0.registerDevice(email: actor.email, token: token, app: app, platform: platform, provider: provider)
+            }
+            let created = outcome == .registered
+            return try JSONBody.response(
+                device, status: created ? .created : .ok, headers: created ? [.location: "/v1/devices/\(pathSegment(token))"] : [:])
+        }
+
+        group.delete("devices/:token") { _, context in
+            let caller = try context.requireCaller()
+            let token = try context.parameters.require("token")
+            try await store.withTenant(caller.tenant) { session in
+                // Someone else's token is not found, as if it did not exist.
+                let owner = caller.isAdmin ? nil : try caller.actor().email
+                let mine = try await session.devices(email: owner).contains { $0.token == token && $0.removedAt == nil }
+                guard mine else { throw Problem.notFound("no device with this token") }
+                _ = try await session.removeDevice(token: token)
+            }
+            return Response(status: .noContent)
+        }
+    }
+}

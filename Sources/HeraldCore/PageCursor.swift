@@ -1,0 +1,49 @@
+import Foundation
+
+/// Where the next page of a list starts: after the row with this time and id (lists are
+/// ordered newest first, ties broken by id). Opaque to clients: base64url text.
+public struct PageCursor: Sendable, Equatable {
+    public let at: Date
+    public let id: UUID
+
+    public init(at: Date, id: UUID) {
+        self.at = at
+        self.id = id
+    }
+
+    /// Reads a cursor a client sent back; nil for anything else.
+    public init?(token: String) {
+        guard token.utf8.count <= 128, token.utf8.allSatisfy({ $0.isBase64URL }) else { return nil }
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        self.init(at: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+    }
+
+    /// The text a client sends back (microseconds, as PostgreSQL keeps time).
+    public var token: String {
+        let micros = Int64((at.timeIntervalSince1970 * 1_000_000).rounded())
+        return Data("\(micros) \(id.uuidString.lowercased())".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// One page of a list, and where the next one starts (nil on the last page).
+public struct Page<Item: Sendable>: Sendable {
+    public let items: [Item]
+    public let next: PageCursor?
+
+    public init(items: [Item], next: PageCursor?) {
+        self.items = items
+        self.next = next
+    }
+}
+
+extension UInt8 {
+    fileprivate var isBase64URL: Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || self == UInt8(ascii: "-") || self == UInt8(ascii: "_")
+    }
+}

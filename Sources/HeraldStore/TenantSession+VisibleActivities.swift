@@ -1,0 +1,67 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// Activities as someone may see them: an admin (or a tenant key, `viewer` nil) sees every
+/// one; a manager those of the teams they manage; anyone those assigned to them. Something
+/// a viewer may not see is not found, as if it did not exist.
+extension TenantSession {
+    /// What a list of activities may be narrowed to.
+    public struct ActivityFilter: Sendable {
+        public var team: String?
+        public var status: ActivityStatus?
+        public var assignee: String?
+
+        public init(team: String? = nil, status: ActivityStatus? = nil, assignee: String? = nil) {
+            self.team = team
+            self.status = status
+            self.assignee = assignee
+        }
+    }
+
+    /// A page of the activities `viewer` may see, newest first, after `cursor`.
+    /// - Parameter limit: 1 to 200.
+    public func activities(viewer: Person?, filter: ActivityFilter, limit: Int, after cursor: PageCursor?) async throws -> Page<ActivityRecord> {
+        let limit = max(1, min(limit, 200))
+        var teamID: UUID?, assigneeID: UUID?
+        if let slug = filter.team { teamID = try await team(slug: slug).id }
+        if let email = filter.assignee { assigneeID = try await person(email: email).id }
+        let rows = try await connection.query(
+            """
+            \(unsafeRaw: Self.activitySelect)
+            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)
+              AND (\(teamID)::uuid IS NULL OR a.team_id = \(teamID))
+              AND (\(filter.status?.rawValue)::text IS NULL OR a.status = \(filter.status?.rawValue))
+              AND (\(assigneeID)::uuid IS NULL OR a.assignee_id = \(assigneeID))
+              AND (\(cursor?.at)::timestamptz IS NULL OR (a.created_at, a.id) < (\(cursor?.at), \(cursor?.id)))
+            ORDER BY a.created_at DESC, a.id DESC
+            LIMIT \(limit + 1)
+            """)
+        let activities = try rows.prefix(limit).map(Self.activity)
+        let next = rows.count > limit ? activities.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
+        return Page(items: activities, next: next)
+    }
+
+    /// One activity, if `viewer` may see it.
+    /// - Throws: `StoreError.notFound` (also for one they may not see).
+    public func activity(id: UUID, viewer: Person?) async throws -> ActivityRecord {
+        let rows = try await connection.query(
+            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(visibleTo: viewer)")
+        guard let row = rows.first else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased())") }
+        return try Self.activity(row)
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The condition that an activity `a` is visible to `viewer` (nil: everything).
+    mutating func appendInterpolation(visibleTo viewer: Person?) {
+        let everything = viewer?.isAdmin ?? true
+        appendLiteral("(")
+        appendInterpolation(everything)
+        appendLiteral(" OR a.assignee_id = ")
+        appendInterpolation(viewer?.id)
+        appendLiteral(" OR EXISTS (SELECT 1 FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.person_id = ")
+        appendInterpolation(viewer?.id)
+        appendLiteral(" AND m.role = 'manager'))")
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import HeraldAPI
+import HeraldStore
+import ServiceLifecycle
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API (DESIGN.md §12) until SIGTERM or SIGINT.",
+        discussion: """
+            Prints the base URL it listens on (on standard output, once listening). Without --tls-cert and --tls-key \
+            it speaks HTTP/1.1 in the clear (put it behind a TLS proxy); with them, HTTP/2 and HTTP/1.1 over TLS. \
+            --worker also runs a dispatcher in this process (the one-box setup). On SIGTERM it stops accepting, \
+            finishes the requests in flight (and the worker its sends), and exits 0.
+            """)
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port (0: any free one).") var port = 8080
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain, for TLS.", valueName: "file")) var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key, for TLS.", valueName: "file")) var tlsKey: String?
+    @Flag(help: "Also deliver notifications in this process, as herald worker does.") var worker = false
+    @OptionGroup var dispatcher: DispatcherOptions
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        for file in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("cannot read \(file)")
+        }
+    }
+
+    func run() async throws {
+        let logger = HeraldLogging.logger
+        let tls = tlsCert.flatMap { cert in tlsKey.map { APIServer.TLSFiles(certificateChain: cert, privateKey: $0) } }
+        @Sendable func serve(_ store: Store, _ worker: WorkerService?) async throws {
+            let server = APIServer(api: HeraldAPI(store: store, logger: logger), host: host, port: port, tls: tls)
+            // Written at once (not through print's buffer): scripts wait for this line.
+            let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+            if let worker { services.append(.init(service: worker)) }
+            let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        }
+        if worker {
+            try await dispatcher.withDispatcher(listen: true, storePoolSize: 8) { dispatcher, store in
+                try await serve(store, WorkerService(dispatcher: dispatcher))
+            }
+        } else {
+            try await heraldEnvironment().withStore(poolSize: 8) { try await serve($0, nil) }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Testing
+
+/// The apps' path over real HTTP: devices, activities and their transitions, paging, and
+/// every refusal as a problem document that wrote nothing.
+@Suite struct APIWorkflowTests {
+    @Test func aMemberAndAManagerTakeAnActivityToApproval() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test"), chidi = try await api.token("chidi@acme.test")
+            // Chidi's phone registers its token.
+            let device = try await api.call(
+                "POST", "/v1/devices", token: chidi, json: ["token": "chidi-pixel-token-0001", "app": "member", "platform": "android"])
+            #expect(device.status == 201 && device.headers["location"] == "/v1/devices/chidi-pixel-token-0001", "\(String(decoding: device.body, as: UTF8.self))")
+            #expect(device.json["tokenPreview"] as? String != "chidi-pixel-token-0001")
+            let again = try await api.call(
+                "POST", "/v1/devices", token: chidi, json: ["token": "chidi-pixel-token-0001", "app": "member", "platform": "android"])
+            #expect(again.status == 200)
+            #expect(try await api.call("GET", "/v1/devices", token: chidi).items.count == 1)
+
+            let created = try await api.call(
+                "POST", "/v1/activities", token: alice,
+                json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01", "priority": "p0"])
+            #expect(created.status == 201 && created.headers["etag"] == "\"1\"")
+            let id = try #require(created.json["id"] as? String).lowercased()
+            #expect(created.headers["location"] == "/v1/activities/\(id)")
+            let mine = try await api.call("GET", "/v1/activities", token: chidi)
+            #expect(mine.items.count == 1 && (mine.items.first?["id"] as? String)?.lowercased() == id)
+
+            let started = try await api.call("POST", "/v1/activities/\(id)/start", token: chidi, headers: [("If-Match", "\"1\"")])
+            #expect(started.status == 200 && started.json["status"] as? String == "running" && started.headers["etag"] == "\"2\"",
+                    "\(String(decoding: started.body, as: UTF8.self))")
+            // A stale If-Match changes nothing.
+            let stale = try await api.call("POST", "/v1/activities/\(id)/complete", token: chidi, headers: [("If-Match", "\"1\"")])
+            #expect(stale.status == 412 && stale.isProblem)
+            // Starting again: 409, naming the status and what it allows.
+            let twice = try await api.call("POST", "/v1/activities/\(id)/start", token: chidi)
+            #expect(twice.status == 409 && twice.isProblem && twice.json["currentStatus"] as? String == "running")
+            #expect((twice.json["allowedActions"] as? [String])?.contains("complete") == true)
+            let completed = try await api.call("POST", "/v1/activities/\(id)/complete", token: chidi, headers: [("If-Match", "\"2\"")])
+            #expect(completed.status == 200 && completed.json["status"] as? String == "completion_requested")
+            // The member may not approve; the manager may.
+            let selfApproval = try await api.call("POST", "/v1/activities/\(id)/approve", token: chidi)
+            #expect(selfApproval.status == 403 && selfApproval.isProblem)
+            let approved = try await api.call("POST", "/v1/activities/\(id)/approve", token: alice)
+            #expect(approved.status == 200 && approved.json["status"] as? String == "approved")
+            #expect(try await api.call("GET", "/v1/activities/\(id)", token: chidi).headers["etag"] == "\"4\"")
+            #expect(try await api.count("activity_transitions") == 4)
+
+            // Logging out the phone; someone else's token is not found.
+            let dana = try await api.token("dana@acme.test")
+            #expect(try await api.call("DELETE", "/v1/devices/chidi-pixel-token-0001", token: dana).status == 404)
+            #expect(try await api.call("DELETE", "/v1/devices/chidi-pixel-token-0001", token: chidi).status == 204)
+        }
+    }
+
+    @Test func badBodiesAreRefusedInWordsAndWriteNothing() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test")
+            let good: [String: Any] = ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"]
+            var unknown = good
+            unknown["colour"] = "red"
+            var wrongType = good
+            wrongType["name"] = 42
+            var badDate = good
+            badDate["deadline"] = "2026-02-30"
+            var missing = good
+            missing["assignee"] = nil
+            let cases: [(String, [UInt8]?, [String: Any]?, [(name: String, value: String)], Int, String?)] = [
+                ("malformed", Array("{\"team\": ".utf8), nil, [], 400, nil),
+                ("invalid UTF-8", [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], nil, [], 400, nil),
+                ("an array", Array("[1, 2]".utf8), nil, [], 400, nil),
+                ("unknown field", nil, unknown, [], 422, "colour"),
+                ("wrong type", nil, wrongType, [], 422, "name"),
+                ("impossible date", nil, badDate, [], 422, "deadline"),
+                ("missing field", nil, missing, [], 422, "assignee"),
+                ("a megabyte", Array(repeating: UInt8(ascii: " "), count: 1 << 20), nil, [], 413, nil),
+                ("not JSON", Array("team=ops".utf8), nil, [("Content-Type", "application/x-www-form-urlencoded")], 415, nil),
+            ]
+            for (label, raw, json, headers, status, field) in cases {
+                let reply = try await api.call("POST", "/v1/activities", token: alice, json: json, raw: raw, headers: headers)
+                #expect(reply.status == status && reply.isProblem, "\(label): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+                if let field {
+                    let fields = (reply.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []
+                    #expect(fields.contains(field), "\(label): \(fields)")
+                }
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains("SELECT"), "\(label)")
+            }
+            let activities = try await api.count("activities"), events = try await api.count("outbox")
+            #expect(activities == 0 && events == 0)
+
+            // SQL-looking text is only text.
+            var sneaky = good
+            sneaky["name"] = "x'); DROP TABLE activities; --"
+            let stored = try await api.call("POST", "/v1/activities", token: alice, json: sneaky)
+            #expect(stored.status == 201 && stored.json["name"] as? String == "x'); DROP TABLE activities; --")
+            #expect(try await api.count("activities") == 1)
+        }
+    }
+
+    @Test func listsPageWithACursorInTheLinkHeader() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test")
+            for index in 1...5 {
+                let reply = try await api.call(
+                    "POST", "/v1/activities", token: alice,
+                    json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Task \(index)", "deadline": "2026-12-01"])
+                #expect(reply.status == 201)
+            }
+            var seen: [String] = []
+            var path: String? = "/v1/activities?limit=2"
+            while let next = path {
+                let page = try await api.call("GET", next, token: alice)
+                #expect(page.status == 200 && page.items.count <= 2)
+                seen += page.items.compactMap { $0["name"] as? String }
+                path = page.headers["link"].flatMap { link in
+                    link.split(separator: ">").first.map { String($0.dropFirst()) }
+                }
+                #expect((path == nil) == (page.json["next"] == nil))
+            }
+            #expect(seen == ["Task 5", "Task 4", "Task 3", "Task 2", "Task 1"])
+            let filtered = try await api.call("GET", "/v1/activities?status=approved", token: alice)
+            #expect(filtered.status == 200 && filtered.items.isEmpty)
+            for bad in ["/v1/activities?limit=0", "/v1/activities?limit=201", "/v1/activities?cursor=nonsense", "/v1/activities?status=done"] {
+                let reply = try await api.call("GET", bad, token: alice)
+                #expect(reply.status == 422 && reply.isProblem, "\(bad)")
+            }
+        }
+    }
+}
