@@ -8,7 +8,7 @@ import Hummingbird
 
 /// `herald serve`'s application on a throwaway database, listening on a free port, and a
 /// real HTTP client (libcurl) to call it. Tenant `acme`: Alice manages team ops, Chidi and
-/// Dana are its members, Ada is an admin; tenant `globex` has a Chidi of its own.
+/// Dana are its members (see `addAcmePeople`); tenant `globex` has a Chidi of its own.
 struct APIHarness: Sendable {
     let store: Store
     let acme: Tenant
@@ -33,14 +33,7 @@ struct APIHarness: Sendable {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
             let acme = try await store.createTenant(slug: "acme", name: "Acme")
             try await store.withTenant(acme) { session in
-                _ = try await session.createTeam(slug: "ops", name: "Field Ops")
-                _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
-                _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor")
-                _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
-                _ = try await session.addPerson(email: "ada@acme.test", name: "Ada Admin", isAdmin: true)
-                _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
-                _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
-                _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
+                try await addAcmePeople(session)
             }
             let globex = try await store.createTenant(slug: "globex", name: "Globex")
             try await store.withTenant(globex) { session in

@@ -1,8 +1,6 @@
-import Crypto
 import Foundation
 import HeraldEmulator
 import HeraldHTTP
-import HeraldPostgres
 import HeraldTestSupport
 import Testing
 
@@ -10,77 +8,62 @@ import Testing
 /// emulator, and the apps' calls over HTTP.
 @Suite struct ServeCLITests {
     @Test func theAppsDriveAnActivityAndThePushesReachTheRightApps() async throws {
-        try await TestDatabase.with { _, configuration in
-            try await withTemporaryDirectory { home in
-                try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
-                    let account = home.appendingPathComponent("sa.json"), ca = home.appendingPathComponent("ca.pem")
-                    let key = home.appendingPathComponent("AuthKey.p8")
-                    try emulator.serviceAccountJSON(tokenURI: endpoints.http1 + "/token").write(to: account)
-                    try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
-                    try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
-                    let cli = HeraldCLI(home: home, extra: [
-                        "HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme",
-                        "GOOGLE_APPLICATION_CREDENTIALS": account.path, "HERALD_FCM_ENDPOINT": endpoints.http1, "HERALD_CA_FILE": ca.path,
-                        "HERALD_APNS_KEY_FILE": key.path, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
-                        "HERALD_APNS_TOPIC_MEMBER": "com.example.herald.member", "HERALD_APNS_TOPIC_MANAGER": "com.example.herald.manager",
-                        "HERALD_APNS_ENDPOINT": endpoints.http1,
-                    ])
-                    for arguments in [
-                        ["db", "migrate"], ["tenant", "create", "acme", "--name", "Acme"], ["team", "create", "ops", "--name", "Field Ops"],
-                        ["user", "add", "alice@acme.test", "--name", "Alice Moreau"], ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"],
-                        ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"],
-                        ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"],
-                    ] {
-                        let result = try await cli.run(arguments)
-                        #expect(result.status == 0, "\(arguments): \(result.stderr)")
-                    }
-                    func secret(_ email: String) async throws -> String {
-                        let created = try await cli.run(["token", "create", "--user", email])
-                        return try #require(created.stdout.split(separator: "\n").last.map(String.init))
-                    }
-                    let alice = try await secret("alice@acme.test"), chidi = try await secret("chidi@acme.test")
-
-                    let output = home.appendingPathComponent("serve.out")
-                    let server = try cli.launch(["serve", "--port", "0", "--worker"], stdout: output)
-                    defer { if server.isRunning { server.terminate() } }
-                    let base = try await Self.announcedURL(in: output, server: server)
-                    let http = try HTTPClient(configuration: .init(maxInFlight: 4), logger: testLogger)
-                    defer { http.shutdown() }
-                    func call(_ method: String, _ path: String, _ token: String, _ json: [String: Any]? = nil) async throws -> [String: Any] {
-                        let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
-                        let response = try await http.send(HeraldHTTP.HTTPRequest(
-                            method: method, url: base + path,
-                            headers: [("Authorization", "Bearer \(token)")] + (json == nil ? [] : [("Content-Type", "application/json")]), body: body))
-                        #expect((200..<300).contains(response.status), "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
-                        return ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]) ?? [:]
-                    }
-                    // The phones register; Alice has the member app too, which hears nothing of this.
-                    _ = try await call("POST", "/v1/devices", chidi, ["token": "chidi-pixel", "app": "member", "platform": "android"])
-                    let aliceIPhone = "a11ce0aa0000000000000000000000000000000000000000000000000000fade"
-                    _ = try await call("POST", "/v1/devices", alice, ["token": aliceIPhone, "app": "manager", "platform": "ios", "provider": "apns"])
-                    _ = try await call("POST", "/v1/devices", alice, ["token": "alice-member-app", "app": "member", "platform": "android"])
-                    let activity = try await call(
-                        "POST", "/v1/activities", alice,
-                        ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01", "priority": "p0"])
-                    let id = try #require(activity["id"] as? String)
-                    _ = try await call("POST", "/v1/activities/\(id)/start", chidi)
-                    _ = try await call("POST", "/v1/activities/\(id)/complete", chidi)
-                    _ = try await call("POST", "/v1/activities/\(id)/approve", alice)
-
-                    // assigned → Chidi; started, completion requested → Alice's manager app; approved → Chidi.
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while await emulator.messages().count < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-                    let messages = await emulator.messages()
-                    #expect(messages.map(\.token).filter { $0 == "chidi-pixel" }.count == 2, "\(messages.map(\.token))")
-                    #expect(messages.map(\.token).filter { $0 == aliceIPhone }.count == 2)
-                    #expect(!messages.contains { $0.token == "alice-member-app" })
-
-                    // SIGTERM: requests and sends in flight finish, exit 0.
-                    server.terminate()
-                    await server.waitForExit()
-                    #expect(server.terminationStatus == 0)
-                }
+        try await withEmulatorCLI(endpoint: \.http1) { cli, _, emulator in
+            for arguments in [
+                ["tenant", "create", "acme", "--name", "Acme"], ["team", "create", "ops", "--name", "Field Ops"],
+                ["user", "add", "alice@acme.test", "--name", "Alice Moreau"], ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"],
+                ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"],
+                ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"],
+            ] {
+                let result = try await cli.run(arguments)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
             }
+            func secret(_ email: String) async throws -> String {
+                let created = try await cli.run(["token", "create", "--user", email])
+                return try #require(created.stdout.split(separator: "\n").last.map(String.init))
+            }
+            let alice = try await secret("alice@acme.test"), chidi = try await secret("chidi@acme.test")
+
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serve-\(UUID().uuidString).out")
+            defer { try? FileManager.default.removeItem(at: output) }
+            let server = try cli.launch(["serve", "--port", "0", "--worker"], stdout: output)
+            defer { if server.isRunning { server.terminate() } }
+            let base = try await Self.announcedURL(in: output, server: server)
+            let http = try HTTPClient(configuration: .init(maxInFlight: 4), logger: testLogger)
+            defer { http.shutdown() }
+            func call(_ method: String, _ path: String, _ token: String, _ json: [String: Any]? = nil) async throws -> [String: Any] {
+                let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
+                let response = try await http.send(HeraldHTTP.HTTPRequest(
+                    method: method, url: base + path,
+                    headers: [("Authorization", "Bearer \(token)")] + (json == nil ? [] : [("Content-Type", "application/json")]), body: body))
+                #expect((200..<300).contains(response.status), "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+                return ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]) ?? [:]
+            }
+            // The phones register; Alice has the member app too, which hears nothing of this.
+            _ = try await call("POST", "/v1/devices", chidi, ["token": "chidi-pixel", "app": "member", "platform": "android"])
+            let aliceIPhone = "a11ce0aa0000000000000000000000000000000000000000000000000000fade"
+            _ = try await call("POST", "/v1/devices", alice, ["token": aliceIPhone, "app": "manager", "platform": "ios", "provider": "apns"])
+            _ = try await call("POST", "/v1/devices", alice, ["token": "alice-member-app", "app": "member", "platform": "android"])
+            let activity = try await call(
+                "POST", "/v1/activities", alice,
+                ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01", "priority": "p0"])
+            let id = try #require(activity["id"] as? String)
+            _ = try await call("POST", "/v1/activities/\(id)/start", chidi)
+            _ = try await call("POST", "/v1/activities/\(id)/complete", chidi)
+            _ = try await call("POST", "/v1/activities/\(id)/approve", alice)
+
+            // assigned → Chidi; started, completion requested → Alice's manager app; approved → Chidi.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while await emulator.messages().count < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            let messages = await emulator.messages()
+            #expect(messages.map(\.token).filter { $0 == "chidi-pixel" }.count == 2, "\(messages.map(\.token))")
+            #expect(messages.map(\.token).filter { $0 == aliceIPhone }.count == 2)
+            #expect(!messages.contains { $0.token == "alice-member-app" })
+
+            // SIGTERM: requests and sends in flight finish, exit 0.
+            server.terminate()
+            await server.waitForExit()
+            #expect(server.terminationStatus == 0)
         }
     }
 

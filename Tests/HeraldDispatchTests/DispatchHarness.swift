@@ -41,17 +41,7 @@ struct DispatchHarness: Sendable {
             try await emulator.withGateway(base: endpoints[keyPath: endpoint], maxInFlight: 256, logger: testLogger) { gateway in
                 let tenant = try await store.createTenant(slug: "acme", name: "Acme")
                 try await store.withTenant(tenant) { session in
-                    _ = try await session.createTeam(slug: "ops", name: "Field Ops")
-                    _ = try await session.createTeam(slug: "sales", name: "Sales")
-                    _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
-                    _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
-                    _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
-                    _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
-                    _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
-                    _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
-                    _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
-                    _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
-                    _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
+                    try await addAcmePeople(session)
                 }
                 let harness = DispatchHarness(
                     store: store, configuration: configuration, tenant: tenant, emulator: emulator, endpoints: endpoints, gateway: gateway)

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStore
+import HeraldTestSupport
 
 /// A tenant with one team: a manager (Alice), two members (Chidi, Dana), and a second team
 /// with its own manager (Erin).
@@ -11,17 +12,7 @@ struct WorkflowFixture {
     static func make(_ store: Store, slug: String = "acme") async throws -> WorkflowFixture {
         let tenant = try await store.createTenant(slug: slug, name: "Acme")
         try await store.withTenant(tenant) { session in
-            _ = try await session.createTeam(slug: "ops", name: "Field Ops")
-            _ = try await session.createTeam(slug: "sales", name: "Sales")
-            _ = try await session.addPerson(email: "alice@acme.test", name: "Alice Moreau")
-            _ = try await session.addPerson(email: "chidi@acme.test", name: "Chidi Okafor", timeZone: "Asia/Tokyo")
-            _ = try await session.addPerson(email: "dana@acme.test", name: "Dana Scully")
-            _ = try await session.addPerson(email: "erin@acme.test", name: "Erin Hale")
-            _ = try await session.addPerson(email: "root@acme.test", name: "Ada Admin", isAdmin: true)
-            _ = try await session.setMembership(team: "ops", email: "alice@acme.test", role: .manager)
-            _ = try await session.setMembership(team: "ops", email: "chidi@acme.test", role: .member)
-            _ = try await session.setMembership(team: "ops", email: "dana@acme.test", role: .member)
-            _ = try await session.setMembership(team: "sales", email: "erin@acme.test", role: .manager)
+            try await addAcmePeople(session)
         }
         return WorkflowFixture(store: store, tenant: tenant)
     }
