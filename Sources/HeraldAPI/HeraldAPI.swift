@@ -24,6 +24,8 @@ public struct HeraldAPI: Sendable {
         addDevices(to: v1)
         addActivities(to: v1)
         addPeopleTokens(to: v1)
+        addHistory(to: v1)
+        addDirectory(to: v1)
         return router
     }
 }

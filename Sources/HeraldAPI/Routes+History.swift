@@ -1,0 +1,46 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension HeraldAPI {
+    /// History as the CLI shows it, role-aware (a member sees their own notifications, a
+    /// manager their teams', an admin all), and the tenant's delivery statistics for admins.
+    func addHistory(to group: RouterGroup<APIContext>) {
+        group.get("history") { request, context in
+            let caller = try context.requireCaller()
+            let viewer = try caller.actor()
+            let query = request.uri.queryParameters
+            let limit = try field("limit") { try Self.limit(query.get("limit")) }
+            let since = try query.get("since").map { text in try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) } }
+            if let status = query.get("status"), !HistoryFilter.statuses.contains(status) {
+                throw Problem(
+                    .unprocessableContent, "Invalid fields", detail: "status is one of \(HistoryFilter.statuses.joined(separator: ", "))",
+                    errors: [.init(field: "status", detail: "one of \(HistoryFilter.statuses.joined(separator: ", "))")])
+            }
+            let filter = HistoryFilter(
+                recipient: query.get("user"), activity: query.get("activity"), conversation: query.get("conversation"), event: query.get("event"),
+                status: query.get("status"), since: since, limit: limit)
+            let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: viewer.email, filter: filter) }
+            return try JSONBody.response(["items": entries])
+        }
+
+        group.get("history/:id") { _, context in
+            let caller = try context.requireCaller()
+            let viewer = try caller.actor()
+            guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no notification with this id") }
+            let detail = try await store.withTenant(caller.tenant) { try await $0.historyDetail(viewer: viewer.email, id: id) }
+            return try JSONBody.response(detail)
+        }
+
+        group.get("stats") { request, context in
+            let caller = try context.requireCaller()
+            try caller.requireAdmin("read the tenant's statistics")
+            let since = try request.uri.queryParameters.get("since").map { text in
+                try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) }
+            }
+            let stats = try await store.dispatchStats(since: since, tenant: caller.tenant.slug)
+            return try JSONBody.response(stats)
+        }
+    }
+}
