@@ -26,6 +26,7 @@ public struct HeraldAPI: Sendable {
         addPeopleTokens(to: v1)
         addHistory(to: v1)
         addDirectory(to: v1)
+        addConversations(to: v1)
         return router
     }
 }
