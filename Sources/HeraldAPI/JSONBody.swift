@@ -9,12 +9,21 @@ enum JSONBody {
     /// another content type (415), bytes that are not UTF-8 JSON (400), fields `Body` does not
     /// have (422), and fields of the wrong type or missing (422).
     static func decode<Body: Decodable & FieldNamed>(_ type: Body.Type, from request: Request, context: APIContext) async throws -> Body {
+        try decode(type, bytes: try await collect(request, context: context), request: request)
+    }
+
+    /// The body's bytes, up to the context's limit (413 past it).
+    static func collect(_ request: Request, context: APIContext) async throws -> [UInt8] {
+        Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView)
+    }
+
+    /// `decode` on a body already read.
+    static func decode<Body: Decodable & FieldNamed>(_ type: Body.Type, bytes: [UInt8], request: Request) throws -> Body {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") else {
             throw Problem(.unsupportedMediaType, "Unsupported media type", detail: "send the body as application/json")
         }
-        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        let data = Data(buffer.readableBytesView)
+        let data = Data(bytes)
         guard String(validating: data, as: UTF8.self) != nil,
               let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else {
@@ -72,9 +81,15 @@ enum JSONBody {
 
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        try answer(value, status: status, headers: headers).response
+    }
+
+    /// A JSON answer, as `Idempotency-Key` keeps it.
+    static func answer(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Answer {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        return Answer(status: status.code, headers: Dictionary(headers.map { ($0.name.rawName, $0.value) }, uniquingKeysWith: { $1 }),
+                      body: Array(try encoder.encode(value)))
     }
 }
 

@@ -51,19 +51,20 @@ extension HeraldAPI {
         }
 
         group.post("activities") { request, context in
-            let caller = try context.requireCaller()
-            let actor = try caller.actor()
-            let body = try await JSONBody.decode(ActivityBody.self, from: request, context: context)
-            let deadline = try field("deadline") { try Input.date(body.deadline) }
-            let priority = try field("priority") { try Input.priority(body.priority ?? "p2") }
-            let name = try field("name") { try Input.name(body.name, field: "name") }
-            let assignee = try field("assignee") { try Input.email(body.assignee) }
-            let activity = try await store.withTenant(caller.tenant) {
-                try await $0.assignActivity(actor: actor.email, team: body.team, assignee: assignee, name: name, deadline: deadline, priority: priority)
+            try await creating(request, context) { caller, bytes in
+                let actor = try caller.actor()
+                let body = try JSONBody.decode(ActivityBody.self, bytes: bytes, request: request)
+                let deadline = try field("deadline") { try Input.date(body.deadline) }
+                let priority = try field("priority") { try Input.priority(body.priority ?? "p2") }
+                let name = try field("name") { try Input.name(body.name, field: "name") }
+                let assignee = try field("assignee") { try Input.email(body.assignee) }
+                let activity = try await store.withTenant(caller.tenant) {
+                    try await $0.assignActivity(actor: actor.email, team: body.team, assignee: assignee, name: name, deadline: deadline, priority: priority)
+                }
+                return try JSONBody.answer(
+                    activity, status: .created,
+                    headers: [.location: "/v1/activities/\(activity.id.uuidString.lowercased())", .eTag: Self.eTag(activity)])
             }
-            return try JSONBody.response(
-                activity, status: .created,
-                headers: [.location: "/v1/activities/\(activity.id.uuidString.lowercased())", .eTag: Self.eTag(activity)])
         }
 
         group.get("activities/:id") { _, context in

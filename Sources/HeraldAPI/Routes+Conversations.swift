@@ -43,14 +43,16 @@ extension HeraldAPI {
         }
 
         group.post("conversations") { request, context in
-            let (caller, actor) = try Self.person(context)
-            let body = try await JSONBody.decode(ConversationBody.self, from: request, context: context)
-            let others = try body.with.enumerated().map { index, email in try field("with[\(index)]") { try Input.email(email) } }
-            let conversation = try await store.withTenant(caller.tenant) {
-                try await $0.createConversation(actor: actor.email, with: others, name: body.name, photoURL: body.photo, team: body.team)
+            try await creating(request, context) { caller, bytes in
+                let actor = try caller.actor()
+                let body = try JSONBody.decode(ConversationBody.self, bytes: bytes, request: request)
+                let others = try body.with.enumerated().map { index, email in try field("with[\(index)]") { try Input.email(email) } }
+                let conversation = try await store.withTenant(caller.tenant) {
+                    try await $0.createConversation(actor: actor.email, with: others, name: body.name, photoURL: body.photo, team: body.team)
+                }
+                return try JSONBody.answer(
+                    conversation, status: .created, headers: [.location: "/v1/conversations/\(conversation.id.uuidString.lowercased())"])
             }
-            return try JSONBody.response(
-                conversation, status: .created, headers: [.location: "/v1/conversations/\(conversation.id.uuidString.lowercased())"])
         }
 
         group.get("conversations/:id") { _, context in
@@ -79,15 +81,17 @@ extension HeraldAPI {
         }
 
         group.post("conversations/:id/messages") { request, context in
-            let (caller, actor) = try Self.person(context)
-            let id = try Self.conversationID(context)
-            let body = try await JSONBody.decode(MessageBody.self, from: request, context: context)
-            let sentAt = try body.sentAt.map { text in try field("sentAt") { try Input.timestamp(text, field: "sentAt") } }
-            let (message, created) = try await store.withTenant(caller.tenant) {
-                try await $0.sendMessage(actor: actor.email, conversation: id, text: body.text, clientID: body.clientId, sentAt: sentAt)
+            try await creating(request, context) { caller, bytes in
+                let actor = try caller.actor()
+                let id = try Self.conversationID(context)
+                let body = try JSONBody.decode(MessageBody.self, bytes: bytes, request: request)
+                let sentAt = try body.sentAt.map { text in try field("sentAt") { try Input.timestamp(text, field: "sentAt") } }
+                let (message, created) = try await store.withTenant(caller.tenant) {
+                    try await $0.sendMessage(actor: actor.email, conversation: id, text: body.text, clientID: body.clientId, sentAt: sentAt)
+                }
+                // The same clientId again: the stored message, nobody notified again.
+                return try JSONBody.answer(message, status: created ? .created : .ok)
             }
-            // The same clientId again: the stored message, nobody notified again.
-            return try JSONBody.response(message, status: created ? .created : .ok)
         }
 
         group.post("conversations/:id/read") { _, context in try await change(context, .read) }

@@ -30,19 +30,20 @@ extension HeraldAPI {
         }
 
         group.post("devices") { request, context in
-            let caller = try context.requireCaller()
-            let actor = try caller.actor()
-            let body = try await JSONBody.decode(DeviceBody.self, from: request, context: context)
-            let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
-            let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
-            let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
-            let token = try field("token") { try Input.token(body.token, provider: provider) }
-            let (device, outcome) = try await store.withTenant(caller.tenant) {
-                try await $0.registerDevice(email: actor.email, token: token, app: app, platform: platform, provider: provider)
+            try await creating(request, context) { caller, bytes in
+                let actor = try caller.actor()
+                let body = try JSONBody.decode(DeviceBody.self, bytes: bytes, request: request)
+                let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
+                let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
+                let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
+                let token = try field("token") { try Input.token(body.token, provider: provider) }
+                let (device, outcome) = try await store.withTenant(caller.tenant) {
+                    try await $0.registerDevice(email: actor.email, token: token, app: app, platform: platform, provider: provider)
+                }
+                let created = outcome == .registered
+                return try JSONBody.answer(
+                    device, status: created ? .created : .ok, headers: created ? [.location: "/v1/devices/\(pathSegment(token))"] : [:])
             }
-            let created = outcome == .registered
-            return try JSONBody.response(
-                device, status: created ? .created : .ok, headers: created ? [.location: "/v1/devices/\(pathSegment(token))"] : [:])
         }
 
         group.delete("devices/:token") { _, context in

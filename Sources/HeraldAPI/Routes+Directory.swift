@@ -37,17 +37,18 @@ extension HeraldAPI {
         }
 
         group.post("people") { request, context in
-            let caller = try context.requireCaller()
-            try caller.requireAdmin("add people")
-            let body = try await JSONBody.decode(PersonBody.self, from: request, context: context)
-            let email = try field("email") { try Input.email(body.email) }
-            let name = try field("name") { try Input.name(body.name) }
-            let locale = try field("locale") { try Input.locale(body.locale ?? "en") }
-            let timeZone = try field("timeZone") { try Input.timeZone(body.timeZone ?? "UTC") }
-            let person = try await store.withTenant(caller.tenant) {
-                try await $0.addPerson(email: email, name: name, isAdmin: body.admin ?? false, locale: locale, timeZone: timeZone)
+            try await creating(request, context) { caller, bytes in
+                try caller.requireAdmin("add people")
+                let body = try JSONBody.decode(PersonBody.self, bytes: bytes, request: request)
+                let email = try field("email") { try Input.email(body.email) }
+                let name = try field("name") { try Input.name(body.name) }
+                let locale = try field("locale") { try Input.locale(body.locale ?? "en") }
+                let timeZone = try field("timeZone") { try Input.timeZone(body.timeZone ?? "UTC") }
+                let person = try await store.withTenant(caller.tenant) {
+                    try await $0.addPerson(email: email, name: name, isAdmin: body.admin ?? false, locale: locale, timeZone: timeZone)
+                }
+                return try JSONBody.answer(person, status: .created, headers: [.location: "/v1/people/\(pathSegment(person.email))"])
             }
-            return try JSONBody.response(person, status: .created, headers: [.location: "/v1/people/\(pathSegment(person.email))"])
         }
 
         group.get("people/:email") { _, context in
@@ -70,13 +71,14 @@ extension HeraldAPI {
         }
 
         group.post("teams") { request, context in
-            let caller = try context.requireCaller()
-            try caller.requireAdmin("create teams")
-            let body = try await JSONBody.decode(TeamBody.self, from: request, context: context)
-            let slug = try field("slug") { try Input.slug(body.slug, field: "team") }
-            let name = try field("name") { try Input.name(body.name) }
-            let team = try await store.withTenant(caller.tenant) { try await $0.createTeam(slug: slug, name: name) }
-            return try JSONBody.response(team, status: .created, headers: [.location: "/v1/teams/\(team.slug)/members"])
+            try await creating(request, context) { caller, bytes in
+                try caller.requireAdmin("create teams")
+                let body = try JSONBody.decode(TeamBody.self, bytes: bytes, request: request)
+                let slug = try field("slug") { try Input.slug(body.slug, field: "team") }
+                let name = try field("name") { try Input.name(body.name) }
+                let team = try await store.withTenant(caller.tenant) { try await $0.createTeam(slug: slug, name: name) }
+                return try JSONBody.answer(team, status: .created, headers: [.location: "/v1/teams/\(team.slug)/members"])
+            }
         }
 
         group.get("teams/:slug/members") { _, context in

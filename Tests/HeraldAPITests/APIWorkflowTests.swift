@@ -129,3 +129,35 @@ import Testing
         }
     }
 }
+
+/// `Idempotency-Key` on creating requests.
+@Suite struct APIIdempotencyTests {
+    @Test func aRetriedCreationIsAnsweredAgainAndWritesNothing() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test")
+            let body: [String: Any] = ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01"]
+            let key = [(name: "Idempotency-Key", value: "assign-ship-v2-0001")]
+            let first = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
+            let retry = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
+            #expect(first.status == 201 && retry.status == 201 && retry.headers["idempotent-replayed"] == "true")
+            #expect(retry.json["id"] as? String == first.json["id"] as? String && retry.headers["location"] == first.headers["location"])
+            let activities = try await api.count("activities"), events = try await api.count("outbox")
+            #expect(activities == 1 && events == 1)
+            // The same key for another request.
+            var other = body
+            other["name"] = "Something else"
+            let reused = try await api.call("POST", "/v1/activities", token: alice, json: other, headers: key)
+            #expect(reused.status == 422 && reused.isProblem)
+            // A request that failed lets its key go: the corrected one goes through.
+            let failedKey = [(name: "Idempotency-Key", value: "assign-typo-0002")]
+            var typo = body
+            typo["deadline"] = "2026-13-01"
+            #expect(try await api.call("POST", "/v1/activities", token: alice, json: typo, headers: failedKey).status == 422)
+            #expect(try await api.call("POST", "/v1/activities", token: alice, json: body, headers: failedKey).status == 201)
+            // Keys are per credential: another token's identical key is its own.
+            let other2 = try await api.token("alice@acme.test")
+            #expect(try await api.call("POST", "/v1/activities", token: other2, json: body, headers: key).headers["idempotent-replayed"] == nil)
+            #expect(try await api.call("POST", "/v1/activities", token: alice, json: body, headers: [("Idempotency-Key", String(repeating: "k", count: 256))]).status == 400)
+        }
+    }
+}
