@@ -9,17 +9,21 @@ import Logging
 public struct HeraldAPI: Sendable {
     let store: Store
     let logger: Logger
+    let limiter: RateLimiter
 
-    public init(store: Store, logger: Logger) {
+    public init(store: Store, limits: RateLimits = RateLimits(), logger: Logger) {
         self.store = store
         self.logger = logger
+        self.limiter = RateLimiter(limits)
     }
 
     public func router() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.add(middleware: ProblemMiddleware(logger: logger))
         addHealth(to: router)
-        let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(store: store))
+        let v1 = router.group("v1")
+            .add(middleware: AuthenticationMiddleware(store: store))
+            .add(middleware: RateLimitMiddleware(limiter: limiter))
         addMe(to: v1)
         addDevices(to: v1)
         addActivities(to: v1)

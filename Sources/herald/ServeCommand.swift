@@ -20,10 +20,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain, for TLS.", valueName: "file")) var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key, for TLS.", valueName: "file")) var tlsKey: String?
     @Flag(help: "Also deliver notifications in this process, as herald worker does.") var worker = false
+    @Option(name: .customLong("person-rate"), help: "Requests a second a person token may make, sustained.") var personRate = 20.0
+    @Option(name: .customLong("person-burst"), help: "Requests a person token may make at once.") var personBurst = 100.0
+    @Option(name: .customLong("key-rate"), help: "Requests a second a tenant key may make, sustained.") var keyRate = 500.0
+    @Option(name: .customLong("key-burst"), help: "Requests a tenant key may make at once.") var keyBurst = 2_000.0
     @OptionGroup var dispatcher: DispatcherOptions
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        for (name, value) in [("person-rate", personRate), ("person-burst", personBurst), ("key-rate", keyRate), ("key-burst", keyBurst)]
+        where !(value >= 0.001 && value <= 1_000_000) {
+            throw ValidationError("--\(name) must be between 0.001 and 1000000")
+        }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for file in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("cannot read \(file)")
@@ -34,7 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = HeraldLogging.logger
         let tls = tlsCert.flatMap { cert in tlsKey.map { APIServer.TLSFiles(certificateChain: cert, privateKey: $0) } }
         @Sendable func serve(_ store: Store, _ worker: WorkerService?) async throws {
-            let server = APIServer(api: HeraldAPI(store: store, logger: logger), host: host, port: port, tls: tls)
+            let limits = RateLimits(personRate: personRate, personBurst: personBurst, keyRate: keyRate, keyBurst: keyBurst)
+            let server = APIServer(api: HeraldAPI(store: store, limits: limits, logger: logger), host: host, port: port, tls: tls)
             // Written at once (not through print's buffer): scripts wait for this line.
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
