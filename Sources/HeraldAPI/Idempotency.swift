@@ -10,6 +10,15 @@ extension HTTPField.Name {
 }
 
 extension HeraldAPI {
+    /// A JSON body with its keys sorted and its spacing dropped, so that the same request
+    /// serialized another way is the same request; anything else as it is.
+    static func canonical(_ bytes: [UInt8]) -> Data {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        else { return Data(bytes) }
+        return data
+    }
+
     /// Runs a creating `POST` (its body read once). With an `Idempotency-Key`, the first
     /// answer is kept for 24 hours per credential: the same key with the same method, path
     /// and body gets it again (`Idempotent-Replayed: true`) and writes nothing; with another
@@ -24,7 +33,7 @@ extension HeraldAPI {
         }
         var hasher = SHA256()
         hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
-        hasher.update(data: bytes)
+        hasher.update(data: Self.canonical(bytes))
         let hash = Data(hasher.finalize())
         let claim = try await store.withTenant(caller.tenant) {
             try await $0.claimIdempotencyKey(key, credential: caller.credentialID, requestHash: hash)

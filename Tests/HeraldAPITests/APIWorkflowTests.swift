@@ -139,10 +139,18 @@ import Testing
             let key = [(name: "Idempotency-Key", value: "assign-ship-v2-0001")]
             let first = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
             let retry = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
-            #expect(first.status == 201 && retry.status == 201 && retry.headers["idempotent-replayed"] == "true")
+            #expect(first.status == 201 && retry.status == 201 && retry.headers["idempotent-replayed"] == "true",
+                    "first \(first.status) \(String(decoding: first.body, as: UTF8.self)); retry \(retry.status) \(String(decoding: retry.body, as: UTF8.self))")
             #expect(retry.json["id"] as? String == first.json["id"] as? String && retry.headers["location"] == first.headers["location"])
             let activities = try await api.count("activities"), events = try await api.count("outbox")
             #expect(activities == 1 && events == 1)
+            // The same request written another way (keys in another order, other spacing) is the same request.
+            let reordered = Array(#"{ "deadline": "2026-12-01", "name": "Ship v3", "assignee": "chidi@acme.test", "team": "ops" }"#.utf8)
+            let compact = Array(#"{"team":"ops","assignee":"chidi@acme.test","name":"Ship v3","deadline":"2026-12-01"}"#.utf8)
+            let spelled = [(name: "Idempotency-Key", value: "assign-ship-v3")]
+            let written = try await api.call("POST", "/v1/activities", token: alice, raw: reordered, headers: spelled)
+            let rewritten = try await api.call("POST", "/v1/activities", token: alice, raw: compact, headers: spelled)
+            #expect(written.status == 201 && rewritten.headers["idempotent-replayed"] == "true" && rewritten.json["id"] as? String == written.json["id"] as? String)
             // The same key for another request.
             var other = body
             other["name"] = "Something else"
