@@ -4,12 +4,14 @@ import PackagePlugin
 /// Embeds a top-level folder of the package into the target that uses this plugin, so the
 /// `herald` binary carries its migrations (and later its templates) wherever it is copied.
 ///
-/// `HeraldStore` gets `sql/` as `EmbeddedFiles.sql`.
+/// `HeraldStore` gets `sql/` as `EmbeddedFiles.sql`; `HeraldAPI` gets `openapi/`, the API's
+/// contract, as `EmbeddedFiles.openapi`.
 @main
 struct EmbedFiles: BuildToolPlugin {
     private static let folders: [String: String] = [
         "HeraldStore": "sql",
         "HeraldTemplates": "templates",
+        "HeraldAPI": "openapi",
     ]
 
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

@@ -17,6 +17,15 @@ public struct HeraldAPI: Sendable {
         self.limiter = RateLimiter(limits)
     }
 
+    /// Every route, as `METHOD /path/{parameter}` (the contract test compares them with
+    /// openapi/openapi.json).
+    public var operations: [String] {
+        router().routes.map { route in
+            let path = "\(route.path)".split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+            return "\(route.method.rawValue) /" + path.joined(separator: "/")
+        }
+    }
+
     public func router() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.add(middleware: ProblemMiddleware(logger: logger))

@@ -74,24 +74,28 @@ extension HeraldAPI {
             return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
         }
 
-        group.post("activities/:id/:action") { request, context in
-            let caller = try context.requireCaller()
-            let id = try Self.activityID(context)
-            guard let action = ActivityAction(rawValue: try context.parameters.require("action")), action != .assign else {
-                throw Problem.notFound("the actions are start, complete, approve and reject")
+        for action in ActivityAction.allCases where action != .assign {
+            group.post("activities/:id/\(action.rawValue)") { request, context in
+                try await transition(action, request, context)
             }
-            let actor = try caller.actor()
-            let expected = try Self.expectedVersion(request.headers[.ifMatch])
-            var reason: String?
-            if action == .reject, request.headers[.contentType] != nil {
-                reason = try await JSONBody.decode(ReasonBody.self, from: request, context: context).reason
-            }
-            let activity = try await store.withTenant(caller.tenant) { session in
-                _ = try await session.activity(id: id, viewer: actor)
-                return try await session.act(action, on: id, actor: actor.email, reason: reason, expectedVersion: expected)
-            }
-            return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
         }
+    }
+
+    /// `POST /v1/activities/{id}/start|complete|approve|reject`.
+    private func transition(_ action: ActivityAction, _ request: Request, _ context: APIContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let id = try Self.activityID(context)
+        let actor = try caller.actor()
+        let expected = try Self.expectedVersion(request.headers[.ifMatch])
+        var reason: String?
+        if action == .reject, request.headers[.contentType] != nil {
+            reason = try await JSONBody.decode(ReasonBody.self, from: request, context: context).reason
+        }
+        let activity = try await store.withTenant(caller.tenant) { session in
+            _ = try await session.activity(id: id, viewer: actor)
+            return try await session.act(action, on: id, actor: actor.email, reason: reason, expectedVersion: expected)
+        }
+        return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
     }
 
     struct ActivityPage: Encodable {

@@ -8,6 +8,12 @@ extension HeraldAPI {
         router.get("healthz") { _, _ in
             try JSONBody.response(["status": "ok"])
         }
+        // The contract (openapi/openapi.json, compiled in).
+        router.get("openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: EmbeddedFiles.openapi["openapi.json"] ?? "{}")))
+        }
         router.get("readyz") { _, _ in
             do {
                 try await Migrator.bundled().verify(store.pool)
