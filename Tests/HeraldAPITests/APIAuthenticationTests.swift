@@ -109,13 +109,14 @@ import Testing
 /// A credential over its rate gets 429 with Retry-After; others are not held back by it.
 @Suite struct APIRateLimitTests {
     @Test func aCredentialOverItsRateIsToldWhenToComeBack() async throws {
-        try await APIHarness.with(limits: RateLimits(personRate: 0.2, personBurst: 2)) { api in
+        try await APIHarness.with(limits: RateLimits(personRate: 0.001, personBurst: 2)) { api in
             let chidi = try await api.token("chidi@acme.test"), dana = try await api.token("dana@acme.test")
             #expect(try await api.call("GET", "/v1/me", token: chidi).status == 200)
             #expect(try await api.call("GET", "/v1/me", token: chidi).status == 200)
             let limited = try await api.call("GET", "/v1/me", token: chidi)
             #expect(limited.status == 429 && limited.isProblem)
-            #expect(limited.headers["retry-after"].flatMap(Int.init).map { (1...5).contains($0) } == true, "\(limited.headers)")
+            // One token in 1,000 s: however slow the machine, none comes back during the test.
+            #expect(limited.headers["retry-after"].flatMap(Int.init).map { (900...1_000).contains($0) } == true, "\(limited.headers)")
             #expect(try await api.call("GET", "/v1/me", token: dana).status == 200)
         }
     }
