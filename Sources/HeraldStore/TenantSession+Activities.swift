@@ -146,25 +146,6 @@ extension TenantSession {
         return try Self.activity(row)
     }
 
-    /// Activities, newest first, optionally by team, status and assignee.
-    public func activities(team: String? = nil, status: ActivityStatus? = nil, assignee: String? = nil, limit: Int = 100) async throws -> [ActivityRecord] {
-        var teamID: UUID?
-        if let team { teamID = try await self.team(slug: team).id }
-        var assigneeID: UUID?
-        if let assignee { assigneeID = try await person(email: assignee).id }
-        return try await connection.query(
-            """
-            \(unsafeRaw: Self.activitySelect)
-            WHERE a.tenant_id = \(tenantID)
-              AND (\(teamID)::uuid IS NULL OR a.team_id = \(teamID))
-              AND (\(status?.rawValue)::text IS NULL OR a.status = \(status?.rawValue))
-              AND (\(assigneeID)::uuid IS NULL OR a.assignee_id = \(assigneeID))
-            ORDER BY a.created_at DESC, a.id DESC
-            LIMIT \(max(1, min(limit, 10_000)))
-            """
-        ).map(Self.activity)
-    }
-
     /// The steps of an activity's life, oldest first.
     public func transitions(activity id: UUID) async throws -> [ActivityTransitionRecord] {
         try await connection.query(

@@ -74,7 +74,9 @@ struct ActivityCommand: AsyncParsableCommand {
         func run() async throws {
             let status = try status.map { try Input.choice($0, field: "status", as: ActivityStatus.self) }
             let activities = try await withTenant(tenant) {
-                try await $0.activities(team: team, status: status, assignee: assignee, limit: limit)
+                try await $0.activities(
+                    viewer: nil, filter: .init(team: team, status: status, assignee: assignee), limit: limit, after: nil
+                ).items
             }
             if options.json { return try printJSON(activities) }
             var table = TextTable("ID", "PRIORITY", "STATUS", "DEADLINE", "TEAM", "ASSIGNEE", "NAME")
