@@ -48,6 +48,9 @@ import Testing
                 "POST", "/v1/activities", alice,
                 ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01", "priority": "p0"])
             let id = try #require(activity["id"] as? String)
+            // Chidi's app lists his activities: this one, assigned.
+            let listed = try #require(try await call("GET", "/v1/activities", chidi)["items"] as? [[String: Any]])
+            #expect(listed.map { $0["id"] as? String } == [id] && listed.first?["status"] as? String == "assigned")
             _ = try await call("POST", "/v1/activities/\(id)/start", chidi)
             _ = try await call("POST", "/v1/activities/\(id)/complete", chidi)
             _ = try await call("POST", "/v1/activities/\(id)/approve", alice)
@@ -59,6 +62,21 @@ import Testing
             #expect(messages.map(\.token).filter { $0 == "chidi-pixel" }.count == 2, "\(messages.map(\.token))")
             #expect(messages.map(\.token).filter { $0 == aliceIPhone }.count == 2)
             #expect(!messages.contains { $0.token == "alice-member-app" })
+
+            // Chidi reads his own history: his two notifications, sent, and none of Alice's.
+            var history: [[String: Any]] = []
+            while ContinuousClock.now < deadline {
+                history = (try await call("GET", "/v1/history", chidi)["items"] as? [[String: Any]]) ?? []
+                if history.count == 2, history.allSatisfy({ $0["status"] as? String == "sent" }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(Set(history.compactMap { $0["event"] as? String }) == ["activity.assigned", "activity.approved"], "\(history)")
+            #expect(history.allSatisfy { ($0["recipient"] as? [String: Any])?["email"] as? String == "chidi@acme.test" && $0["status"] as? String == "sent" })
+            let entry = try #require(history.first?["id"] as? String)
+            let detail = try await call("GET", "/v1/history/\(entry)", chidi)
+            let deliveries = (detail["deliveries"] as? [[String: Any]]) ?? []
+            #expect(deliveries.count == 1 && deliveries.first?["status"] as? String == "sent", "\(detail)")
+            #expect((deliveries.first?["attempts"] as? [[String: Any]])?.isEmpty == false)
 
             // SIGTERM: requests and sends in flight finish, exit 0.
             server.terminate()
