@@ -27,22 +27,24 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         let authentication = try await store.authenticate(String(parts[1]).trimmingCharacters(in: .whitespaces))
         let onBehalfOf = request.headers[.onBehalfOf]
-        let person = try await store.withTenant(authentication.tenant) { session -> Person? in
-            switch authentication.kind {
-            case .personToken:
-                guard onBehalfOf == nil else {
-                    throw Problem(.forbidden, "Not allowed", detail: "a person token acts as its own person; Herald-On-Behalf-Of is for tenant keys")
-                }
-                guard let id = authentication.personID else { throw Problem.unauthorized("the credential is not valid") }
-                return try await session.person(id: id)
-            case .tenantKey:
-                guard let onBehalfOf else { return nil }
-                do {
-                    return try await session.person(email: onBehalfOf)
-                } catch let error as InputError {
-                    throw Problem(.badRequest, "Invalid header", detail: "Herald-On-Behalf-Of: \(error.description)")
-                } catch let error as StoreError where error.code == .notFound {
-                    throw Problem(.unprocessableContent, "Unknown person", detail: "Herald-On-Behalf-Of names nobody in this tenant")
+        var person: Person?
+        switch authentication.kind {
+        case .personToken:
+            guard onBehalfOf == nil else {
+                throw Problem(.forbidden, "Not allowed", detail: "a person token acts as its own person; Herald-On-Behalf-Of is for tenant keys")
+            }
+            guard let own = authentication.person else { throw Problem.unauthorized("the credential is not valid") }
+            person = own
+        case .tenantKey:
+            if let onBehalfOf {
+                person = try await store.withTenant(authentication.tenant) { session in
+                    do {
+                        return try await session.person(email: onBehalfOf)
+                    } catch let error as InputError {
+                        throw Problem(.badRequest, "Invalid header", detail: "Herald-On-Behalf-Of: \(error.description)")
+                    } catch let error as StoreError where error.code == .notFound {
+                        throw Problem(.unprocessableContent, "Unknown person", detail: "Herald-On-Behalf-Of names nobody in this tenant")
+                    }
                 }
             }
         }

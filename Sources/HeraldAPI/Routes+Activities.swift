@@ -59,7 +59,7 @@ extension HeraldAPI {
                 let name = try field("name") { try Input.name(body.name, field: "name") }
                 let assignee = try field("assignee") { try Input.email(body.assignee) }
                 let activity = try await store.withTenant(caller.tenant) {
-                    try await $0.assignActivity(actor: actor.email, team: body.team, assignee: assignee, name: name, deadline: deadline, priority: priority)
+                    try await $0.assignActivity(by: actor, team: body.team, assignee: assignee, name: name, deadline: deadline, priority: priority)
                 }
                 return try JSONBody.answer(
                     activity, status: .created,
@@ -92,8 +92,7 @@ extension HeraldAPI {
             reason = try await JSONBody.decode(ReasonBody.self, from: request, context: context).reason
         }
         let activity = try await store.withTenant(caller.tenant) { session in
-            _ = try await session.activity(id: id, viewer: actor)
-            return try await session.act(action, on: id, actor: actor.email, reason: reason, expectedVersion: expected)
+            try await session.act(action, on: id, by: actor, reason: reason, expectedVersion: expected, concealingInvisible: true)
         }
         return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
     }

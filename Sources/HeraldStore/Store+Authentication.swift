@@ -8,7 +8,7 @@ public struct Authentication: Sendable, Equatable {
     public let credentialID: UUID
     public let kind: CredentialKind
     /// The person a token acts as (nil for a tenant key).
-    public let personID: UUID?
+    public let person: Person?
 }
 
 /// Why a presented credential was refused.
@@ -29,8 +29,8 @@ public enum AuthenticationFailure: Error, Sendable, Equatable, CustomStringConve
 
 extension Store {
     /// Finds the credential a secret belongs to, across tenants (as `herald_authenticator`,
-    /// which may read credentials and stamp their last use, and nothing else), checks it,
-    /// and records its use to the minute.
+    /// which may read credentials, stamp their last use, and read the people tokens act as),
+    /// checks it, and records its use to the minute.
     /// - Throws: `AuthenticationFailure`.
     public func authenticate(_ presented: String) async throws -> Authentication {
         guard let secret = CredentialSecret(parsing: presented) else { throw AuthenticationFailure.unknown }
@@ -39,8 +39,10 @@ extension Store {
                 """
                 SELECT c.tenant_id, c.id, c.kind, c.person_id, c.secret_sha256, c.expires_at <= now() AS expired,
                        c.revoked_at IS NOT NULL AS revoked, c.last_used_at > now() - interval '1 minute' AS used_lately,
-                       t.slug, t.name, t.created_at
+                       t.slug, t.name, t.created_at,
+                       p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at AS person_created_at
                 FROM credentials c JOIN tenants t ON t.id = c.tenant_id
+                LEFT JOIN people p ON p.tenant_id = c.tenant_id AND p.id = c.person_id
                 WHERE c.prefix = \(secret.prefix)
                 """)
             // Every row with the prefix is hashed and compared (there is one, but keys are per tenant).
@@ -53,11 +55,18 @@ extension Store {
             if try row.decode(Bool?.self, column: "used_lately") != true {
                 try await connection.query("UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)")
             }
+            var person: Person?
+            if let personID: UUID = try row.decode(column: "person_id") {
+                person = Person(
+                    id: personID, email: try row.decode(column: "email"), name: try row.decode(column: "display_name"),
+                    locale: try row.decode(column: "locale"), timeZone: try row.decode(column: "time_zone"),
+                    isAdmin: try row.decode(column: "is_admin"), createdAt: try row.decode(column: "person_created_at"))
+            }
             return Authentication(
                 tenant: Tenant(
                     id: tenantID, slug: try row.decode(column: "slug"), name: try row.decode(column: "name"),
                     createdAt: try row.decode(column: "created_at")),
-                credentialID: id, kind: secret.kind, personID: try row.decode(column: "person_id"))
+                credentialID: id, kind: secret.kind, person: person)
         }
     }
 }

@@ -10,15 +10,38 @@ extension TenantSession {
         actor email: String, team teamSlug: String, assignee assigneeEmail: String, name: String, deadline: LocalDate,
         priority: Priority = .p2
     ) async throws -> ActivityRecord {
+        try await assignActivity(
+            by: try await person(email: email), team: teamSlug, assignee: assigneeEmail, name: name, deadline: deadline, priority: priority)
+    }
+
+    /// `assignActivity` by a person already read (an API caller): the team, both roles and
+    /// the assignee in one query, the activity and its first transition in one statement.
+    public func assignActivity(
+        by actor: Person, team teamSlug: String, assignee assigneeEmail: String, name: String, deadline: LocalDate,
+        priority: Priority = .p2
+    ) async throws -> ActivityRecord {
         let name = try Input.name(name, field: "activity name")
-        let actor = try await person(email: email)
-        let team = try await team(slug: teamSlug)
-        let actorRole = try await role(of: actor.id, in: team.id)
+        let assigneeEmail = try Input.email(assigneeEmail)
+        let rows = try await connection.query(
+            """
+            SELECT t.id, t.slug, t.name, t.created_at,
+                   (SELECT role FROM team_members r WHERE r.tenant_id = t.tenant_id AND r.team_id = t.id AND r.person_id = \(actor.id)) AS actor_role,
+                   p.id, p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at,
+                   (SELECT role FROM team_members r WHERE r.tenant_id = t.tenant_id AND r.team_id = t.id AND r.person_id = p.id) AS assignee_role
+            FROM teams t LEFT JOIN people p ON p.tenant_id = t.tenant_id AND p.email = \(assigneeEmail)
+            WHERE t.tenant_id = \(tenantID) AND t.slug = \(teamSlug)
+            """)
+        guard let row = rows.first else { throw StoreError(.notFound, "no team \"\(teamSlug)\" in tenant \(tenant.slug)") }
+        let team = try Self.team(row)
+        let actorRole: TeamRole? = try row.decode(String?.self, column: "actor_role").map(Self.decodeEnum)
         let relation = ActivityStateMachine.Actor(isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
         let transition = try decide(.assign, from: nil, by: relation, actor: actor, activity: nil)
 
-        let assignee = try await person(email: assigneeEmail)
-        switch try await role(of: assignee.id, in: team.id) {
+        guard try row.decode(UUID?.self, at: 5) != nil else {
+            throw StoreError(.notFound, "no person \(assigneeEmail) in tenant \(tenant.slug)")
+        }
+        let assignee = try Self.person(row, from: 5)
+        switch try row.decode(String?.self, column: "assignee_role").map(Self.decodeEnum) as TeamRole? {
         case .member: break
         case .manager:
             throw StoreError(.invalid, "\(assignee.email) is a manager of team \(team.slug); activities are assigned to its members")
@@ -29,17 +52,24 @@ extension TenantSession {
         let id = UUID.v7()
         let createdAt = try await connection.query(
             """
-            INSERT INTO activities (tenant_id, id, team_id, manager_id, assignee_id, name, priority, deadline, status)
-            VALUES (\(tenantID), \(id), \(team.id), \(actor.id), \(assignee.id), \(name), \(priority.rawValue),
-                    \(deadline.description)::date, \(transition.to.rawValue))
-            RETURNING created_at
+            WITH created AS (
+                INSERT INTO activities (tenant_id, id, team_id, manager_id, assignee_id, name, priority, deadline, status)
+                VALUES (\(tenantID), \(id), \(team.id), \(actor.id), \(assignee.id), \(name), \(priority.rawValue),
+                        \(deadline.description)::date, \(transition.to.rawValue))
+                RETURNING created_at
+            ), step AS (
+                INSERT INTO activity_transitions (tenant_id, id, activity_id, actor_id, action, from_status, to_status, reason, at)
+                SELECT \(tenantID), \(UUID.v7()), \(id), \(actor.id), \(transition.action.rawValue), NULL, \(transition.to.rawValue), NULL, created_at
+                FROM created
+            )
+            SELECT created_at FROM created
             """
         ).single().decode(Date.self, at: 0)
         let activity = ActivityRecord(
             id: id, team: .init(id: team.id, slug: team.slug, name: team.name), name: name, priority: priority,
             deadline: deadline, status: transition.to, version: 1, manager: actor.reference, assignee: assignee.reference,
             createdAt: createdAt, updatedAt: createdAt)
-        try await record(transition, on: activity, actor: actor.reference, reason: nil, at: createdAt)
+        try await appendEvent(transition, on: activity, actor: actor.reference, reason: nil, at: createdAt)
         return activity
     }
 
@@ -52,23 +82,50 @@ extension TenantSession {
     public func act(
         _ action: ActivityAction, on id: UUID, actor email: String, reason: String? = nil, expectedVersion: Int? = nil
     ) async throws -> ActivityRecord {
+        try await act(action, on: id, by: try await person(email: email), reason: reason, expectedVersion: expectedVersion)
+    }
+
+    /// `act` by a person already read (an API caller): the activity and the actor's role in
+    /// one query, the change and its transition in one statement, the event in another.
+    /// - Parameter concealingInvisible: an activity the actor may not see (neither theirs,
+    ///   nor their team's as its manager, nor an admin's) is `.notFound`, as if it did not
+    ///   exist (the API), rather than `.forbidden` (the operator's CLI).
+    public func act(
+        _ action: ActivityAction, on id: UUID, by actor: Person, reason: String? = nil, expectedVersion: Int? = nil,
+        concealingInvisible: Bool = false
+    ) async throws -> ActivityRecord {
         guard action != .assign else { throw StoreError(.invalid, "use assignActivity to assign") }
         let reason = try reason.map { try Input.text($0, field: "reason") }.flatMap { $0.isEmpty ? nil : $0 }
-        let actor = try await person(email: email)
-        let activity = try await activity(id: id)
+        let rows = try await connection.query(
+            """
+            SELECT \(unsafeRaw: Self.activityColumns),
+                   (SELECT role FROM team_members r WHERE r.tenant_id = a.tenant_id AND r.team_id = a.team_id AND r.person_id = \(actor.id)) AS actor_role
+            FROM \(unsafeRaw: Self.activityTables) WHERE a.tenant_id = \(tenantID) AND a.id = \(id)
+            """)
+        let actorRole: TeamRole? = try rows.first.flatMap { try $0.decode(String?.self, column: "actor_role") }.map(Self.decodeEnum)
+        guard let row = rows.first, case let activity = try Self.activity(row),
+              !concealingInvisible || actor.isAdmin || activity.assignee.id == actor.id || actorRole == .manager
+        else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
         if let expectedVersion, expectedVersion != activity.version {
             throw StoreError(.stale, "activity \(id.uuidString.lowercased()) is at version \(activity.version), not \(expectedVersion); look again")
         }
-        let actorRole = try await role(of: actor.id, in: activity.team.id)
         let relation = ActivityStateMachine.Actor(
             isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
         let transition = try decide(action, from: activity.status, by: relation, actor: actor, activity: activity)
 
         let updated = try await connection.query(
             """
-            UPDATE activities SET status = \(transition.to.rawValue), version = version + 1, updated_at = now()
-            WHERE tenant_id = \(tenantID) AND id = \(id) AND version = \(activity.version)
-            RETURNING version, updated_at
+            WITH moved AS (
+                UPDATE activities SET status = \(transition.to.rawValue), version = version + 1, updated_at = now()
+                WHERE tenant_id = \(tenantID) AND id = \(id) AND version = \(activity.version)
+                RETURNING version, updated_at
+            ), step AS (
+                INSERT INTO activity_transitions (tenant_id, id, activity_id, actor_id, action, from_status, to_status, reason, at)
+                SELECT \(tenantID), \(UUID.v7()), \(id), \(actor.id), \(transition.action.rawValue),
+                       \(transition.from?.rawValue), \(transition.to.rawValue), \(reason), updated_at
+                FROM moved
+            )
+            SELECT version, updated_at FROM moved
             """)
         guard let row = updated.first else {
             let now = try await self.activity(id: id)
@@ -82,7 +139,7 @@ extension TenantSession {
             id: activity.id, team: activity.team, name: activity.name, priority: activity.priority, deadline: activity.deadline,
             status: transition.to, version: version, manager: activity.manager, assignee: activity.assignee,
             createdAt: activity.createdAt, updatedAt: updatedAt)
-        try await record(transition, on: result, actor: actor.reference, reason: reason, at: updatedAt)
+        try await appendEvent(transition, on: result, actor: actor.reference, reason: reason, at: updatedAt)
         return result
     }
 
@@ -111,17 +168,12 @@ extension TenantSession {
         "activity \(activity.id.uuidString.lowercased()) (\"\(activity.name)\")"
     }
 
-    /// Records the transition and appends the event with its snapshot, then NOTIFYs (which
-    /// PostgreSQL delivers only if the transaction commits).
-    private func record(
+    /// Appends the transition's event with its snapshot to the outbox (the transition row
+    /// itself is written with the change), then NOTIFYs (which PostgreSQL delivers only if
+    /// the transaction commits).
+    private func appendEvent(
         _ transition: ActivityStateMachine.Transition, on activity: ActivityRecord, actor: PersonReference, reason: String?, at: Date
     ) async throws {
-        try await connection.query(
-            """
-            INSERT INTO activity_transitions (tenant_id, id, activity_id, actor_id, action, from_status, to_status, reason, at)
-            VALUES (\(tenantID), \(UUID.v7()), \(activity.id), \(actor.id), \(transition.action.rawValue),
-                    \(transition.from?.rawValue), \(transition.to.rawValue), \(reason), \(at))
-            """)
         let recipients = Routing.activity(
             transition.event, manager: activity.manager.id, assignee: activity.assignee.id, actor: actor.id)
         let payload = ActivityEventPayload(
@@ -180,14 +232,18 @@ extension TenantSession {
         }
     }
 
-    static let activitySelect = """
-        SELECT a.id, t.id, t.slug, t.name, a.name, a.priority, a.deadline::text, a.status, a.version,
+    /// What `activity(_:)` decodes, in its order, from `activityTables`.
+    static let activityColumns = """
+        a.id, t.id, t.slug, t.name, a.name, a.priority, a.deadline::text, a.status, a.version,
                m.id, m.email, m.display_name, s.id, s.email, s.display_name, a.created_at, a.updated_at
-        FROM activities a
+        """
+    static let activityTables = """
+        activities a
         JOIN teams t ON t.tenant_id = a.tenant_id AND t.id = a.team_id
         JOIN people m ON m.tenant_id = a.tenant_id AND m.id = a.manager_id
         JOIN people s ON s.tenant_id = a.tenant_id AND s.id = a.assignee_id
         """
+    static let activitySelect = "SELECT \(activityColumns) FROM \(activityTables)"
 
     static func activity(_ row: PostgresRow) throws -> ActivityRecord {
         let (id, teamID, teamSlug, teamName, name, priority, deadline, status, version) =

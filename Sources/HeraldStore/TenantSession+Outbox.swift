@@ -19,12 +19,15 @@ extension TenantSession {
         case .activity(let id): (id, nil)
         case .message(let id): (nil, id)
         }
+        // One round trip: the row, and the NOTIFY of it.
         try await connection.query(
             """
-            INSERT INTO outbox (tenant_id, id, kind, activity_id, message_id, actor_id, recipient_ids, payload, occurred_at)
-            VALUES (\(tenantID), \(UUID.v7()), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
-                    \(PostgresJSON(payload)), \(occurredAt))
+            WITH event AS (
+                INSERT INTO outbox (tenant_id, id, kind, activity_id, message_id, actor_id, recipient_ids, payload, occurred_at)
+                VALUES (\(tenantID), \(UUID.v7()), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
+                        \(PostgresJSON(payload)), \(occurredAt))
+            )
+            SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))
             """)
-        try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))")
     }
 }

@@ -59,14 +59,17 @@ public struct TenantSession: Sendable {
     public func people() async throws -> [Person] {
         try await connection.query(
             "SELECT \(unsafeRaw: Self.personColumns) FROM people WHERE tenant_id = \(tenantID) ORDER BY email"
-        ).map(Self.person)
+        ).map { try Self.person($0) }
     }
 
     static let personColumns = "id, email, display_name, locale, time_zone, is_admin, created_at"
 
-    static func person(_ row: PostgresRow) throws -> Person {
-        let (id, email, name, locale, timeZone, isAdmin, createdAt) = try row.decode((UUID, String, String, String, String, Bool, Date).self)
-        return Person(id: id, email: email, name: name, locale: locale, timeZone: timeZone, isAdmin: isAdmin, createdAt: createdAt)
+    /// A person from `personColumns`, which start at column `first`.
+    static func person(_ row: PostgresRow, from first: Int = 0) throws -> Person {
+        Person(
+            id: try row.decode(at: first), email: try row.decode(at: first + 1), name: try row.decode(at: first + 2),
+            locale: try row.decode(at: first + 3), timeZone: try row.decode(at: first + 4), isAdmin: try row.decode(at: first + 5),
+            createdAt: try row.decode(at: first + 6))
     }
 
     // MARK: Teams

@@ -55,7 +55,9 @@ struct CredentialTests {
             #expect(credential.expiresAt.map { $0.timeIntervalSinceNow > 89 * 86_400 } == true)
             let authentication = try await store.authenticate(secret)
             #expect(authentication.tenant == acme.tenant && authentication.kind == .personToken)
-            #expect(authentication.personID == credential.person?.id && authentication.credentialID == credential.id)
+            #expect(authentication.person?.id == credential.person?.id && authentication.credentialID == credential.id)
+            let chidi = try await acme.run { try await $0.person(email: "chidi@acme.test") }
+            #expect(authentication.person == chidi)
             // Its use is recorded; the secret is nowhere in the database.
             let used = try await acme.run { try await $0.credential(id: credential.id) }
             #expect(used.lastUsedAt != nil)
@@ -71,7 +73,7 @@ struct CredentialTests {
         try await TestDatabase.withStore { store, _ in
             let acme = try await WorkflowFixture.make(store)
             let (key, keySecret) = try await acme.run { try await $0.createTenantKey(name: "backend", lifetime: nil, by: "test") }
-            #expect(try await store.authenticate(keySecret).personID == nil)
+            #expect(try await store.authenticate(keySecret).person == nil)
             let revoked = try await acme.run { try await $0.revokeCredential(id: key.id) }
             #expect(revoked.revokedAt != nil)
             await #expect(throws: AuthenticationFailure.revoked) { try await store.authenticate(keySecret) }

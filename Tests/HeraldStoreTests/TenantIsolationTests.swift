@@ -57,4 +57,23 @@ import Testing
             #expect(visible == 0)
         }
     }
+
+    @Test func theAuthenticatorReadsOnlyThePeopleTokensActAsAndNoActivities() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            _ = try await acme.run { try await $0.createPersonToken(for: "chidi@acme.test", name: nil, lifetime: nil, by: "test") }
+            let (people, emails) = try await store.pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+                let all = try await connection.query("SELECT count(*) FROM people").single().decode(Int.self, at: 0)
+                let emails = try await connection.query("SELECT email FROM people").map { try $0.decode(String.self, at: 0) }
+                return (all, emails)
+            }
+            #expect(people == 1 && emails == ["chidi@acme.test"])
+            let refused = await #expect(throws: PostgresError.self) {
+                try await store.pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+                    try await connection.query("SELECT count(*) FROM activities")
+                }
+            }
+            #expect(refused?.sqlState == "42501")
+        }
+    }
 }
