@@ -52,6 +52,17 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql.append("$\(binds.count)")
         }
 
+        /// Appends ` AND <condition> $n` and binds `value` when there is one, and nothing when
+        /// it is nil: `WHERE a.tenant_id = \(id)\(and: "a.team_id =", team)`. An optional
+        /// filter written this way keeps its statement's plan cacheable, where
+        /// `($n IS NULL OR a.team_id = $n)` made PostgreSQL plan it again on every execution.
+        /// `condition` is SQL the program wrote, never input.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(and condition: String, _ value: Value?) {
+            guard let value else { return }
+            sql.append(" AND \(condition) ")
+            appendInterpolation(value)
+        }
+
         /// Appends a quoted identifier (a table or channel name), doubling embedded quotes.
         public mutating func appendInterpolation(identifier: String) {
             sql.append(PostgresQuery.quoteIdentifier(identifier))

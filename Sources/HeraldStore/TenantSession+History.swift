@@ -121,16 +121,11 @@ extension TenantSession {
             """
             SELECT * FROM (\(unsafeRaw: Self.historySelect)
                 WHERE n.tenant_id = \(tenantID)
-                  AND (\(viewer.isAdmin) OR n.recipient_id = \(viewer.id)
-                       OR n.team_id IN (SELECT team_id FROM team_members
-                                        WHERE tenant_id = \(tenantID) AND person_id = \(viewer.id) AND role = 'manager'))
-                  AND (\(recipient)::uuid IS NULL OR n.recipient_id = \(recipient))
-                  AND (\(activity)::uuid IS NULL OR n.activity_id = \(activity))
-                  AND (\(conversation)::uuid IS NULL OR n.conversation_id = \(conversation))
-                  AND (\(event)::text IS NULL OR n.kind = \(event))
-                  AND (\(filter.since)::timestamptz IS NULL OR n.created_at >= \(filter.since))
+                  AND \(historyVisibleTo: viewer)\(
+                      and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
+                      and: "n.kind =", event)\(and: "n.created_at >=", filter.since)
             ) h
-            WHERE (\(status)::text IS NULL OR h.status = \(status))
+            WHERE TRUE\(and: "h.status =", status)
             ORDER BY h.created_at DESC, h.id DESC
             LIMIT \(filter.limit)
             """)
@@ -226,5 +221,21 @@ extension TenantSession {
             activityID: try row.decode(UUID?.self, at: 13), conversationID: try row.decode(UUID?.self, at: 14),
             eventAt: try row.decode(Date.self, at: 15), createdAt: try row.decode(Date.self, at: 16),
             sentAt: try row.decode(Date?.self, at: 17))
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The condition that a notification `n` is visible to `viewer`: all of them for an
+    /// admin, else their own and those of the teams they manage.
+    mutating func appendInterpolation(historyVisibleTo viewer: Person) {
+        guard !viewer.isAdmin else {
+            appendLiteral("TRUE")
+            return
+        }
+        appendLiteral("(n.recipient_id = ")
+        appendInterpolation(viewer.id)
+        appendLiteral(" OR n.team_id IN (SELECT team_id FROM team_members WHERE tenant_id = n.tenant_id AND person_id = ")
+        appendInterpolation(viewer.id)
+        appendLiteral(" AND role = 'manager'))")
     }
 }

@@ -29,11 +29,7 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             \(unsafeRaw: Self.activitySelect)
-            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)
-              AND (\(teamID)::uuid IS NULL OR a.team_id = \(teamID))
-              AND (\(filter.status?.rawValue)::text IS NULL OR a.status = \(filter.status?.rawValue))
-              AND (\(assigneeID)::uuid IS NULL OR a.assignee_id = \(assigneeID))
-              AND (\(cursor?.at)::timestamptz IS NULL OR (a.created_at, a.id) < (\(cursor?.at), \(cursor?.id)))
+            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(before: cursor)
             ORDER BY a.created_at DESC, a.id DESC
             LIMIT \(limit + 1)
             """)
@@ -53,15 +49,26 @@ extension TenantSession {
 }
 
 extension PostgresQuery.StringInterpolation {
-    /// The condition that an activity `a` is visible to `viewer` (nil: everything).
+    /// The condition that an activity `a` is visible to `viewer` (nil or an admin: everything).
     mutating func appendInterpolation(visibleTo viewer: Person?) {
-        let everything = viewer?.isAdmin ?? true
-        appendLiteral("(")
-        appendInterpolation(everything)
-        appendLiteral(" OR a.assignee_id = ")
-        appendInterpolation(viewer?.id)
+        guard let viewer, !viewer.isAdmin else {
+            appendLiteral("TRUE")
+            return
+        }
+        appendLiteral("(a.assignee_id = ")
+        appendInterpolation(viewer.id)
         appendLiteral(" OR EXISTS (SELECT 1 FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.person_id = ")
-        appendInterpolation(viewer?.id)
+        appendInterpolation(viewer.id)
         appendLiteral(" AND m.role = 'manager'))")
+    }
+
+    /// ` AND` the activity comes after `cursor` in newest-first order; nothing without one.
+    mutating func appendInterpolation(before cursor: PageCursor?) {
+        guard let cursor else { return }
+        appendLiteral(" AND (a.created_at, a.id) < (")
+        appendInterpolation(cursor.at)
+        appendLiteral(", ")
+        appendInterpolation(cursor.id)
+        appendLiteral(")")
     }
 }

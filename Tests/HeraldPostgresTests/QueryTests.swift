@@ -12,6 +12,13 @@ import Testing
         #expect(!query.description.contains("DROP"))
     }
 
+    @Test func anAbsentFilterLeavesNoTraceInTheStatement() {
+        let team: String? = nil, status: String? = "running"
+        let query: PostgresQuery = "SELECT * FROM a WHERE tenant = \(1)\(and: "team =", team)\(and: "status =", status)"
+        #expect(query.sql == "SELECT * FROM a WHERE tenant = $1 AND status = $2")
+        #expect(query.binds.values == ["1", "running"])
+    }
+
     @Test func hostileTextRoundTripsAsData() async throws {
         try await TestDatabase.with { pool, _ in
             try await pool.query("CREATE TABLE x (value text)")
@@ -20,6 +27,13 @@ import Testing
             let stored = try await pool.query("SELECT value FROM x").single().decode(String.self, at: 0)
             #expect(stored == hostile)
             #expect(try await pool.query("SELECT to_regclass('x') IS NOT NULL").single().decode(Bool.self, at: 0))
+        }
+    }
+
+    @Test func connectionsRunWithoutJIT() async throws {
+        try await TestDatabase.with { pool, _ in
+            let jit = try await pool.withConnection { try await $0.query("SHOW jit").single().decode(String.self, at: 0) }
+            #expect(jit == "off")
         }
     }
 
