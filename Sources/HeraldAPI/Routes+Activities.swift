@@ -27,27 +27,14 @@ extension HeraldAPI {
         group.get("activities") { request, context in
             let caller = try context.requireCaller()
             let query = request.uri.queryParameters
-            let limit = try field("limit") { try Self.limit(query.get("limit")) }
-            let cursor = try query.get("cursor").map { text in
-                guard let cursor = PageCursor(token: text) else {
-                    throw Problem(.unprocessableContent, "Invalid fields", detail: "the cursor is not one this server gave",
-                                  errors: [.init(field: "cursor", detail: "not a cursor from a Link header")])
-                }
-                return cursor
-            }
+            let paging = try Paging(query)
             let status = try query.get("status").map { text in try field("status") { try Input.choice(text, field: "status", as: ActivityStatus.self) } }
             let filter = TenantSession.ActivityFilter(team: query.get("team"), status: status, assignee: query.get("assignee"))
             let page = try await store.withTenant(caller.tenant) {
-                try await $0.activities(viewer: caller.person, filter: filter, limit: limit, after: cursor)
+                try await $0.activities(viewer: caller.person, filter: filter, limit: paging.limit, after: paging.cursor)
             }
-            var headers: HTTPFields = [:]
-            if let next = page.next {
-                var parameters = [("limit", "\(limit)"), ("cursor", next.token)]
-                for name in ["status", "team", "assignee"] { if let value = query.get(name) { parameters.append((name, value)) } }
-                let queryText = parameters.map { "\($0.0)=\(pathSegment($0.1))" }.joined(separator: "&")
-                headers[.link] = "</v1/activities?\(queryText)>; rel=\"next\""
-            }
-            return try JSONBody.response(ActivityPage(items: page.items, next: page.next?.token), headers: headers)
+            let headers = paging.headers(path: "/v1/activities", next: page.next, filters: ["status", "team", "assignee"], from: query)
+            return try JSONBody.response(PageBody(items: page.items, next: page.next?.token), headers: headers)
         }
 
         group.post("activities") { request, context in
@@ -97,12 +84,6 @@ extension HeraldAPI {
         return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
     }
 
-    struct ActivityPage: Encodable {
-        let items: [ActivityRecord]
-        /// The cursor of the next page (also in the `Link` header); nil on the last.
-        let next: String?
-    }
-
     static func eTag(_ activity: ActivityRecord) -> String { "\"\(activity.version)\"" }
 
     /// The version `If-Match` names: `"3"` (or `W/"3"`); `*` or no header: any.
@@ -120,12 +101,5 @@ extension HeraldAPI {
         // An id that is not a UUID names nothing: 404, like one that does not exist.
         guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no activity with this id") }
         return id
-    }
-
-    /// `limit`: 1 to 200, default 50.
-    static func limit(_ text: String?) throws -> Int {
-        guard let text else { return 50 }
-        guard let limit = Int(text), (1...200).contains(limit) else { throw InputError("limit must be a number from 1 to 200") }
-        return limit
     }
 }

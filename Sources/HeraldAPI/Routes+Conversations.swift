@@ -72,7 +72,7 @@ extension HeraldAPI {
         group.get("conversations/:id/messages") { request, context in
             let (caller, actor) = try Self.person(context)
             let id = try Self.conversationID(context)
-            let limit = try field("limit") { try Self.limit(request.uri.queryParameters.get("limit")) }
+            let limit = try field("limit") { try Paging.limit(request.uri.queryParameters.get("limit")) }
             let receipts = request.uri.queryParameters.get("receipts") == "true"
             let (_, messages) = try await store.withTenant(caller.tenant) {
                 try await $0.conversationDetail(viewer: actor.email, conversation: id, receipts: receipts, limit: limit)

@@ -11,18 +11,23 @@ extension HeraldAPI {
             let caller = try context.requireCaller()
             let viewer = try caller.actor()
             let query = request.uri.queryParameters
-            let limit = try field("limit") { try Self.limit(query.get("limit")) }
+            let paging = try Paging(query)
             let since = try query.get("since").map { text in try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) } }
             if let status = query.get("status"), !HistoryFilter.statuses.contains(status) {
                 throw Problem(
                     .unprocessableContent, "Invalid fields", detail: "status is one of \(HistoryFilter.statuses.joined(separator: ", "))",
                     errors: [.init(field: "status", detail: "one of \(HistoryFilter.statuses.joined(separator: ", "))")])
             }
+            // One more than the page, to know whether there is a next one.
             let filter = HistoryFilter(
                 recipient: query.get("user"), activity: query.get("activity"), conversation: query.get("conversation"), event: query.get("event"),
-                status: query.get("status"), since: since, limit: limit)
+                status: query.get("status"), since: since, limit: paging.limit + 1, after: paging.cursor)
             let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: viewer.email, filter: filter) }
-            return try JSONBody.response(["items": entries])
+            let items = Array(entries.prefix(paging.limit))
+            let next = entries.count > paging.limit ? items.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
+            let headers = paging.headers(
+                path: "/v1/history", next: next, filters: ["user", "activity", "conversation", "event", "status", "since"], from: query)
+            return try JSONBody.response(PageBody(items: items, next: next?.token), headers: headers)
         }
 
         group.get("history/:id") { _, context in

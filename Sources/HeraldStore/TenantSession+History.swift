@@ -11,11 +11,14 @@ public struct HistoryFilter: Sendable {
     public var status: String?
     public var since: Date?
     public var limit: Int
+    /// Only notifications older than this one (the last of the page before), newest first.
+    public var after: PageCursor?
 
     public init(
         recipient: String? = nil, activity: String? = nil, conversation: String? = nil, event: String? = nil, status: String? = nil,
-        since: Date? = nil, limit: Int = 100
+        since: Date? = nil, limit: Int = 100, after: PageCursor? = nil
     ) {
+        self.after = after
         self.recipient = recipient
         self.activity = activity
         self.conversation = conversation
@@ -125,7 +128,7 @@ extension TenantSession {
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
                       and: "n.kind =", event)\(and: "n.created_at >=", filter.since)
             ) h
-            WHERE TRUE\(and: "h.status =", status)
+            WHERE TRUE\(and: "h.status =", status)\(historyAfter: filter.after)
             ORDER BY h.created_at DESC, h.id DESC
             LIMIT \(filter.limit)
             """)
@@ -225,6 +228,16 @@ extension TenantSession {
 }
 
 extension PostgresQuery.StringInterpolation {
+    /// ` AND` the entry `h` comes after `cursor` in newest-first order; nothing without one.
+    mutating func appendInterpolation(historyAfter cursor: PageCursor?) {
+        guard let cursor else { return }
+        appendLiteral(" AND (h.created_at, h.id) < (")
+        appendInterpolation(cursor.at)
+        appendLiteral(", ")
+        appendInterpolation(cursor.id)
+        appendLiteral(")")
+    }
+
     /// The condition that a notification `n` is visible to `viewer`: all of them for an
     /// admin, else their own and those of the teams they manage.
     mutating func appendInterpolation(historyVisibleTo viewer: Person) {

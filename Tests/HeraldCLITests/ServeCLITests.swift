@@ -72,6 +72,12 @@ import Testing
             }
             #expect(Set(history.compactMap { $0["event"] as? String }) == ["activity.assigned", "activity.approved"], "\(history)")
             #expect(history.allSatisfy { ($0["recipient"] as? [String: Any])?["email"] as? String == "chidi@acme.test" && $0["status"] as? String == "sent" })
+            // A page at a time: one, then the other, then no further page.
+            let first = try await call("GET", "/v1/history?limit=1", chidi)
+            let cursor = try #require(first["next"] as? String)
+            let second = try await call("GET", "/v1/history?limit=1&cursor=\(cursor)", chidi)
+            let pages = [first, second].flatMap { ($0["items"] as? [[String: Any]]) ?? [] }.compactMap { $0["id"] as? String }
+            #expect(pages.count == 2 && Set(pages) == Set(history.compactMap { $0["id"] as? String }) && second["next"] == nil)
             let entry = try #require(history.first?["id"] as? String)
             let detail = try await call("GET", "/v1/history/\(entry)", chidi)
             let deliveries = (detail["deliveries"] as? [[String: Any]]) ?? []
