@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(
             name: "HeraldEmulatorTests",
-            dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", .product(name: "_CryptoExtras", package: "swift-crypto")]
+            dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")]
         ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
         .testTarget(

@@ -149,51 +149,53 @@ import Testing
     /// nothing: after a final drain every delivery is sent. The duplicates the emulator saw
     /// are reported and bounded by what was in flight.
     @Test func aWorkerKilledFiveTimesLosesNothing() async throws {
-        try await withSetup { cli, pool, emulator in
-            try await setUpPeople(cli)
-            try await pool.query(
-                """
-                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
-                SELECT p.tenant_id, gen_random_uuid(), p.id, 'crash-' || g, 'member', 'android', 'fcm'
-                FROM people p, generate_series(1, 10000) g WHERE p.email = 'chidi@acme.test'
-                """)
-            try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", "2026-12-01",
-                               "--as", "alice@acme.test"])
-            let concurrency = 100
-            var kills = 0
-            var sentAtKills: [Int] = []
-            func sent() async throws -> Int {
-                try await pool.query("SELECT count(*) FROM deliveries WHERE status = 'sent'").single().decode(Int.self, at: 0)
-            }
-            for round in 1...5 {
-                let worker = try cli.launch(["worker", "--lease", "2s", "--concurrency", "\(concurrency)"])
-                // Kill it in the middle of the work: once it has sent its share, at a random moment.
-                let deadline = Date().addingTimeInterval(60)
-                while try await sent() < round * 1_500, Date() < deadline, worker.isRunning {
-                    try await Task.sleep(for: .milliseconds(20))
+        try await LoadTests.oneAtATime {
+            try await withSetup { cli, pool, emulator in
+                try await setUpPeople(cli)
+                try await pool.query(
+                    """
+                    INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
+                    SELECT p.tenant_id, gen_random_uuid(), p.id, 'crash-' || g, 'member', 'android', 'fcm'
+                    FROM people p, generate_series(1, 10000) g WHERE p.email = 'chidi@acme.test'
+                    """)
+                try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", "2026-12-01",
+                                   "--as", "alice@acme.test"])
+                let concurrency = 100
+                var kills = 0
+                var sentAtKills: [Int] = []
+                func sent() async throws -> Int {
+                    try await pool.query("SELECT count(*) FROM deliveries WHERE status = 'sent'").single().decode(Int.self, at: 0)
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
-                if worker.isRunning {
-                    kill(worker.processIdentifier, SIGKILL)
-                    kills += 1
-                    sentAtKills.append(try await sent())
+                for round in 1...5 {
+                    let worker = try cli.launch(["worker", "--lease", "2s", "--concurrency", "\(concurrency)"])
+                    // Kill it in the middle of the work: once it has sent its share, at a random moment.
+                    let deadline = Date().addingTimeInterval(60)
+                    while try await sent() < round * 1_500, Date() < deadline, worker.isRunning {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
+                    if worker.isRunning {
+                        kill(worker.processIdentifier, SIGKILL)
+                        kills += 1
+                        sentAtKills.append(try await sent())
+                    }
+                    await worker.waitForExit()
                 }
-                await worker.waitForExit()
+                #expect(kills == 5)
+                #expect(sentAtKills.last ?? 0 < 10_000, "every kill came while work was left")
+                let drained = try await cli.run(["dispatch", "--drain", "--wait", "5s", "--lease", "2s", "--json"])
+                #expect(drained.status == 0, "\(drained.stderr)")
+                let counts = try await pool.query(
+                    "SELECT count(*) FILTER (WHERE status = 'sent'), count(*) FROM deliveries"
+                ).single().decode((Int, Int).self)
+                #expect(counts == (10_000, 10_000))
+                let tokens = await emulator.messages().map(\.token)
+                let unique = Set(tokens).count, duplicates = tokens.count - unique
+                #expect(unique == 10_000)
+                // Bounded by what was in flight at each kill.
+                #expect(duplicates <= 5 * concurrency, "duplicates: \(duplicates)")
+                print("crash safety: \(kills) SIGKILLs with \(sentAtKills) sent, then a drain; the emulator received \(duplicates) duplicates of 10000")
             }
-            #expect(kills == 5)
-            #expect(sentAtKills.last ?? 0 < 10_000, "every kill came while work was left")
-            let drained = try await cli.run(["dispatch", "--drain", "--wait", "5s", "--lease", "2s", "--json"])
-            #expect(drained.status == 0, "\(drained.stderr)")
-            let counts = try await pool.query(
-                "SELECT count(*) FILTER (WHERE status = 'sent'), count(*) FROM deliveries"
-            ).single().decode((Int, Int).self)
-            #expect(counts == (10_000, 10_000))
-            let tokens = await emulator.messages().map(\.token)
-            let unique = Set(tokens).count, duplicates = tokens.count - unique
-            #expect(unique == 10_000)
-            // Bounded by what was in flight at each kill.
-            #expect(duplicates <= 5 * concurrency, "duplicates: \(duplicates)")
-            print("crash safety: \(kills) SIGKILLs with \(sentAtKills) sent, then a drain; the emulator received \(duplicates) duplicates of 10000")
         }
     }
 }

@@ -15,48 +15,50 @@ import Testing
     /// Several workers on one database: each delivery is claimed, sent and recorded once.
     @Test(arguments: [2, 4])
     func severalWorkersSendEachDeliveryOnce(workers: Int) async throws {
-        try await DispatchHarness.with { harness in
-            try await harness.registerMany("chidi@acme.test", count: 2_000, prefix: "multi-")
-            _ = try await harness.assign()
-            try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
-                for index in 0..<workers {
-                    group.addTask {
-                        try await harness.drain(
-                            horizon: .zero,
-                            .init(worker: "worker-\(index)", concurrency: 64, claimBatch: 32, eventBatch: 10, retry: RetryPolicy(base: .milliseconds(50))))
+        try await LoadTests.oneAtATime {
+            try await DispatchHarness.with { harness in
+                try await harness.registerMany("chidi@acme.test", count: 2_000, prefix: "multi-")
+                _ = try await harness.assign()
+                try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
+                    for index in 0..<workers {
+                        group.addTask {
+                            try await harness.drain(
+                                horizon: .zero,
+                                .init(worker: "worker-\(index)", concurrency: 64, claimBatch: 32, eventBatch: 10, retry: RetryPolicy(base: .milliseconds(50))))
+                        }
                     }
+                    var sent = 0
+                    for try await counters in group { sent += counters.sent }
+                    #expect(sent == 2_000)
                 }
-                var sent = 0
-                for try await counters in group { sent += counters.sent }
-                #expect(sent == 2_000)
+                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 2_000)
+                // One attempt per delivery, accepted, and no attempt made twice: nobody sent what
+                // another held. (A stray "Timeout was reached" seen here under load was most likely a
+                // transfer starved in libcurl's own queue of transfers waiting for a stream: 4 × 64
+                // sends over 2 × 100 streams. The client no longer hands libcurl more than its
+                // connections carry.) Whatever else is attempted is named.
+                let otherAttempts = try await harness.store.pool.query(
+                    """
+                    SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
+                    WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
+                    """)
+                for row in otherAttempts {
+                    let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
+                    Issue.record("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
+                }
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 2_000)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
+                #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
+                #expect(try await harness.count(
+                    "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempts GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE NOT counted") == 0)
+                #expect(try await harness.count("SELECT count(DISTINCT worker) FROM delivery_attempts") > 1)
+                #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
+                // What the emulator saw: every token, once.
+                let tokens = await harness.emulator.messages().map(\.token)
+                #expect(tokens.count == 2_000)
+                #expect(Set(tokens).count == 2_000)
             }
-            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 2_000)
-            // One attempt per delivery, accepted, and no attempt made twice: nobody sent what
-            // another held. (A stray "Timeout was reached" seen here under load was most likely a
-            // transfer starved in libcurl's own queue of transfers waiting for a stream: 4 × 64
-            // sends over 2 × 100 streams. The client no longer hands libcurl more than its
-            // connections carry.) Whatever else is attempted is named.
-            let otherAttempts = try await harness.store.pool.query(
-                """
-                SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
-                WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
-                """)
-            for row in otherAttempts {
-                let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
-                Issue.record("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
-            }
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 2_000)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
-            #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
-            #expect(try await harness.count(
-                "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempts GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE NOT counted") == 0)
-            #expect(try await harness.count("SELECT count(DISTINCT worker) FROM delivery_attempts") > 1)
-            #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
-            // What the emulator saw: every token, once.
-            let tokens = await harness.emulator.messages().map(\.token)
-            #expect(tokens.count == 2_000)
-            #expect(Set(tokens).count == 2_000)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 @testable import HeraldEmulator
 @testable import HeraldHTTP
 @testable import HeraldPush
@@ -37,50 +38,54 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
 /// their 30-second timeouts.
 @Suite(.serialized) struct DeliveryTests {
     @Test func tenThousandSendsShareOneOrTwoConnections() async throws {
-        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
-            let http = try client(emulator, .init(maxInFlight: 200))
-            defer { http.shutdown() }
-            let fcm = try provider(emulator, endpoints, http: http)
-            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
-                for index in 0..<10_000 { group.addTask { try await fcm.send(notification(token: "token-\(index)")) } }
-                var outcomes: [DeliveryOutcome] = []
-                for try await outcome in group { outcomes.append(outcome) }
-                return outcomes
+        try await LoadTests.oneAtATime {
+            try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+                let http = try client(emulator, .init(maxInFlight: 200))
+                defer { http.shutdown() }
+                let fcm = try provider(emulator, endpoints, http: http)
+                let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                    for index in 0..<10_000 { group.addTask { try await fcm.send(notification(token: "token-\(index)")) } }
+                    var outcomes: [DeliveryOutcome] = []
+                    for try await outcome in group { outcomes.append(outcome) }
+                    return outcomes
+                }
+                let delivered = outcomes.filter { if case .delivered = $0 { true } else { false } }.count
+                let messages = await emulator.messages()
+                #expect(delivered == 10_000, "\(delivered) of 10,000 delivered; the rest: \(outcomes.filter { if case .delivered = $0 { false } else { true } }.prefix(3))")
+                // Each accepted exactly once, all over HTTP/2, on one or two connections.
+                #expect(messages.count == 10_000)
+                #expect(Set(messages.map(\.token)).count == 10_000)
+                #expect(messages.allSatisfy { $0.httpVersion == "2" })
+                #expect(await fcm.tokens.fetches == 1)
+                #expect(emulator.connectionCount <= 2, "the emulator saw \(emulator.connectionCount) connections")
+                #expect(http.connectionsOpened <= 2)
             }
-            let delivered = outcomes.filter { if case .delivered = $0 { true } else { false } }.count
-            let messages = await emulator.messages()
-            #expect(delivered == 10_000, "\(delivered) of 10,000 delivered; the rest: \(outcomes.filter { if case .delivered = $0 { false } else { true } }.prefix(3))")
-            // Each accepted exactly once, all over HTTP/2, on one or two connections.
-            #expect(messages.count == 10_000)
-            #expect(Set(messages.map(\.token)).count == 10_000)
-            #expect(messages.allSatisfy { $0.httpVersion == "2" })
-            #expect(await fcm.tokens.fetches == 1)
-            #expect(emulator.connectionCount <= 2, "the emulator saw \(emulator.connectionCount) connections")
-            #expect(http.connectionsOpened <= 2)
         }
     }
 
     /// libcurl's own queue of transfers waiting for a stream is not first come first served
     /// and charges the wait to the request's timeout; the client keeps the surplus itself.
     @Test func moreCallersThanStreamsWaitInTheClientNotInLibcurl() async throws {
-        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
-            let http = try client(emulator, .init(maxInFlight: 512, maxConnectionsPerHost: 2, maxStreamsPerConnection: 100))
-            defer { http.shutdown() }
-            let fcm = try provider(emulator, endpoints, http: http)
-            let failures = try await withThrowingTaskGroup(of: DeliveryOutcome?.self) { group in
-                for index in 0..<3_000 {
-                    group.addTask {
-                        let outcome = try await fcm.send(notification(token: "t\(index)"))
-                        if case .delivered = outcome { return nil }
-                        return outcome
+        try await LoadTests.oneAtATime {
+            try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+                let http = try client(emulator, .init(maxInFlight: 512, maxConnectionsPerHost: 2, maxStreamsPerConnection: 100))
+                defer { http.shutdown() }
+                let fcm = try provider(emulator, endpoints, http: http)
+                let failures = try await withThrowingTaskGroup(of: DeliveryOutcome?.self) { group in
+                    for index in 0..<3_000 {
+                        group.addTask {
+                            let outcome = try await fcm.send(notification(token: "t\(index)"))
+                            if case .delivered = outcome { return nil }
+                            return outcome
+                        }
                     }
+                    return try await group.reduce(into: [DeliveryOutcome]()) { if let outcome = $1 { $0.append(outcome) } }
                 }
-                return try await group.reduce(into: [DeliveryOutcome]()) { if let outcome = $1 { $0.append(outcome) } }
+                #expect(failures.isEmpty, "\(failures.count) of 3,000 not delivered, e.g. \(failures.prefix(3))")
+                #expect(await emulator.messages().count == 3_000)
+                #expect(http.peakTransfers > 0)
+                #expect(http.peakTransfers <= 200, "libcurl held \(http.peakTransfers) transfers for 2 connections × 100 streams")
             }
-            #expect(failures.isEmpty, "\(failures.count) of 3,000 not delivered, e.g. \(failures.prefix(3))")
-            #expect(await emulator.messages().count == 3_000)
-            #expect(http.peakTransfers > 0)
-            #expect(http.peakTransfers <= 200, "libcurl held \(http.peakTransfers) transfers for 2 connections × 100 streams")
         }
     }
 
