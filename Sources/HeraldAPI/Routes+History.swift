@@ -5,11 +5,11 @@ import Hummingbird
 
 extension HeraldAPI {
     /// History as the CLI shows it, role-aware (a member sees their own notifications, a
-    /// manager their teams', an admin all), and the tenant's delivery statistics for admins.
+    /// manager their teams', an admin or a tenant key acting as itself all), and the tenant's
+    /// delivery statistics for admins.
     func addHistory(to group: RouterGroup<APIContext>) {
         group.get("history") { request, context in
             let caller = try context.requireCaller()
-            let viewer = try caller.actor()
             let query = request.uri.queryParameters
             let paging = try Paging(query)
             let since = try query.get("since").map { text in try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) } }
@@ -22,7 +22,7 @@ extension HeraldAPI {
             let filter = HistoryFilter(
                 recipient: query.get("user"), activity: query.get("activity"), conversation: query.get("conversation"), event: query.get("event"),
                 status: query.get("status"), since: since, limit: paging.limit + 1, after: paging.cursor)
-            let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: viewer.email, filter: filter) }
+            let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: caller.person, filter: filter) }
             let items = Array(entries.prefix(paging.limit))
             let next = entries.count > paging.limit ? items.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
             let headers = paging.headers(
@@ -32,9 +32,8 @@ extension HeraldAPI {
 
         group.get("history/:id") { _, context in
             let caller = try context.requireCaller()
-            let viewer = try caller.actor()
             guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no notification with this id") }
-            let detail = try await store.withTenant(caller.tenant) { try await $0.historyDetail(viewer: viewer.email, id: id) }
+            let detail = try await store.withTenant(caller.tenant) { try await $0.historyDetail(viewer: caller.person, id: id) }
             return try JSONBody.response(detail)
         }
 
