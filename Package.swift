@@ -159,6 +159,20 @@ let package = Package(
             ],
             plugins: ["EmbedFiles"]
         ),
+        // The admin console (/console): server-rendered pages over the store, served by herald serve.
+        .target(
+            name: "HeraldConsole",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            plugins: ["EmbedFiles"]
+        ),
         // The scenarios `herald bench` runs.
         .target(
             name: "HeraldBench",
@@ -177,6 +191,7 @@ let package = Package(
             name: "herald",
             dependencies: [
                 "HeraldAPI",
+                "HeraldConsole",
                 "HeraldBench",
                 "HeraldCluster",
                 "HeraldCore",

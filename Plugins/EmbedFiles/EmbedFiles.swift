@@ -5,13 +5,14 @@ import PackagePlugin
 /// `herald` binary carries its migrations (and later its templates) wherever it is copied.
 ///
 /// `HeraldStore` gets `sql/` as `EmbeddedFiles.sql`; `HeraldAPI` gets `openapi/`, the API's
-/// contract, as `EmbeddedFiles.openapi`.
+/// contract, as `EmbeddedFiles.openapi`; `HeraldConsole` its pages and style sheet, `console/`.
 @main
 struct EmbedFiles: BuildToolPlugin {
     private static let folders: [String: String] = [
         "HeraldStore": "sql",
         "HeraldTemplates": "templates",
         "HeraldAPI": "openapi",
+        "HeraldConsole": "console",
     ]
 
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

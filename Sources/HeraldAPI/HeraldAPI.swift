@@ -10,23 +10,28 @@ public struct HeraldAPI: Sendable {
     let store: Store
     let logger: Logger
     let limiter: RateLimiter
+    /// Routes served beside the API that are not part of its contract (the console).
+    let additions: @Sendable (Router<APIContext>) -> Void
 
-    public init(store: Store, limits: RateLimits = RateLimits(), logger: Logger) {
+    public init(
+        store: Store, limits: RateLimits = RateLimits(), logger: Logger, additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
+    ) {
         self.store = store
         self.logger = logger
         self.limiter = RateLimiter(limits)
+        self.additions = additions
     }
 
     /// Every route, as `METHOD /path/{parameter}` (the contract test compares them with
     /// openapi/openapi.json).
     public var operations: [String] {
-        router().routes.map { route in
+        router(withAdditions: false).routes.map { route in
             let path = "\(route.path)".split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
             return "\(route.method.rawValue) /" + path.joined(separator: "/")
         }
     }
 
-    public func router() -> Router<APIContext> {
+    public func router(withAdditions: Bool = true) -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.add(middleware: ProblemMiddleware(logger: logger))
         addHealth(to: router)
@@ -40,6 +45,7 @@ public struct HeraldAPI: Sendable {
         addHistory(to: v1)
         addDirectory(to: v1)
         addConversations(to: v1)
+        if withAdditions { additions(router) }
         return router
     }
 }

@@ -52,11 +52,21 @@ public struct CredentialSecret: Sendable {
     /// Whether this secret hashes to `stored`, comparing every byte whatever the first
     /// difference (no timing tells how much of a guess was right).
     public func matches(_ stored: Data) -> Bool {
-        let presented = sha256
+        Self.equalInConstantTime(sha256, stored)
+    }
+
+    /// Whether two hashes are equal, looking at every byte whatever the first difference.
+    static func equalInConstantTime(_ presented: Data, _ stored: Data) -> Bool {
         guard presented.count == stored.count else { return false }
         var difference: UInt8 = 0
         for (left, right) in zip(presented, stored) { difference |= left ^ right }
         return difference == 0
+    }
+
+    /// 256 random bits from the system's secure generator, as 52 base32 characters.
+    static func randomText() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(Base32.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).prefix(secretLength))
     }
 }
 

@@ -55,18 +55,27 @@ extension Store {
             if try row.decode(Bool?.self, column: "used_lately") != true {
                 try await connection.query("UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)")
             }
-            var person: Person?
-            if let personID: UUID = try row.decode(column: "person_id") {
-                person = Person(
-                    id: personID, email: try row.decode(column: "email"), name: try row.decode(column: "display_name"),
-                    locale: try row.decode(column: "locale"), timeZone: try row.decode(column: "time_zone"),
-                    isAdmin: try row.decode(column: "is_admin"), createdAt: try row.decode(column: "person_created_at"))
-            }
-            return Authentication(
-                tenant: Tenant(
-                    id: tenantID, slug: try row.decode(column: "slug"), name: try row.decode(column: "name"),
-                    createdAt: try row.decode(column: "created_at")),
-                credentialID: id, kind: secret.kind, person: person)
+            return try Authentication(row, kind: secret.kind)
         }
+    }
+}
+
+extension Authentication {
+    /// From a row with the credential's `tenant_id`, `id` and `person_id`, the tenant's
+    /// `slug`, `name`, `created_at`, and the person's columns (`email`, `display_name`,
+    /// `locale`, `time_zone`, `is_admin`, `person_created_at`; NULL for a tenant key).
+    init(_ row: PostgresRow, kind: CredentialKind) throws {
+        var person: Person?
+        if let personID: UUID = try row.decode(column: "person_id") {
+            person = Person(
+                id: personID, email: try row.decode(column: "email"), name: try row.decode(column: "display_name"),
+                locale: try row.decode(column: "locale"), timeZone: try row.decode(column: "time_zone"),
+                isAdmin: try row.decode(column: "is_admin"), createdAt: try row.decode(column: "person_created_at"))
+        }
+        self.init(
+            tenant: Tenant(
+                id: try row.decode(column: "tenant_id"), slug: try row.decode(column: "slug"), name: try row.decode(column: "name"),
+                createdAt: try row.decode(column: "created_at")),
+            credentialID: try row.decode(column: "id"), kind: kind, person: person)
     }
 }

@@ -79,9 +79,13 @@ struct DemoCommand: AsyncParsableCommand {
                 }
             }
             let elapsed = started.duration(to: .now)
+            // A day's token for Ada, to look at all this in the console.
+            let tenant = try await store.tenant(slug: Self.slug)
+            let ada = try await store.withTenant(tenant) {
+                try await $0.createPersonToken(for: "ada@demo.test", name: "demo console", lifetime: .seconds(86_400), by: "herald demo")
+            }
             print("")
             print(style.bold("History") + style.dim("  (herald history --tenant demo --as ada@demo.test)"))
-            let tenant = try await store.tenant(slug: Self.slug)
             let entries = try await store.withTenant(tenant) { try await $0.history(viewer: "ada@demo.test", filter: .init(limit: 100)) }
             print(HistoryCommand.List.table(entries))
             print("")
@@ -112,6 +116,11 @@ struct DemoCommand: AsyncParsableCommand {
             ] {
                 print("  " + line)
             }
+            print("")
+            print(style.bold("The console") + style.dim("  (the history, each notification and its attempts, in a browser)"))
+            print("  herald serve                      # then open http://127.0.0.1:8080/console")
+            print("  sign in as Ada Admin with this token (valid for a day, shown once):")
+            print("  " + ada.secret)
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldConsole
 import HeraldStore
 import ServiceLifecycle
 
@@ -9,7 +10,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the HTTP API (DESIGN.md §12) until SIGTERM or SIGINT.",
         discussion: """
-            Prints the base URL it listens on (on standard output, once listening). Without --tls-cert and --tls-key \
+            Prints the base URL it listens on (on standard output, once listening). The admin console is at /console. Without --tls-cert and --tls-key \
             it speaks HTTP/1.1 in the clear (put it behind a TLS proxy); with them, HTTP/2 and HTTP/1.1 over TLS. \
             --worker also runs a dispatcher in this process (the one-box setup). On SIGTERM it stops accepting, \
             finishes the requests in flight (and the worker its sends), and exits 0.
@@ -20,6 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain, for TLS.", valueName: "file")) var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key, for TLS.", valueName: "file")) var tlsKey: String?
     @Flag(help: "Also deliver notifications in this process, as herald worker does.") var worker = false
+    @Flag(name: .customLong("behind-tls"), help: "Clients reach this server over TLS through a proxy: the console's cookies are Secure.")
+    var behindTLS = false
     @Option(name: .customLong("person-rate"), help: "Requests a second a person token may make, sustained.") var personRate = 20.0
     @Option(name: .customLong("person-burst"), help: "Requests a person token may make at once.") var personBurst = 100.0
     @Option(name: .customLong("key-rate"), help: "Requests a second a tenant key may make, sustained.") var keyRate = 500.0
@@ -43,7 +46,9 @@ struct ServeCommand: AsyncParsableCommand {
         let tls = tlsCert.flatMap { cert in tlsKey.map { APIServer.TLSFiles(certificateChain: cert, privateKey: $0) } }
         @Sendable func serve(_ store: Store, _ worker: WorkerService?) async throws {
             let limits = RateLimits(personRate: personRate, personBurst: personBurst, keyRate: keyRate, keyBurst: keyBurst)
-            let server = APIServer(api: HeraldAPI(store: store, limits: limits, logger: logger), host: host, port: port, tls: tls)
+            let console = try Console(store: store, secureCookies: tls != nil || behindTLS, logger: logger)
+            let api = HeraldAPI(store: store, limits: limits, logger: logger, additions: { console.addRoutes(to: $0) })
+            let server = APIServer(api: api, host: host, port: port, tls: tls)
             // Written at once (not through print's buffer): scripts wait for this line.
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]

@@ -16,6 +16,7 @@ import Testing
                 #expect(demo.stdout.contains("UNREGISTERED"))
                 #expect(!demo.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
                 #expect(demo.stdout.contains("herald demo --reset"))
+                #expect(demo.stdout.contains("/console") && demo.stdout.split(separator: "\n").last?.contains("hrp_") == true)
 
                 let json = try await cli.run(["history", "--tenant", "demo", "--as", "ada@demo.test", "--json"])
                 #expect(json.status == 0, "\(json.stderr)")

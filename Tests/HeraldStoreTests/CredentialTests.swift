@@ -131,4 +131,34 @@ struct CredentialTests {
             }
         }
     }
+
+    @Test func aConsoleSessionLivesUntilSignOutOrItsCredentialsEnd() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let (token, secret) = try await acme.run {
+                try await $0.createPersonToken(for: "chidi@acme.test", name: nil, lifetime: .seconds(3600), by: "test")
+            }
+            let (session, cookie) = try await store.startConsoleSession(presenting: secret)
+            #expect(session.authentication.person?.email == "chidi@acme.test" && session.csrfToken.count == 52)
+            // Never past its token's own expiry.
+            #expect(session.expiresAt.timeIntervalSinceNow < 3601)
+            #expect(try await store.consoleSession(cookie: cookie) == session)
+            #expect(!cookie.contains(secret) && !cookie.contains(session.csrfToken))
+
+            // A tampered or malformed cookie names nothing.
+            let tampered = String(cookie.dropLast()) + (cookie.hasSuffix("a") ? "b" : "a")
+            for bad in [tampered, "", "not-a-cookie", String(cookie.prefix(36)), cookie + "a"] {
+                await #expect(throws: AuthenticationFailure.unknown) { try await store.consoleSession(cookie: bad) }
+            }
+            await #expect(throws: AuthenticationFailure.unknown) { try await store.startConsoleSession(presenting: "hrp_nothing") }
+
+            // Signing out ends it; revoking the token ends the others at once.
+            let (other, otherCookie) = try await store.startConsoleSession(presenting: secret)
+            try await store.endConsoleSession(session)
+            await #expect(throws: AuthenticationFailure.unknown) { try await store.consoleSession(cookie: cookie) }
+            #expect(try await store.consoleSession(cookie: otherCookie) == other)
+            _ = try await acme.run { try await $0.revokeCredential(id: token.id) }
+            await #expect(throws: AuthenticationFailure.revoked) { try await store.consoleSession(cookie: otherCookie) }
+        }
+    }
 }

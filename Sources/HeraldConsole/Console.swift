@@ -1,0 +1,111 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The admin console of DESIGN.md §13 at `/console`: server-rendered pages (Mustache, HTML
+/// escaped), a session cookie exchanged for a person token or tenant key, a CSRF token on
+/// every form, and a Content-Security-Policy that allows nothing but the page's own style
+/// sheet. Role-aware exactly like the API: it reads through the same store calls with the
+/// same viewer.
+public struct Console: Sendable {
+    let store: Store
+    let logger: Logger
+    /// `Secure` on the cookies: set when `herald serve` speaks TLS itself (or is told it is
+    /// behind a TLS proxy).
+    let secureCookies: Bool
+    let pages: Pages
+
+    public init(store: Store, secureCookies: Bool, logger: Logger) throws {
+        self.store = store
+        self.secureCookies = secureCookies
+        self.logger = logger
+        self.pages = try Pages()
+    }
+
+    public func addRoutes(to router: Router<APIContext>) {
+        router.get("console") { _, _ in await page { Self.redirect(to: "/console/history") } }
+        let console = router.group("console")
+        console.get("console.css") { _, _ in
+            var response = Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: .init(string: pages.styleSheet)))
+            response.headers[.cacheControl] = "max-age=3600"
+            return response
+        }
+        addSignIn(to: console)
+        addHistory(to: console)
+    }
+
+    // MARK: Answers
+
+    /// Runs a page's handler: every answer gets the console's security headers, and every
+    /// failure becomes a page (or, without a live session, the way to the sign-in page).
+    func page(_ handler: () async throws -> Response) async -> Response {
+        var response: Response
+        do {
+            response = try await handler()
+        } catch is SignInFirst {
+            response = Self.redirect(to: "/console/sign-in")
+        } catch let refusal as ConsoleRefusal {
+            response = error(refusal.status, refusal.heading, refusal.detail, session: refusal.session)
+        } catch let error as InputError {
+            response = self.error(.unprocessableContent, "That filter does not work", error.description, session: nil)
+        } catch let error as StoreError where error.code == .notFound {
+            response = self.error(.notFound, "Not found", "Nothing here, or nothing you may see.", session: nil)
+        } catch let error as StoreError where error.code == .invalid || error.code == .forbidden {
+            response = self.error(.unprocessableContent, "Not possible", error.description, session: nil)
+        } catch {
+            logger.error("console: unexpected error", metadata: ["error": "\(error)"])
+            response = self.error(.internalServerError, "Something went wrong", "The error is in the server's log.", session: nil)
+        }
+        for (name, value) in Self.securityHeaders { response.headers[name] = value }
+        return response
+    }
+
+    /// A rendered page.
+    func html(_ template: String, _ values: [String: Any], session: ConsoleSession?, status: HTTPResponse.Status = .ok) -> Response {
+        var context = values
+        if let session {
+            context["signedIn"] = true
+            context["csrf"] = session.csrfToken
+            context["tenant"] = session.authentication.tenant.name
+            context["who"] = session.authentication.person.map { "\($0.name) <\($0.email)>" } ?? "tenant key"
+        }
+        let text = pages.render(template, context)
+        return Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: .init(string: text)))
+    }
+
+    func error(_ status: HTTPResponse.Status, _ heading: String, _ detail: String, session: ConsoleSession?) -> Response {
+        html("error", ["pageTitle": heading, "heading": heading, "detail": detail], session: session, status: status)
+    }
+
+    static func redirect(to path: String, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.location] = path
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// Nothing but the page's own style sheet loads; no script, no frame, forms post only
+    /// here; nothing is cached and no address leaks in a Referer.
+    static let securityHeaders: [(HTTPField.Name, String)] = [
+        (.contentSecurityPolicy,
+         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        (.xContentTypeOptions, "nosniff"),
+        (HTTPField.Name("Referrer-Policy")!, "no-referrer"),
+        (.cacheControl, "no-store"),
+        (HTTPField.Name("X-Frame-Options")!, "DENY"),
+    ]
+}
+
+/// No live session: the answer is the sign-in page.
+struct SignInFirst: Error {}
+
+/// A refusal shown as a page with its status.
+struct ConsoleRefusal: Error {
+    let status: HTTPResponse.Status
+    let heading: String
+    let detail: String
+    var session: ConsoleSession?
+}
