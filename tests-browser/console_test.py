@@ -10,7 +10,8 @@ from urllib.parse import urlparse
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["CONSOLE_URL"]
 SHOTS = os.environ["HERALD_SCREENSHOTS"]
@@ -32,6 +33,13 @@ class ConsoleTest(unittest.TestCase):
     def path(self):
         return urlparse(self.driver.current_url).path
 
+    def follow(self, element):
+        """Clicks a link or a submit button and waits for the next page: a click returns
+        before the browser has loaded what it leads to."""
+        page = self.driver.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(self.driver, 20).until(expected_conditions.staleness_of(page))
+
     def shoot(self, name):
         self.driver.save_screenshot(os.path.join(SHOTS, name + ".png"))
 
@@ -39,7 +47,7 @@ class ConsoleTest(unittest.TestCase):
         self.driver.get(BASE + "/console/history")
         self.assertEqual(self.path(), "/console/sign-in")
         self.driver.find_element(By.ID, "token").send_keys(token)
-        self.driver.find_element(By.ID, "sign-in").click()
+        self.follow(self.driver.find_element(By.ID, "sign-in"))
         self.assertEqual(self.path(), "/console/history")
 
     def rows(self):
@@ -56,7 +64,7 @@ class ConsoleTest(unittest.TestCase):
         # Carol's notifications that were sent: only hers, only sent.
         self.driver.find_element(By.ID, "filter-user").send_keys("carol@demo.test")
         Select(self.driver.find_element(By.ID, "filter-status")).select_by_value("sent")
-        self.driver.find_element(By.ID, "filter").click()
+        self.follow(self.driver.find_element(By.ID, "filter"))
         rows = self.rows()
         self.assertGreater(len(rows), 0)
         for row in rows:
@@ -67,7 +75,7 @@ class ConsoleTest(unittest.TestCase):
         # The one whose old Android was dead: its attempts, and the provider's words.
         dead = [row for row in rows if "dead_token" in row.text]
         self.assertTrue(dead, "no notification of Carol's mentions her dead token")
-        dead[0].find_element(By.CSS_SELECTOR, "td a").click()
+        self.follow(dead[0].find_element(By.CSS_SELECTOR, "td a"))
         self.assertTrue(self.path().startswith("/console/notifications/"))
         attempts = self.driver.find_elements(By.CSS_SELECTOR, "table.attempts tbody tr")
         self.assertGreaterEqual(len(attempts), 2)
@@ -76,7 +84,33 @@ class ConsoleTest(unittest.TestCase):
         self.assertIn("UNREGISTERED", self.driver.find_element(By.TAG_NAME, "main").text)
         self.shoot("4-notification")
 
-        self.driver.find_element(By.ID, "sign-out").click()
+        # Its activity: every step, who was told on which device, and the dead token's reason.
+        self.follow(self.driver.find_element(By.LINK_TEXT, "the activity"))
+        self.assertTrue(self.path().startswith("/console/activities/"))
+        steps = self.driver.find_elements(By.CSS_SELECTOR, "#timeline > li")
+        self.assertGreaterEqual(len(steps), 4)
+        self.assertIn("assign", steps[0].text)
+        # Each step lists the notifications of its own event only (the demo completes twice).
+        for step in steps:
+            action = step.find_element(By.CSS_SELECTOR, "p strong").text
+            for link in step.find_elements(By.CSS_SELECTOR, "table.notified td:first-child a"):
+                self.assertTrue(link.text.startswith("activity."), link.text)
+            if action == "complete":
+                self.assertEqual(len(step.find_elements(By.CSS_SELECTOR, "table.notified tbody tr")), 1)
+        dead_devices = self.driver.find_elements(By.CSS_SELECTOR, ".device.status-dead_token")
+        self.assertTrue(dead_devices)
+        self.assertIn("UNREGISTERED", dead_devices[0].text)
+        self.shoot("5-activity")
+
+        # Carol herself: her old Android, deactivated, with when and why.
+        self.follow(self.driver.find_element(By.CSS_SELECTOR, "main p.meta a[href^='/console/people/']"))
+        self.assertEqual(self.path(), "/console/people/carol@demo.test")
+        dead = self.driver.find_element(By.CSS_SELECTOR, "#devices tr.device-deactivated")
+        self.assertIn("UNREGISTERED", dead.find_element(By.CSS_SELECTOR, "td.state").text)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#devices tr.device-active")), 1)
+        self.shoot("6-person")
+
+        self.follow(self.driver.find_element(By.ID, "sign-out"))
         self.assertEqual(self.path(), "/console/sign-in")
         # The old session is gone: the history asks to sign in again.
         self.driver.get(BASE + "/console/history")
@@ -95,12 +129,17 @@ class ConsoleTest(unittest.TestCase):
         self.driver.get(link)
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Not found")
         self.assertNotIn("carol@demo.test", self.driver.page_source)
-        self.shoot("5-member-not-found")
+        self.shoot("7-member-not-found")
+        # Nor Carol's devices; his own page he may open.
+        self.driver.get(BASE + "/console/people/carol@demo.test")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Not found")
+        self.driver.get(BASE + "/console/people/bob@demo.test")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Bob Stone")
 
     def test_a_form_without_its_csrf_token_is_refused(self):
         self.sign_in(os.environ["CONSOLE_ADA"])
         self.driver.execute_script("document.querySelector('header form input[name=csrf]').remove()")
-        self.driver.find_element(By.ID, "sign-out").click()
+        self.follow(self.driver.find_element(By.ID, "sign-out"))
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Refused")
         self.assertIn("CSRF", self.driver.find_element(By.TAG_NAME, "main").text)
         # Still signed in: the refused form changed nothing.
@@ -110,7 +149,7 @@ class ConsoleTest(unittest.TestCase):
     def test_a_wrong_token_is_refused_in_words(self):
         self.driver.get(BASE + "/console/sign-in")
         self.driver.find_element(By.ID, "token").send_keys("hrp_notatoken")
-        self.driver.find_element(By.ID, "sign-in").click()
+        self.follow(self.driver.find_element(By.ID, "sign-in"))
         self.assertIn("Not signed in", self.driver.find_element(By.CSS_SELECTOR, "p.error").text)
         self.driver.get(BASE + "/console/history")
         self.assertEqual(self.path(), "/console/sign-in")

@@ -81,6 +81,7 @@ extension Console {
             "status": entry.status, "devices": entry.devices, "devicesSent": entry.devicesSent, "createdAt": shown(entry.createdAt),
         ]
         if let reason = entry.reason { row["reason"] = reason }
+        if let activity = entry.activityID { row["activityID"] = activity.uuidString.lowercased() }
         return row
     }
 

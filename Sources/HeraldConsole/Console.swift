@@ -36,6 +36,8 @@ public struct Console: Sendable {
         }
         addSignIn(to: console)
         addHistory(to: console)
+        addActivities(to: console)
+        addPeople(to: console)
     }
 
     // MARK: Answers

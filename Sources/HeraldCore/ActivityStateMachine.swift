@@ -87,6 +87,11 @@ public enum ActivityStateMachine {
         }
     }
 
+    /// The event an action raises (each action raises exactly one).
+    public static func event(for action: ActivityAction) -> EventKind? {
+        rules.first { $0.action == action }?.event
+    }
+
     static let rules: [Transition] = [
         Transition(action: .assign, from: nil, to: .assigned, event: .activityAssigned, audience: .assignee),
         Transition(action: .start, from: .assigned, to: .running, event: .activityStarted, audience: .manager),

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension Console {
+    /// An activity's timeline: each transition, and for the event it raised who was
+    /// notified, on which devices, and why not where nothing went out.
+    func addActivities(to console: RouterGroup<APIContext>) {
+        console.get("activities/:id") { request, context in
+            await page {
+                let session = try await requireSession(request)
+                let viewer = session.authentication.person
+                guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Self.notFound(session) }
+                let (activity, transitions, notified) = try await store.withTenant(session.authentication.tenant) { tenant in
+                    let activity: ActivityRecord
+                    do {
+                        activity = try await tenant.activity(id: id, viewer: viewer)
+                    } catch let error as StoreError where error.code == .notFound {
+                        throw Self.notFound(session)
+                    }
+                    let transitions = try await tenant.transitions(activity: id)
+                    // What the viewer may see of who was notified (a member: only their own).
+                    let entries = try await tenant.history(viewer: viewer, filter: HistoryFilter(activity: id.uuidString, limit: 200))
+                    var details: [HistoryDetail] = []
+                    for entry in entries { details.append(try await tenant.historyDetail(viewer: viewer, id: entry.id)) }
+                    return (activity, transitions, details)
+                }
+                // Each step raised its event at the very moment it was recorded (one statement,
+                // one clock reading), which tells apart two steps of the same kind.
+                let steps: [[String: Any]] = transitions.map { step in
+                    let event = ActivityStateMachine.event(for: step.action)?.rawValue
+                    let items = notified
+                        .filter { $0.notification.event == event && abs($0.notification.eventAt.timeIntervalSince(step.at)) < 0.001 }
+                        .sorted { $0.notification.recipient.name < $1.notification.recipient.name }
+                        .map { detail -> [String: Any] in
+                            var row = Self.row(detail.notification)
+                            row["deliveries"] = detail.deliveries.map(Self.delivery)
+                            return row
+                        }
+                    var values: [String: Any] = [
+                        "action": step.action.rawValue, "actor": step.actor.name, "at": Self.shown(step.at),
+                        "from": step.from?.rawValue ?? "new", "to": step.to.rawValue,
+                    ]
+                    if let reason = step.reason { values["reason"] = reason }
+                    if !items.isEmpty { values["notifications"] = ["items": items] }
+                    return values
+                }
+                return html("activity", [
+                    "pageTitle": activity.name, "name": activity.name, "team": activity.team.name, "priority": activity.priority.rawValue,
+                    "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
+                    "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,
+                    "steps": steps,
+                ], session: session)
+            }
+        }
+    }
+
+    /// The same answer for what the viewer may not see as for what does not exist.
+    static func notFound(_ session: ConsoleSession) -> ConsoleRefusal {
+        ConsoleRefusal(status: .notFound, heading: "Not found", detail: "Nothing here, or nothing you may see.", session: session)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension Console {
+    /// A person and their devices, dead tokens with the provider's reason and when. An admin
+    /// (or a tenant key) sees anyone; everyone else only themselves.
+    func addPeople(to console: RouterGroup<APIContext>) {
+        console.get("people/:email") { request, context in
+            await page {
+                let session = try await requireSession(request)
+                let email = try context.parameters.require("email").lowercased()
+                let viewer = session.authentication.person
+                guard viewer == nil || viewer?.isAdmin == true || viewer?.email == email else { throw Self.notFound(session) }
+                let (person, devices) = try await store.withTenant(session.authentication.tenant) { tenant in
+                    do {
+                        let person = try await tenant.person(email: email)
+                        return (person, try await tenant.devices(email: email))
+                    } catch let error as StoreError where error.code == .notFound {
+                        throw Self.notFound(session)
+                    } catch is InputError {
+                        throw Self.notFound(session)
+                    }
+                }
+                return html("person", [
+                    "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
+                    "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
+                    "devices": devices.map { device -> [String: Any] in
+                        var values: [String: Any] = [
+                            "tokenPreview": device.tokenPreview, "app": device.app.rawValue, "platform": device.platform.rawValue,
+                            "provider": device.provider.rawValue, "createdAt": Self.shown(device.createdAt), "lastSeenAt": Self.shown(device.lastSeenAt),
+                            "state": device.deactivatedAt != nil ? "deactivated" : (device.removedAt != nil ? "logged out" : "active"),
+                        ]
+                        if let at = device.deactivatedAt {
+                            values["deactivatedAt"] = Self.shown(at)
+                            values["reason"] = device.deactivationReason ?? "the provider said the token is dead"
+                        }
+                        if let at = device.removedAt { values["removedAt"] = Self.shown(at) }
+                        return values
+                    },
+                ], session: session)
+            }
+        }
+    }
+}
