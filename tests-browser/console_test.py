@@ -8,9 +8,8 @@ import urllib.request
 from urllib.parse import urlparse
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["CONSOLE_URL"]
@@ -36,9 +35,11 @@ class ConsoleTest(unittest.TestCase):
     def follow(self, element):
         """Clicks a link or a submit button and waits for the next page: a click returns
         before the browser has loaded what it leads to."""
-        page = self.driver.find_element(By.TAG_NAME, "html")
+        # A mark on this page's window; the next page has a window of its own without it.
+        self.driver.execute_script("window.heraldOldPage = true")
         element.click()
-        WebDriverWait(self.driver, 20).until(expected_conditions.staleness_of(page))
+        WebDriverWait(self.driver, 20, ignored_exceptions=(WebDriverException,)).until(
+            lambda driver: driver.execute_script("return !window.heraldOldPage && document.readyState === 'complete'"))
 
     def shoot(self, name):
         self.driver.save_screenshot(os.path.join(SHOTS, name + ".png"))
@@ -110,6 +111,18 @@ class ConsoleTest(unittest.TestCase):
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#devices tr.device-active")), 1)
         self.shoot("6-person")
 
+        # The tenant's numbers: totals, three charts drawn on the server, no paused provider.
+        self.follow(self.driver.find_element(By.ID, "stats-link"))
+        self.assertEqual(self.path(), "/console/stats")
+        charts = self.driver.find_elements(By.CSS_SELECTOR, "svg.chart")
+        self.assertEqual(len(charts), 3)
+        for chart in charts:
+            self.assertGreater(len(chart.find_elements(By.CSS_SELECTOR, "rect.bar")), 0)
+        totals = self.driver.find_element(By.ID, "totals").text
+        self.assertIn("Dead tokens 1", totals)
+        self.assertIn("None", self.driver.find_element(By.ID, "pauses").text)
+        self.shoot("7-stats")
+
         self.follow(self.driver.find_element(By.ID, "sign-out"))
         self.assertEqual(self.path(), "/console/sign-in")
         # The old session is gone: the history asks to sign in again.
@@ -129,7 +142,10 @@ class ConsoleTest(unittest.TestCase):
         self.driver.get(link)
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Not found")
         self.assertNotIn("carol@demo.test", self.driver.page_source)
-        self.shoot("7-member-not-found")
+        self.shoot("8-member-not-found")
+        self.assertEqual(self.driver.find_elements(By.ID, "stats-link"), [])
+        self.driver.get(BASE + "/console/stats")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Admins only")
         # Nor Carol's devices; his own page he may open.
         self.driver.get(BASE + "/console/people/carol@demo.test")
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Not found")

@@ -78,7 +78,7 @@ extension Store {
 
     /// Signs a session out: its cookie names nothing from now on.
     public func endConsoleSession(_ session: ConsoleSession) async throws {
-        try await withTenant(session.authentication.tenant) { tenantSession in
+        _ = try await withTenant(session.authentication.tenant) { tenantSession in
             try await tenantSession.connection.query(
                 "UPDATE console_sessions SET ended_at = now() WHERE tenant_id = \(session.authentication.tenant.id) AND id = \(session.id) AND ended_at IS NULL")
         }
