@@ -23,14 +23,18 @@ extension Console {
                 }
                 let limit = 50
                 let historyFilter = HistoryFilter(
-                    recipient: filter("user"), event: filter("event"), status: filter("status"), since: since, limit: limit + 1, after: cursor)
+                    recipient: filter("user"), activity: filter("activity"), conversation: filter("conversation"), event: filter("event"),
+                    status: filter("status"), since: since, limit: limit + 1, after: cursor)
                 let entries = try await store.withTenant(session.authentication.tenant) {
                     try await $0.history(viewer: session.authentication.person, filter: historyFilter)
                 }
                 let shown = Array(entries.prefix(limit))
                 var values: [String: Any] = [
                     "pageTitle": "History",
-                    "filters": ["user": filter("user") ?? "", "event": filter("event") ?? "", "since": filter("since") ?? ""],
+                    "filters": [
+                        "user": filter("user") ?? "", "event": filter("event") ?? "", "since": filter("since") ?? "",
+                        "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? "",
+                    ],
                     "statuses": HistoryFilter.statuses.map { ["value": $0, "selected": $0 == filter("status")] },
                     "entries": shown.map(Self.row),
                 ]
@@ -39,7 +43,7 @@ extension Console {
                     values["refresh"] = 5
                 }
                 if entries.count > limit, let last = shown.last {
-                    var parameters = ["user", "status", "event", "since"].compactMap { name in filter(name).map { (name, $0) } }
+                    var parameters = ["user", "activity", "conversation", "status", "event", "since"].compactMap { name in filter(name).map { (name, $0) } }
                     parameters.append(("cursor", PageCursor(at: last.createdAt, id: last.id).token))
                     values["next"] = "/console/history?" + parameters.map { "\($0.0)=\(Self.queryEscaped($0.1))" }.joined(separator: "&")
                 }
