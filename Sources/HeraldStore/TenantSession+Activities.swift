@@ -74,7 +74,8 @@ extension TenantSession {
     }
 
     /// Starts, completes, approves or rejects an activity, with a version check: of two
-    /// concurrent actions exactly one wins and the other gets `StoreError.conflict`.
+    /// concurrent actions exactly one wins and the other gets `StoreError.conflict`. Pushes
+    /// about the activity that no provider has taken yet are cancelled as superseded.
     /// - Parameter expectedVersion: the version the caller last saw (HTTP `If-Match`): when
     ///   the activity has moved on since, nothing changes and `.stale` is thrown.
     /// - Throws: `InputError`; `StoreError` (`.notFound`, `.forbidden`,
@@ -124,6 +125,13 @@ extension TenantSession {
                 SELECT \(tenantID), \(UUID.v7()), \(id), \(actor.id), \(transition.action.rawValue),
                        \(transition.from?.rawValue), \(transition.to.rawValue), \(reason), updated_at
                 FROM moved
+            ), superseded AS (
+                -- Pushes about this activity that no provider has taken yet (queued, or waiting
+                -- to be retried) describe a state it has left: they are not sent.
+                UPDATE deliveries d SET status = 'cancelled', last_error = \("superseded by " + transition.event.rawValue), updated_at = now()
+                FROM notifications n
+                WHERE d.tenant_id = \(tenantID) AND d.status = 'queued' AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
+                  AND n.activity_id = \(id) AND EXISTS (SELECT FROM moved)
             )
             SELECT version, updated_at FROM moved
             """)

@@ -1,0 +1,54 @@
+import Foundation
+import HeraldCore
+import HeraldDispatch
+import HeraldEmulator
+import HeraldStore
+import HeraldTestSupport
+import Testing
+
+/// A push about a state the activity has left is not sent: moving it on cancels what no
+/// provider has taken yet, and history says why.
+@Suite struct SupersedeTests {
+    @Test func aRetryingPushIsCancelledWhenTheActivityMovesOnAndNeverSent() async throws {
+        // Every send is refused for a minute: the assignment waits for its retry.
+        try await DispatchHarness.with(faults: .init(unavailableShare: 1, retryAfterSeconds: 60)) { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+            try await harness.register("alice@acme.test", token: "alice-phone", app: .manager)
+            let activity = try await harness.assign()
+            var counters = try await harness.drain(horizon: .seconds(2))
+            #expect(counters.retried == 1)
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'queued'") == 1)
+
+            // Chidi starts it before the retry is due: the assignment push is moot.
+            try await harness.act(.start, activity.id, by: "chidi@acme.test")
+            await harness.emulator.setFaults(.init())
+            await harness.emulator.clearMessages()
+            counters = try await harness.drain(horizon: .seconds(2))
+            let messages = await harness.emulator.messages()
+            #expect(messages.map(\.token) == ["alice-phone"], "only activity.started, to Alice: \(messages.map(\.token))")
+
+            let history = try await harness.history()
+            let assigned = try #require(history.first { $0.event == "activity.assigned" })
+            #expect(assigned.status == "cancelled" && assigned.reason?.contains("superseded by activity.started") == true, "\(assigned)")
+            #expect(history.first { $0.event == "activity.started" }?.status == "sent")
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status IN ('queued', 'sending')") == 0)
+            // What was sent stays sent when the activity moves on again.
+            try await harness.act(.complete, activity.id, by: "chidi@acme.test")
+            #expect(try await harness.history().first { $0.event == "activity.started" }?.status == "sent")
+        }
+    }
+
+    @Test func pushesAboutOtherActivitiesAreLeftAlone() async throws {
+        try await DispatchHarness.with(faults: .init(unavailableShare: 1, retryAfterSeconds: 60)) { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+            let first = try await harness.assign(name: "First")
+            _ = try await harness.assign(name: "Second")
+            _ = try await harness.drain(horizon: .seconds(2))
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'queued'") == 2)
+            try await harness.act(.start, first.id, by: "chidi@acme.test")
+            // The second activity's push still waits for its retry.
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'queued'") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'cancelled'") == 1)
+        }
+    }
+}
