@@ -25,4 +25,10 @@ public struct NotificationContent: Sendable, Equatable {
         self.threadID = threadID
         self.imageURL = imageURL
     }
+
+    /// What makes a newer push replace an older one on the phone (APNs `apns-collapse-id`;
+    /// Android's `tag` is the thread already): the activity, for an activity's pushes, so
+    /// the phone shows its newest state rather than a stack of stale ones. Chat messages
+    /// have none: they stack by conversation.
+    public var collapseKey: String? { data["activityId"] }
 }

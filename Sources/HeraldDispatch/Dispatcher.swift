@@ -295,7 +295,7 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
             return
         }
-        let notification = PushNotification(token: delivery.token, content: delivery.content)
+        let notification = PushNotification(token: delivery.token, content: delivery.content, collapseID: delivery.content.collapseKey)
         let answer: ProviderAnswer
         do {
             answer = try await gateway.send(notification, provider: delivery.provider, app: delivery.app, expiration: delivery.deadlineAt)

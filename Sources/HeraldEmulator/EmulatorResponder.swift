@@ -157,6 +157,9 @@ struct EmulatorResponder: HTTPResponder {
         if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return await reason(403, "ExpiredProviderToken") }
         guard let topic = request.headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return await reason(400, "MissingTopic") }
         guard request.headers[HTTPField.Name("apns-push-type")!] != nil else { return await reason(400, "InvalidPushType") }
+        if let collapse = request.headers[HTTPField.Name("apns-collapse-id")!], collapse.utf8.count > 64 {
+            return await reason(400, "BadCollapseId")
+        }
         guard token.count >= 8, token.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter }) else { return await reason(400, "BadDeviceToken") }
         guard body.count <= 4096 else { return await reason(413, "PayloadTooLarge") }
         guard let payload = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let aps = payload["aps"] as? [String: Any] else {

@@ -51,4 +51,23 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'cancelled'") == 1)
         }
     }
+
+    /// An activity's pushes replace one another on the phone: APNs gets the activity as
+    /// `apns-collapse-id`, Android the same as its `tag`.
+    @Test func anActivitysPushesCarryItsIdentityToCollapseOnThePhone() async throws {
+        try await DispatchHarness.with { harness in
+            let iPhone = "c0ffee00000000000000000000000000000000000000000000000000000000aa"
+            try await harness.register("chidi@acme.test", token: iPhone, app: .member, platform: .ios, provider: .apns)
+            try await harness.register("chidi@acme.test", token: "chidi-pixel", app: .member)
+            let activity = try await harness.assign()
+            _ = try await harness.drain(horizon: .seconds(2))
+            let messages = await harness.emulator.messages()
+            let id = activity.id.uuidString.lowercased()
+            let apns = try #require(messages.first { $0.token == iPhone })
+            #expect(apns.headers["apns-collapse-id"] == id)
+            let fcm = try #require(messages.first { $0.token == "chidi-pixel" })
+            let android = ((try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])?["message"] as? [String: Any])?["android"]
+            #expect(((android as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == id)
+        }
+    }
 }
