@@ -9,7 +9,8 @@ public enum AttemptOutcome: String, Sendable, Codable, CaseIterable {
     case configurationError = "configuration_error", cancelled
 }
 
-/// Whether fan-out queued a notification for devices: `notifications.status`.
+/// Whether fan-out queued a notification for devices: `notifications.status`. `cancelled`:
+/// its activity had moved on before the event was fanned out (superseded).
 public enum NotificationStatus: String, Sendable, Codable, CaseIterable {
-    case queued, noDevice = "no_device", suppressed
+    case queued, noDevice = "no_device", suppressed, cancelled
 }

@@ -108,7 +108,13 @@ extension DeliveryQueue {
                 SELECT i.*, EXISTS (
                     SELECT 1 FROM devices d
                     WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
-                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable
+                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable,
+                       -- The activity's next event, if it moved on before this one was fanned out.
+                       CASE WHEN i.activity_id IS NOT NULL THEN (
+                           SELECT o.kind FROM outbox e
+                           JOIN outbox o ON o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
+                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id
+                           ORDER BY o.seq LIMIT 1) END AS superseded_by
                 FROM input i
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
@@ -116,8 +122,10 @@ extension DeliveryQueue {
                                            status, reason, event_at)
                 SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
                        r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
-                       CASE WHEN r.suppressed IS NOT NULL THEN 'suppressed' WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
-                       CASE WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                       CASE WHEN r.superseded_by IS NOT NULL THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
+                            WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                       CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
+                            WHEN r.suppressed IS NOT NULL THEN r.suppressed
                             WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
                        r.event_at
                 FROM reach r

@@ -51,13 +51,21 @@ import Testing
             // Chidi's app lists his activities: this one, assigned.
             let listed = try #require(try await call("GET", "/v1/activities", chidi)["items"] as? [[String: Any]])
             #expect(listed.map { $0["id"] as? String } == [id] && listed.first?["status"] as? String == "assigned")
+            // Each person acts once the push before has reached their phone, as people do: a push
+            // still unsent when the activity moves on is superseded, not sent.
+            let deadline = ContinuousClock.now + .seconds(60)
+            func arrived(_ count: Int) async throws {
+                while await emulator.messages().count < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            try await arrived(1)
             _ = try await call("POST", "/v1/activities/\(id)/start", chidi)
+            try await arrived(2)
             _ = try await call("POST", "/v1/activities/\(id)/complete", chidi)
+            try await arrived(3)
             _ = try await call("POST", "/v1/activities/\(id)/approve", alice)
 
             // assigned → Chidi; started, completion requested → Alice's manager app; approved → Chidi.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while await emulator.messages().count < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            try await arrived(4)
             let messages = await emulator.messages()
             #expect(messages.map(\.token).filter { $0 == "chidi-pixel" }.count == 2, "\(messages.map(\.token))")
             #expect(messages.map(\.token).filter { $0 == aliceIPhone }.count == 2)

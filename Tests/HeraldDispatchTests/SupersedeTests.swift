@@ -70,4 +70,24 @@ import Testing
             #expect(((android as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == id)
         }
     }
+
+    /// The activity moves on before any worker fanned its event out: that event's pushes are
+    /// written as cancelled, and only the newer event is sent.
+    @Test func anEventNotYetFannedOutIsSupersededByTheNextOne() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+            try await harness.register("alice@acme.test", token: "alice-phone", app: .manager)
+            let activity = try await harness.assign()
+            try await harness.act(.start, activity.id, by: "chidi@acme.test")
+            _ = try await harness.drain(horizon: .seconds(2))
+            let messages = await harness.emulator.messages()
+            #expect(messages.map(\.token) == ["alice-phone"], "\(messages.map(\.token))")
+            let history = try await harness.history()
+            let assigned = try #require(history.first { $0.event == "activity.assigned" })
+            #expect(assigned.status == "cancelled" && assigned.reason == "superseded by activity.started" && assigned.devices == 0, "\(assigned)")
+            #expect(history.first { $0.event == "activity.started" }?.status == "sent")
+            // The newest event is not superseded by anything: it went out.
+            #expect(try await harness.count("SELECT count(*) FROM notifications WHERE status = 'cancelled'") == 1)
+        }
+    }
 }
