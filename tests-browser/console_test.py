@@ -109,6 +109,7 @@ class ConsoleTest(unittest.TestCase):
         dead = self.driver.find_element(By.CSS_SELECTOR, "#devices tr.device-deactivated")
         self.assertIn("UNREGISTERED", dead.find_element(By.CSS_SELECTOR, "td.state").text)
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#devices tr.device-active")), 1)
+        self.assertNotIn("admin", self.driver.find_element(By.CSS_SELECTOR, "main p.meta").text)
         self.shoot("6-person")
 
         # The tenant's numbers: totals, three charts drawn on the server, no paused provider.

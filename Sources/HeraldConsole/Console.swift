@@ -75,7 +75,7 @@ public struct Console: Sendable {
             context["csrf"] = session.csrfToken
             context["tenant"] = session.authentication.tenant.name
             context["who"] = session.authentication.person.map { "\($0.name) <\($0.email)>" } ?? "tenant key"
-            context["isAdmin"] = session.authentication.person?.isAdmin ?? true
+            context["viewerIsAdmin"] = session.authentication.person?.isAdmin ?? true
         }
         let text = pages.render(template, context)
         return Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: .init(string: text)))
