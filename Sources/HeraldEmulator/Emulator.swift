@@ -96,6 +96,7 @@ public final class Emulator: Sendable {
     public func run(onReady: @escaping @Sendable (Endpoints) async -> Void = { _ in }) async throws {
         enum Listener: CaseIterable { case https, http2, http1 }
         let ports = Mutex<[Listener: Int]>([:])
+        let listening = Counter()
         let host = configuration.host
         // Event loops of its own: an emulator under heavy load (thousands of HTTP/2 streams,
         // whose tasks NIO runs in batches between polls) must not delay another emulator's
@@ -118,6 +119,7 @@ public final class Emulator: Sendable {
                 server: HTTPServerBuilder(channel),
                 configuration: .init(address: .hostname(host, port: port), serverName: "herald-emulator"),
                 onServerRunning: { server in
+                    listening.increment()
                     let all = ports.withLock { ports -> [Listener: Int]? in
                         ports[listener] = server.localAddress?.port
                         return ports.count == Listener.allCases.count ? ports : nil
@@ -148,16 +150,28 @@ public final class Emulator: Sendable {
         // Every connection and handler below is a child task, so all of them run on the
         // emulator's own threads (see `EmulatorExecutor`).
         defer { group.shutdownGracefully { _ in } }
+        let failed = Flag()
         try await withTaskExecutorPreference(EmulatorExecutor.shared) {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
-                for (application, port) in zip(applications, configuredPorts) {
+                for (index, (application, port)) in zip(applications, configuredPorts).enumerated() {
                     tasks.addTask {
                         do {
                             try await application.run()
-                        } catch let error as IOError where error.errnoCode == EADDRINUSE {
-                            throw EmulatorError.portInUse(port)
+                        } catch {
+                            failed.raise()
+                            if let error = error as? IOError, error.errnoCode == EADDRINUSE { throw EmulatorError.portInUse(port) }
+                            throw error
                         }
                     }
+                    // One listener at a time: the next binds once this one listens (or failed).
+                    // Started together, a port in use cancelled its siblings in the middle of
+                    // their binds, which then completed on event loops already shut down
+                    // ("Cannot schedule tasks on an EventLoop that has already shut down" on
+                    // stderr, beside the one line the CLI promises).
+                    while listening.count <= index, !failed.isRaised {
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
+                    if failed.isRaised { break }
                 }
                 try await tasks.next()
                 tasks.cancelAll()
@@ -183,4 +197,18 @@ public final class Emulator: Sendable {
             return try await body(emulator, endpoints)
         }
     }
+}
+
+/// A count one task raises and another reads.
+private final class Counter: Sendable {
+    private let state = Mutex(0)
+    func increment() { state.withLock { $0 += 1 } }
+    var count: Int { state.withLock { $0 } }
+}
+
+/// A flag one task raises and another reads.
+private final class Flag: Sendable {
+    private let state = Mutex(false)
+    func raise() { state.withLock { $0 = true } }
+    var isRaised: Bool { state.withLock { $0 } }
 }
