@@ -18,9 +18,6 @@ extension Console {
                     return cursor
                 }
                 let since = try filter("since").map { Date().addingTimeInterval(-(try Input.duration($0, field: "since")).timeInterval) }
-                if let status = filter("status"), !HistoryFilter.statuses.contains(status) {
-                    throw InputError("status must be one of \(HistoryFilter.statuses.joined(separator: ", "))")
-                }
                 let limit = 50
                 let historyFilter = HistoryFilter(
                     recipient: filter("user"), activity: filter("activity"), conversation: filter("conversation"), event: filter("event"),

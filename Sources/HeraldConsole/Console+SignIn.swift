@@ -86,10 +86,6 @@ extension Console {
 
     /// Compares two tokens looking at every byte.
     static func same(_ left: String, _ right: String) -> Bool {
-        let left = Array(left.utf8), right = Array(right.utf8)
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(left, right) { difference |= a ^ b }
-        return difference == 0
+        CredentialSecret.equalInConstantTime(Data(left.utf8), Data(right.utf8))
     }
 }

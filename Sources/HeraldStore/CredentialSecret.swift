@@ -55,8 +55,9 @@ public struct CredentialSecret: Sendable {
         Self.equalInConstantTime(sha256, stored)
     }
 
-    /// Whether two hashes are equal, looking at every byte whatever the first difference.
-    static func equalInConstantTime(_ presented: Data, _ stored: Data) -> Bool {
+    /// Whether two secrets or hashes are equal, looking at every byte whatever the first
+    /// difference.
+    public static func equalInConstantTime(_ presented: Data, _ stored: Data) -> Bool {
         guard presented.count == stored.count else { return false }
         var difference: UInt8 = 0
         for (left, right) in zip(presented, stored) { difference |= left ^ right }

@@ -133,7 +133,7 @@ extension TenantSession {
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
                       and: "n.kind =", event)\(and: "n.created_at >=", filter.since)
             ) h
-            WHERE TRUE\(and: "h.status =", status)\(historyAfter: filter.after)
+            WHERE TRUE\(and: "h.status =", status)\(after: filter.after, in: "h")
             ORDER BY h.created_at DESC, h.id DESC
             LIMIT \(filter.limit)
             """)
@@ -234,16 +234,6 @@ extension TenantSession {
 }
 
 extension PostgresQuery.StringInterpolation {
-    /// ` AND` the entry `h` comes after `cursor` in newest-first order; nothing without one.
-    mutating func appendInterpolation(historyAfter cursor: PageCursor?) {
-        guard let cursor else { return }
-        appendLiteral(" AND (h.created_at, h.id) < (")
-        appendInterpolation(cursor.at)
-        appendLiteral(", ")
-        appendInterpolation(cursor.id)
-        appendLiteral(")")
-    }
-
     /// The condition that a notification `n` is visible to `viewer`: all of them for an
     /// admin or the tenant itself (nil), else their own and those of the teams they manage.
     mutating func appendInterpolation(historyVisibleTo viewer: Person?) {

@@ -29,7 +29,7 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             \(unsafeRaw: Self.activitySelect)
-            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(before: cursor)
+            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(after: cursor, in: "a")
             ORDER BY a.created_at DESC, a.id DESC
             LIMIT \(limit + 1)
             """)
@@ -60,15 +60,5 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" OR EXISTS (SELECT 1 FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.person_id = ")
         appendInterpolation(viewer.id)
         appendLiteral(" AND m.role = 'manager'))")
-    }
-
-    /// ` AND` the activity comes after `cursor` in newest-first order; nothing without one.
-    mutating func appendInterpolation(before cursor: PageCursor?) {
-        guard let cursor else { return }
-        appendLiteral(" AND (a.created_at, a.id) < (")
-        appendInterpolation(cursor.at)
-        appendLiteral(", ")
-        appendInterpolation(cursor.id)
-        appendLiteral(")")
     }
 }
