@@ -38,6 +38,23 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case activityApproved = "activity.approved"
     case activityRejected = "activity.rejected"
     case chatMessage = "chat.message"
+    /// Still waiting for approval after the tenant's reminder interval (DESIGN.md §14).
+    case activityApprovalReminder = "activity.approval_reminder"
+    /// Still waiting after the escalation interval: the tenant's admins hear of it.
+    case activityEscalated = "activity.escalated"
+    /// The deadline is today and the activity is not done.
+    case activityDeadlineSoon = "activity.deadline_soon"
+    /// The deadline date has ended and the activity is not approved.
+    case activityOverdue = "activity.overdue"
+
+    /// A change of the activity's status (not a reminder about one): a later one supersedes
+    /// the pushes of an earlier one.
+    public var isStatusChange: Bool {
+        switch self {
+        case .activityAssigned, .activityStarted, .activityCompletionRequested, .activityApproved, .activityRejected: true
+        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue: false
+        }
+    }
 
     /// The `type` value in the push payload's data: `activity_assigned`, `new_message`, ….
     public var payloadType: String {

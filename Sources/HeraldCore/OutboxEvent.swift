@@ -28,11 +28,14 @@ public struct ActivityEventPayload: Sendable, Codable, Equatable {
     public let reason: String?
     /// Milliseconds since the Unix epoch: JSON keeps it exact.
     public let occurredAtMilliseconds: Int64
+    /// For a reminder: when the wait it chases began (the completion request, or the
+    /// assignment for the deadline reminders), in milliseconds since the Unix epoch.
+    public let waitingSinceMilliseconds: Int64?
 
     public init(
         event: EventKind, activityID: UUID, teamID: UUID, teamName: String, activityName: String, priority: Priority,
         deadline: LocalDate, status: ActivityStatus, actor: PersonReference, manager: PersonReference,
-        assignee: PersonReference, recipients: [Recipient], reason: String?, occurredAt: Date
+        assignee: PersonReference, recipients: [Recipient], reason: String?, occurredAt: Date, waitingSince: Date? = nil
     ) {
         self.event = event
         self.activityID = activityID
@@ -47,10 +50,14 @@ public struct ActivityEventPayload: Sendable, Codable, Equatable {
         self.assignee = assignee
         self.recipients = recipients
         self.reason = reason
-        self.occurredAtMilliseconds = Int64((occurredAt.timeIntervalSince1970 * 1000).rounded())
+        self.occurredAtMilliseconds = Self.milliseconds(occurredAt)
+        self.waitingSinceMilliseconds = waitingSince.map(Self.milliseconds)
     }
 
     public var occurredAt: Date { Date(timeIntervalSince1970: Double(occurredAtMilliseconds) / 1000) }
+    public var waitingSince: Date? { waitingSinceMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 }
 
 /// An event as the outbox holds it.

@@ -8,7 +8,25 @@ public enum Routing {
         switch event {
         case .activityAssigned, .activityApproved, .activityRejected: .assignee
         case .activityStarted, .activityCompletionRequested: .manager
-        case .chatMessage: nil
+        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue: nil
+        }
+    }
+
+    /// The recipients of a timer's event (DESIGN.md §14); nobody acts, so nobody is left
+    /// out as the actor. A reminder goes to the activity's manager, an escalation to every
+    /// admin of the tenant (both on the manager app), the deadline reminder to the
+    /// assignee, and overdue to the assignee and the manager.
+    public static func timer(_ kind: TimerKind, manager: UUID, assignee: UUID, admins: [UUID]) -> [ActivityEventPayload.Recipient] {
+        switch kind {
+        case .approvalReminder:
+            return [.init(id: manager, app: .manager)]
+        case .escalation:
+            var seen = Set<UUID>()
+            return admins.filter { seen.insert($0).inserted }.map { .init(id: $0, app: .manager) }
+        case .deadlineSoon:
+            return [.init(id: assignee, app: .member)]
+        case .overdue:
+            return [.init(id: assignee, app: .member), .init(id: manager, app: .manager)]
         }
     }
 

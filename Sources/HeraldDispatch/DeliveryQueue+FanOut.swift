@@ -3,6 +3,9 @@ import HeraldCore
 import HeraldPostgres
 
 extension DeliveryQueue {
+    /// The events that change an activity's status: the ones that supersede earlier pushes.
+    static let statusChanges = EventKind.allCases.filter(\.isStatusChange).map(\.rawValue)
+
     /// The recipients' locale, time zone and badge, in the tenant's scope.
     static func profiles(
         _ recipients: [EventRecipient], tenant: UUID, on connection: PostgresConnection
@@ -109,11 +112,12 @@ extension DeliveryQueue {
                     SELECT 1 FROM devices d
                     WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
                       AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable,
-                       -- The activity's next event, if it moved on before this one was fanned out.
+                       -- The activity's next change of status, if it moved on before this event was
+                       -- fanned out (a reminder about it supersedes nothing).
                        CASE WHEN i.activity_id IS NOT NULL THEN (
                            SELECT o.kind FROM outbox e
                            JOIN outbox o ON o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
-                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id
+                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id AND o.kind = ANY(\(Self.statusChanges)::text[])
                            ORDER BY o.seq LIMIT 1) END AS superseded_by
                 FROM input i
             ), inserted AS (

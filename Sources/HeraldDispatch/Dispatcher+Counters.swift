@@ -15,6 +15,10 @@ extension Dispatcher {
         public var heldBack = 0
         /// Acknowledgements that came too late: the lease had passed to another worker.
         public var lateAcknowledgements = 0
+        /// Timers whose event this worker appended (reminders, escalations, deadline notices).
+        public var timersFired = 0
+        /// Due timers this worker found no longer applied (the activity had moved on).
+        public var timersSkipped = 0
         public var inFlight = 0
 
         public init() {}

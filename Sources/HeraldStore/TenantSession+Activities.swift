@@ -27,7 +27,8 @@ extension TenantSession {
             SELECT t.id, t.slug, t.name, t.created_at,
                    (SELECT role FROM team_members r WHERE r.tenant_id = t.tenant_id AND r.team_id = t.id AND r.person_id = \(actor.id)) AS actor_role,
                    p.id, p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at,
-                   (SELECT role FROM team_members r WHERE r.tenant_id = t.tenant_id AND r.team_id = t.id AND r.person_id = p.id) AS assignee_role
+                   (SELECT role FROM team_members r WHERE r.tenant_id = t.tenant_id AND r.team_id = t.id AND r.person_id = p.id) AS assignee_role,
+                   (SELECT policy::text FROM tenant_policies WHERE tenant_id = t.tenant_id) AS policy
             FROM teams t LEFT JOIN people p ON p.tenant_id = t.tenant_id AND p.email = \(assigneeEmail)
             WHERE t.tenant_id = \(tenantID) AND t.slug = \(teamSlug)
             """)
@@ -69,7 +70,10 @@ extension TenantSession {
             id: id, team: .init(id: team.id, slug: team.slug, name: team.name), name: name, priority: priority,
             deadline: deadline, status: transition.to, version: 1, manager: actor.reference, assignee: assignee.reference,
             createdAt: createdAt, updatedAt: createdAt)
-        try await appendEvent(transition, on: activity, actor: actor.reference, reason: nil, at: createdAt)
+        let policy = try Self.policy(row, column: "policy")
+        try await appendEvent(
+            transition, on: activity, actor: actor.reference, reason: nil, at: createdAt,
+            timers: .assignment(of: activity, timeZone: assignee.timeZone, policy: policy))
         return activity
     }
 
@@ -100,7 +104,8 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             SELECT \(unsafeRaw: Self.activityColumns),
-                   (SELECT role FROM team_members r WHERE r.tenant_id = a.tenant_id AND r.team_id = a.team_id AND r.person_id = \(actor.id)) AS actor_role
+                   (SELECT role FROM team_members r WHERE r.tenant_id = a.tenant_id AND r.team_id = a.team_id AND r.person_id = \(actor.id)) AS actor_role,
+                   (SELECT policy::text FROM tenant_policies WHERE tenant_id = a.tenant_id) AS policy
             FROM \(unsafeRaw: Self.activityTables) WHERE a.tenant_id = \(tenantID) AND a.id = \(id)
             """)
         let actorRole: TeamRole? = try rows.first.flatMap { try $0.decode(String?.self, column: "actor_role") }.map(Self.decodeEnum)
@@ -113,6 +118,7 @@ extension TenantSession {
         let relation = ActivityStateMachine.Actor(
             isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
         let transition = try decide(action, from: activity.status, by: relation, actor: actor, activity: activity)
+        let policy = try Self.policy(row, column: "policy")
 
         let updated = try await connection.query(
             """
@@ -147,7 +153,9 @@ extension TenantSession {
             id: activity.id, team: activity.team, name: activity.name, priority: activity.priority, deadline: activity.deadline,
             status: transition.to, version: version, manager: activity.manager, assignee: activity.assignee,
             createdAt: activity.createdAt, updatedAt: updatedAt)
-        try await appendEvent(transition, on: result, actor: actor.reference, reason: reason, at: updatedAt)
+        try await appendEvent(
+            transition, on: result, actor: actor.reference, reason: reason, at: updatedAt,
+            timers: .transition(transition, activity: result, policy: policy))
         return result
     }
 
@@ -177,10 +185,11 @@ extension TenantSession {
     }
 
     /// Appends the transition's event with its snapshot to the outbox (the transition row
-    /// itself is written with the change), then NOTIFYs (which PostgreSQL delivers only if
-    /// the transaction commits).
+    /// itself is written with the change) and applies `timers`, then NOTIFYs (which
+    /// PostgreSQL delivers only if the transaction commits).
     private func appendEvent(
-        _ transition: ActivityStateMachine.Transition, on activity: ActivityRecord, actor: PersonReference, reason: String?, at: Date
+        _ transition: ActivityStateMachine.Transition, on activity: ActivityRecord, actor: PersonReference, reason: String?, at: Date,
+        timers: TimerChanges
     ) async throws {
         let recipients = Routing.activity(
             transition.event, manager: activity.manager.id, assignee: activity.assignee.id, actor: actor.id)
@@ -190,7 +199,8 @@ extension TenantSession {
             actor: actor, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: reason,
             occurredAt: at)
         try await appendToOutbox(
-            transition.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: at)
+            transition.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: at,
+            timers: timers)
     }
 
     // MARK: Reading

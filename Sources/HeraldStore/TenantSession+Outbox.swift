@@ -12,22 +12,28 @@ extension TenantSession {
     /// Appends an event to the outbox in this session's transaction and wakes the workers:
     /// the `NOTIFY` is delivered when the transaction commits, and not at all if it rolls back.
     /// The one way every workflow change tells the dispatcher about itself.
+    /// - Parameter timers: changes to the activity's timers, written in the same statement.
+    /// - Returns: the event's id.
+    @discardableResult
     func appendToOutbox<Payload: Codable & Sendable>(
-        _ kind: EventKind, about subject: OutboxSubject, actor: UUID, recipients: [UUID], payload: Payload, at occurredAt: Date
-    ) async throws {
+        _ kind: EventKind, about subject: OutboxSubject, actor: UUID, recipients: [UUID], payload: Payload, at occurredAt: Date,
+        timers: TimerChanges? = nil
+    ) async throws -> UUID {
         let (activityID, messageID): (UUID?, UUID?) = switch subject {
         case .activity(let id): (id, nil)
         case .message(let id): (nil, id)
         }
-        // One round trip: the row, and the NOTIFY of it.
+        // One round trip: the row, the timers, and the NOTIFY of it.
+        let id = UUID.v7()
         try await connection.query(
             """
             WITH event AS (
                 INSERT INTO outbox (tenant_id, id, kind, activity_id, message_id, actor_id, recipient_ids, payload, occurred_at)
-                VALUES (\(tenantID), \(UUID.v7()), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
+                VALUES (\(tenantID), \(id), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
                         \(PostgresJSON(payload)), \(occurredAt))
-            )
+            )\(timers: timers, tenant: tenantID)
             SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))
             """)
+        return id
     }
 }

@@ -1,12 +1,17 @@
 import HeraldCore
 
-/// What a template renders: the five activity events and the two kinds of chat message.
+/// What a template renders: the activity events (five changes, four reminders) and the two
+/// kinds of chat message.
 public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
     case activityAssigned = "activity.assigned"
     case activityStarted = "activity.started"
     case activityCompletionRequested = "activity.completion_requested"
     case activityApproved = "activity.approved"
     case activityRejected = "activity.rejected"
+    case activityApprovalReminder = "activity.approval_reminder"
+    case activityEscalated = "activity.escalated"
+    case activityDeadlineSoon = "activity.deadline_soon"
+    case activityOverdue = "activity.overdue"
     case chatDirect = "chat.message.direct"
     case chatGroup = "chat.message.group"
 
@@ -18,6 +23,10 @@ public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
         case .activityCompletionRequested: self = .activityCompletionRequested
         case .activityApproved: self = .activityApproved
         case .activityRejected: self = .activityRejected
+        case .activityApprovalReminder: self = .activityApprovalReminder
+        case .activityEscalated: self = .activityEscalated
+        case .activityDeadlineSoon: self = .activityDeadlineSoon
+        case .activityOverdue: self = .activityOverdue
         case .chatMessage: return nil
         }
     }

@@ -4,7 +4,7 @@ import HeraldCore
 /// The values a template sees, built from an event and formatted for its recipient.
 public enum TemplateVariables {
     static let activityNames: Set<String> = [
-        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason",
+        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since",
     ]
     static let chatNames: Set<String> = ["sender", "group", "text", "isGroup"]
 
@@ -30,10 +30,12 @@ public enum TemplateVariables {
         public var deadline: LocalDate
         public var occurredAt: Date
         public var reason: String?
+        /// For a reminder: when the wait it chases began.
+        public var waitingSince: Date?
 
         public init(
             name: String, manager: String, member: String, actor: String, team: String, priority: Priority,
-            deadline: LocalDate, occurredAt: Date, reason: String? = nil
+            deadline: LocalDate, occurredAt: Date, reason: String? = nil, waitingSince: Date? = nil
         ) {
             self.name = name
             self.manager = manager
@@ -44,6 +46,7 @@ public enum TemplateVariables {
             self.deadline = deadline
             self.occurredAt = occurredAt
             self.reason = reason
+            self.waitingSince = waitingSince
         }
 
         /// The activity of an event snapshot.
@@ -51,7 +54,7 @@ public enum TemplateVariables {
             self.init(
                 name: payload.activityName, manager: payload.manager.name, member: payload.assignee.name,
                 actor: payload.actor.name, team: payload.teamName, priority: payload.priority, deadline: payload.deadline,
-                occurredAt: payload.occurredAt, reason: payload.reason)
+                occurredAt: payload.occurredAt, reason: payload.reason, waitingSince: payload.waitingSince)
         }
     }
 
@@ -79,6 +82,7 @@ public enum TemplateVariables {
             "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0,
         ]
         if let reason = activity.reason, !reason.isEmpty { values["reason"] = reason }
+        if let since = activity.waitingSince { values["since"] = formatInstantWithTime(since, for: recipient) }
         return values
     }
 
@@ -93,6 +97,17 @@ public enum TemplateVariables {
     public static func formatInstant(_ date: Date, for recipient: Recipient) -> String {
         let zone = TimeZone(identifier: recipient.timeZone) ?? TimeZone(identifier: "UTC") ?? .current
         return date.formatted(style(locale: recipient.locale, timeZone: zone))
+    }
+
+    /// An instant as a date and a 24-hour time on the recipient's clock: `Nov 21, 2026, 10:00`
+    /// in `en`, `21. Nov. 2026, 11:00` in `de` (Berlin).
+    public static func formatInstantWithTime(_ date: Date, for recipient: Recipient) -> String {
+        let zone = TimeZone(identifier: recipient.timeZone) ?? TimeZone(identifier: "UTC") ?? .current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.hour, .minute], from: date)
+        let hour = parts.hour ?? 0, minute = parts.minute ?? 0
+        return formatInstant(date, for: recipient) + ", " + (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
     }
 
     /// A calendar date (a deadline has no zone): the same day everywhere.
@@ -122,7 +137,8 @@ public enum TemplateVariables {
                     Activity(
                         name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
                         priority: priority, deadline: sampleDeadline,
-                        occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil),
+                        occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil,
+                        waitingSince: flag ? sampleEventTime.addingTimeInterval(-1800) : nil),
                     for: Recipient())
                 values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way"))) { $1 }
                 return ("a \(priority.rawValue) activity \(flag ? "with a reason and a group name" : "without a reason or group name")", values)

@@ -84,7 +84,8 @@ struct TemplateCommand: AsyncParsableCommand {
             abstract: "Show what a phone would show for an event.",
             discussion: """
                 Sample data: Alice Moreau (manager) assigned "Ship v2" of team Field Ops to Chidi Okafor (member) at \
-                2026-11-21 23:30 UTC with deadline 2026-11-28; chat from Alice Moreau in the group "Launch crew".
+                2026-11-21 23:30 UTC with deadline 2026-11-28 (a reminder's wait began two hours earlier); chat from \
+                Alice Moreau in the group "Launch crew".
                 """)
 
         @Argument(help: "The event, e.g. activity.assigned.") var event: String
@@ -107,11 +108,17 @@ struct TemplateCommand: AsyncParsableCommand {
                 message = resolved.template.render(
                     .init(sender: "Alice Moreau", group: event == .chatGroup ? group : nil, isGroup: event == .chatGroup, text: text))
             } else {
+                let memberActs: Swift.Set<TemplateEvent> = [
+                    .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon,
+                    .activityOverdue,
+                ]
+                let occurredAt = Date(timeIntervalSince1970: 1_795_303_800)
                 let activity = TemplateVariables.Activity(
                     name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor",
-                    actor: event == .activityStarted || event == .activityCompletionRequested ? "Chidi Okafor" : "Alice Moreau",
+                    actor: memberActs.contains(event) ? "Chidi Okafor" : "Alice Moreau",
                     team: "Field Ops", priority: priority, deadline: LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .gmt),
-                    occurredAt: Date(timeIntervalSince1970: 1_795_303_800), reason: event == .activityRejected ? "needs tests" : nil)
+                    occurredAt: occurredAt, reason: event == .activityRejected ? "needs tests" : nil,
+                    waitingSince: event == .activityApprovalReminder || event == .activityEscalated ? occurredAt.addingTimeInterval(-7200) : nil)
                 message = resolved.template.render(activity, for: .init(locale: locale, timeZone: timeZone))
             }
             if options.json {

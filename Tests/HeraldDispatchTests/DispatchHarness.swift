@@ -86,10 +86,12 @@ struct DispatchHarness: Sendable {
         }
     }
 
-    func assign(to assignee: String = "chidi@acme.test", priority: Priority = .p0, name: String = "Ship v2") async throws -> ActivityRecord {
+    func assign(
+        to assignee: String = "chidi@acme.test", priority: Priority = .p0, name: String = "Ship v2", deadline: String = "2026-11-28"
+    ) async throws -> ActivityRecord {
         try await store.withTenant(tenant) {
             try await $0.assignActivity(
-                actor: "alice@acme.test", team: "ops", assignee: assignee, name: name, deadline: try Input.date("2026-11-28"), priority: priority)
+                actor: "alice@acme.test", team: "ops", assignee: assignee, name: name, deadline: try Input.date(deadline), priority: priority)
         }
     }
 

@@ -25,6 +25,8 @@ struct SchemaEnumTests {
                 ("conversations", "kind", ConversationKind.allCases.map(\.rawValue)),
                 ("provider_pauses", "provider", PushProvider.allCases.map(\.rawValue)),
                 ("credentials", "kind", CredentialKind.allCases.map(\.rawValue)),
+                ("activity_timers", "kind", TimerKind.allCases.map(\.rawValue)),
+                ("activity_timers", "status", TimerStatus.allCases.map(\.rawValue)),
             ]
             for (table, column, values) in expected {
                 let allowed = try await Self.allowedValues(table: table, column: column, pool: store.pool)

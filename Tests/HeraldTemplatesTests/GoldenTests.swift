@@ -11,7 +11,8 @@ import Testing
     static func activity(_ priority: Priority, at date: Date = morning) -> TemplateVariables.Activity {
         TemplateVariables.Activity(
             name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
-            priority: priority, deadline: LocalDate("2026-11-28") ?? LocalDate(date, in: .gmt), occurredAt: date)
+            priority: priority, deadline: LocalDate("2026-11-28") ?? LocalDate(date, in: .gmt), occurredAt: date,
+            waitingSince: date.addingTimeInterval(-5400))
     }
 
     static let english: [TemplateEvent: String] = [
@@ -20,6 +21,21 @@ import Testing
         .activityCompletionRequested: "Nov 21, 2026 - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Ship v2.",
         .activityApproved: "Nov 21, 2026 - Alice Moreau has approved your activity: Ship v2.",
         .activityRejected: "Nov 21, 2026 - Alice Moreau has sent back your activity: Ship v2.",
+        .activityApprovalReminder:
+            "Nov 21, 2026 - Chidi Okafor is still waiting for your approval of Ship v2 (deadline Nov 28, 2026), since Nov 21, 2026, 08:30.",
+        .activityEscalated:
+            "Nov 21, 2026 - Ship v2 in Field Ops has waited for approval by Alice Moreau since Nov 21, 2026, 08:30; Chidi Okafor completed it.",
+        .activityDeadlineSoon: "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
+        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
+    ]
+
+    static let englishTitles: [TemplateEvent: String] = [
+        .activityApprovalReminder: "Approval Reminder", .activityEscalated: "Activity Escalated", .activityDeadlineSoon: "Deadline Today",
+        .activityOverdue: "Activity Overdue",
+    ]
+    static let germanTitles: [TemplateEvent: String] = [
+        .activityApprovalReminder: "Erinnerung: Genehmigung", .activityEscalated: "Aktivität eskaliert", .activityDeadlineSoon: "Frist heute",
+        .activityOverdue: "Aktivität überfällig",
     ]
 
     static let german: [TemplateEvent: String] = [
@@ -28,6 +44,12 @@ import Testing
         .activityCompletionRequested: "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 abgeschlossen.",
         .activityApproved: "21. Nov. 2026 - Alice Moreau hat deine Aktivität genehmigt: Ship v2.",
         .activityRejected: "21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.",
+        .activityApprovalReminder:
+            "21. Nov. 2026 - Chidi Okafor wartet seit 21. Nov. 2026, 09:30 auf deine Genehmigung für Ship v2 (Frist 28. Nov. 2026).",
+        .activityEscalated:
+            "21. Nov. 2026 - Ship v2 in Field Ops wartet seit 21. Nov. 2026, 09:30 auf die Genehmigung durch Alice Moreau; Chidi Okafor hat sie abgeschlossen.",
+        .activityDeadlineSoon: "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
+        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
     ]
 
     static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat }
@@ -36,7 +58,7 @@ import Testing
     func englishActivityMessages(event: TemplateEvent, priority: Priority) async throws {
         let template = try await Self.catalog.template(for: event, locale: "en", tenant: nil)
         let message = template.render(Self.activity(priority), for: .init(locale: "en", timeZone: "UTC"))
-        #expect(message.title == "Activity Update")
+        #expect(message.title == Self.englishTitles[event, default: "Activity Update"])
         let body = try #require(Self.english[event])
         #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
     }
@@ -45,7 +67,7 @@ import Testing
     func germanActivityMessages(event: TemplateEvent, priority: Priority) async throws {
         let template = try await Self.catalog.template(for: event, locale: "de", tenant: nil)
         let message = template.render(Self.activity(priority), for: .init(locale: "de", timeZone: "Europe/Berlin"))
-        #expect(message.title == "Aktivitäts-Update")
+        #expect(message.title == Self.germanTitles[event, default: "Aktivitäts-Update"])
         let body = try #require(Self.german[event])
         #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
     }

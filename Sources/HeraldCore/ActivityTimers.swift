@@ -1,0 +1,146 @@
+import Foundation
+
+/// What an activity timer chases (DESIGN.md §14).
+public enum TimerKind: String, Sendable, CaseIterable, Codable {
+    case approvalReminder = "approval_reminder"
+    case escalation
+    case deadlineSoon = "deadline_soon"
+    case overdue
+
+    /// The event a firing appends.
+    public var event: EventKind {
+        switch self {
+        case .approvalReminder: .activityApprovalReminder
+        case .escalation: .activityEscalated
+        case .deadlineSoon: .activityDeadlineSoon
+        case .overdue: .activityOverdue
+        }
+    }
+
+    /// Whether it belongs to one wait for approval (a new completion request starts new ones).
+    public var chasesApproval: Bool { self == .approvalReminder || self == .escalation }
+}
+
+/// How a timer ends.
+public enum TimerStatus: String, Sendable, CaseIterable, Codable {
+    /// Waiting for its due time.
+    case pending
+    /// Its event was appended to the outbox.
+    case fired
+    /// Due, but the activity no longer waited for what it chases (the reason says why).
+    case skipped
+    /// Ended before it was due: the activity moved on, or the policy turned it off.
+    case cancelled
+}
+
+/// A timer to be written: what it chases, for which period, and when it is due.
+public struct PlannedTimer: Sendable, Equatable {
+    public let kind: TimerKind
+    /// The waiting period it belongs to: the activity's version when the wait began (the
+    /// deadline timers have one period, 0). A period's timer of a kind fires at most once.
+    public let period: Int
+    public let dueAt: Date
+
+    public init(kind: TimerKind, period: Int, dueAt: Date) {
+        self.kind = kind
+        self.period = period
+        self.dueAt = dueAt
+    }
+}
+
+/// The pure decisions about timers: which a transition starts and ends, and whether a due
+/// one still applies when it fires.
+public enum ActivityTimers {
+    /// The period of the deadline timers: one per activity.
+    public static let deadlinePeriod = 0
+
+    /// The approval timers an activity that just entered `status` (at `since`, with the new
+    /// `version`) waits on: a reminder and an escalation while it waits for approval.
+    public static func approvalTimers(
+        enteringStatus status: ActivityStatus, version: Int, at since: Date, priority: Priority, policy: ReminderPolicy
+    ) -> [PlannedTimer] {
+        guard status == .completionRequested else { return [] }
+        return [(TimerKind.approvalReminder, policy.approvalReminder[priority]), (.escalation, policy.escalateAfter[priority])]
+            .compactMap { kind, delay in
+                delay.map { PlannedTimer(kind: kind, period: version, dueAt: since.addingTimeInterval($0.timeInterval)) }
+            }
+    }
+
+    /// The deadline timers of an activity: the reminder at the policy's time on the deadline
+    /// date, and overdue when that date ends, both on the assignee's clock (a time the
+    /// daylight-saving change skips moves to just after it).
+    public static func deadlineTimers(deadline: LocalDate, timeZone: TimeZone, policy: ReminderPolicy) -> [PlannedTimer] {
+        var timers: [PlannedTimer] = []
+        if let time = policy.deadlineReminderAt, let due = instant(on: deadline, at: time, in: timeZone) {
+            timers.append(PlannedTimer(kind: .deadlineSoon, period: deadlinePeriod, dueAt: due))
+        }
+        if policy.overdue, let due = endOfDay(deadline, in: timeZone) {
+            timers.append(PlannedTimer(kind: .overdue, period: deadlinePeriod, dueAt: due))
+        }
+        return timers
+    }
+
+    /// The kinds of pending timer a change into `status` ends: every move ends a wait for
+    /// approval; approval ends everything.
+    public static func ended(byEntering status: ActivityStatus) -> Set<TimerKind> {
+        status == .approved ? Set(TimerKind.allCases) : [.approvalReminder, .escalation]
+    }
+
+    /// The activity as a firing timer reads it, in the firing's transaction.
+    public struct Subject: Sendable, Equatable {
+        public var status: ActivityStatus
+        public var version: Int
+        public var deadline: LocalDate
+        public var timeZone: TimeZone
+
+        public init(status: ActivityStatus, version: Int, deadline: LocalDate, timeZone: TimeZone) {
+            self.status = status
+            self.version = version
+            self.deadline = deadline
+            self.timeZone = timeZone
+        }
+    }
+
+    /// What a due timer does.
+    public enum Decision: Sendable, Equatable {
+        case fire
+        case skip(reason: String)
+    }
+
+    /// Whether a due timer still applies to the activity as it is now.
+    public static func decide(_ kind: TimerKind, period: Int, activity: Subject, now: Date) -> Decision {
+        switch kind {
+        case .approvalReminder, .escalation:
+            guard activity.status == .completionRequested, activity.version == period else {
+                return .skip(reason: "the activity moved on (it is \(activity.status.rawValue) now)")
+            }
+            return .fire
+        case .deadlineSoon:
+            guard activity.status == .assigned || activity.status == .running else {
+                return .skip(reason: "the activity is \(activity.status.rawValue)")
+            }
+            if let end = endOfDay(activity.deadline, in: activity.timeZone), now >= end {
+                return .skip(reason: "the deadline date had ended when the reminder came due")
+            }
+            return .fire
+        case .overdue:
+            return activity.status == .approved ? .skip(reason: "the activity is approved") : .fire
+        }
+    }
+
+    /// Midnight after `date` on the clock of `timeZone`.
+    static func endOfDay(_ date: LocalDate, in timeZone: TimeZone) -> Date? {
+        guard let start = instant(on: date, at: TimeOfDay(hour: 0, minute: 0), in: timeZone) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.date(byAdding: .day, value: 1, to: start)
+    }
+
+    static func instant(on date: LocalDate, at time: TimeOfDay?, in timeZone: TimeZone) -> Date? {
+        guard let time else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.date(
+            from: DateComponents(year: date.year, month: date.month, day: date.day, hour: time.hour, minute: time.minute))
+    }
+}

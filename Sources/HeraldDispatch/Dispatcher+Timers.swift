@@ -1,0 +1,42 @@
+import Foundation
+import HeraldStore
+
+/// Reminders, escalations and deadline notices: every worker looks for due timers about once
+/// a second and fires them (DESIGN.md §14); their events then fan out like any other.
+extension Dispatcher {
+    /// How many due timers one look fires before it looks again.
+    static let timerBatch = 100
+
+    func timerLoop() async {
+        var failures = 0
+        while !isStopping {
+            var full = false
+            do {
+                let firings = try await timers.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
+                failures = 0
+                full = firings.count >= Self.timerBatch
+                var fired = 0, skipped = 0
+                for firing in firings {
+                    switch firing {
+                    case .fired: fired += 1
+                    case .skipped: skipped += 1
+                    case .notDue: break
+                    }
+                }
+                if fired + skipped > 0 {
+                    state.withLock {
+                        $0.counters.timersFired += fired
+                        $0.counters.timersSkipped += skipped
+                    }
+                    logger.info("fired due timers", metadata: ["fired": "\(fired)", "skipped": "\(skipped)"])
+                }
+                if fired > 0 { eventSignal.signal() }
+            } catch {
+                failures += 1
+                logger.error("firing due timers failed; retrying", metadata: ["error": "\(error)"])
+            }
+            if full, failures == 0 { continue }
+            await stopSignal.wait(timeout: failures > 0 ? LoopBackoff.after(failures: failures) : jitteredPoll)
+        }
+    }
+}

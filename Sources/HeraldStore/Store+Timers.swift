@@ -1,0 +1,52 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+extension Store {
+    /// How long a worker may hold a timer it is firing: the transaction that fires it is
+    /// ended by PostgreSQL (and the timer freed for another worker) if it idles this long.
+    public static let timerLease = "30s"
+
+    /// Fires the timers due at `now`, oldest first, up to `limit`, each in its own
+    /// transaction in its tenant's scope (see `TenantSession.fireTimer`). Any number of
+    /// workers may call this at once: each timer fires once.
+    /// - Parameter tenants: only these tenants (empty: all).
+    /// - Returns: what each timer it took did (timers another worker held are left out).
+    public func fireDueTimers(at now: Date = Date(), limit: Int = 100, tenants: [UUID] = []) async throws -> [TimerFiring] {
+        // Across tenants, as the dispatcher: which are due (a peek; the firing locks each).
+        let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
+            try await connection.query(
+                """
+                SELECT tenant_id, id FROM activity_timers
+                WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+                ORDER BY due_at LIMIT \(limit)
+                """
+            ).map { try $0.decode((UUID, UUID).self) }
+        }
+        var firings: [TimerFiring] = []
+        for (tenantID, id) in due {
+            let firing = try await pool.withTransaction(
+                setup: Self.tenantScope(tenantID) + "; SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
+            ) { connection in
+                let tenant = try Self.tenant(
+                    try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
+                return try await TenantSession(connection: connection, tenant: tenant, logger: logger).fireTimer(id, now: now)
+            }
+            if firing != .notDue { firings.append(firing) }
+        }
+        return firings
+    }
+
+    /// Whether a timer falls due within `horizon` of now (a draining worker waits for it).
+    public func hasTimers(dueWithin horizon: Duration, tenants: [UUID] = []) async throws -> Bool {
+        try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
+            try await connection.query(
+                """
+                SELECT EXISTS (SELECT FROM activity_timers
+                               WHERE status = 'pending' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
+                                 AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+                """
+            ).single().decode(Bool.self, at: 0)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// A timer as history shows it.
+public struct ActivityTimerRecord: Sendable, Equatable, Codable {
+    public let id: UUID
+    public let kind: TimerKind
+    public let dueAt: Date
+    public let status: TimerStatus
+    public let reason: String?
+    public let eventID: UUID?
+    public let settledAt: Date?
+}
+
+/// What firing one timer did.
+public enum TimerFiring: Sendable, Equatable {
+    /// Its event was appended to the outbox.
+    case fired(TimerKind, event: UUID)
+    /// The activity no longer waited for it.
+    case skipped(TimerKind, reason: String)
+    /// Another worker holds it, or it was settled or moved meanwhile: nothing done.
+    case notDue
+}
+
+extension TenantSession {
+    /// Fires the timer `id` if it is pending and due at `now`, in this session's transaction:
+    /// locks it (`SKIP LOCKED`: a timer another worker is firing is left to it), reads its
+    /// activity again, and either appends the timer's event or writes why it was skipped.
+    func fireTimer(_ id: UUID, now: Date) async throws -> TimerFiring {
+        let rows = try await connection.query(
+            """
+            SELECT \(unsafeRaw: Self.activityColumns),
+                   tm.kind AS timer_kind, tm.period AS timer_period, tm.waiting_since AS timer_since, s.time_zone AS assignee_zone
+            FROM activity_timers tm JOIN \(unsafeRaw: Self.activityTables) ON a.tenant_id = tm.tenant_id AND a.id = tm.activity_id
+            WHERE tm.tenant_id = \(tenantID) AND tm.id = \(id) AND tm.status = 'pending' AND tm.due_at <= \(now)
+            FOR UPDATE OF tm SKIP LOCKED
+            """)
+        guard let row = rows.first else { return .notDue }
+        let kind: TimerKind = try Self.decodeEnum(try row.decode(String.self, column: "timer_kind"))
+        let period = try row.decode(Int.self, column: "timer_period")
+        let since = try row.decode(Date.self, column: "timer_since")
+        let zone = try row.decode(String.self, column: "assignee_zone")
+        let activity = try Self.activity(row)
+        let subject = ActivityTimers.Subject(
+            status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone(identifier: zone) ?? .gmt)
+        switch ActivityTimers.decide(kind, period: period, activity: subject, now: now) {
+        case .skip(let reason):
+            try await connection.query(
+                """
+                UPDATE activity_timers SET status = 'skipped', reason = \(reason), settled_at = now()
+                WHERE tenant_id = \(tenantID) AND id = \(id)
+                """)
+            return .skipped(kind, reason: reason)
+        case .fire:
+            let admins: [UUID] = kind == .escalation
+                ? try await connection.query("SELECT id FROM people WHERE tenant_id = \(tenantID) AND is_admin ORDER BY created_at, id")
+                    .map { try $0.decode(UUID.self, at: 0) }
+                : []
+            let recipients = Routing.timer(kind, manager: activity.manager.id, assignee: activity.assignee.id, admins: admins)
+            let payload = ActivityEventPayload(
+                event: kind.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
+                activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: activity.status,
+                actor: activity.assignee, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: nil,
+                occurredAt: now, waitingSince: since)
+            let event = try await appendToOutbox(
+                kind.event, about: .activity(activity.id), actor: activity.assignee.id, recipients: recipients.map(\.id),
+                payload: payload, at: now)
+            try await connection.query(
+                """
+                UPDATE activity_timers SET status = 'fired', event_id = \(event), settled_at = now()
+                WHERE tenant_id = \(tenantID) AND id = \(id)
+                """)
+            return .fired(kind, event: event)
+        }
+    }
+
+    /// The timers of an activity, by due time.
+    public func timers(activity id: UUID) async throws -> [ActivityTimerRecord] {
+        try await connection.query(
+            """
+            SELECT id, kind, due_at, status, reason, event_id, settled_at FROM activity_timers
+            WHERE tenant_id = \(tenantID) AND activity_id = \(id) ORDER BY due_at, id
+            """
+        ).map { row in
+            let (id, kind, due, status, reason, event, settled) = try row.decode((UUID, String, Date, String, String?, UUID?, Date?).self)
+            return ActivityTimerRecord(
+                id: id, kind: try Self.decodeEnum(kind), dueAt: due, status: try Self.decodeEnum(status), reason: reason, eventID: event,
+                settledAt: settled)
+        }
+    }
+}
