@@ -45,6 +45,7 @@ public struct HeraldAPI: Sendable {
         addHistory(to: v1)
         addDirectory(to: v1)
         addConversations(to: v1)
+        addPolicy(to: v1)
         if withAdditions { additions(router) }
         return router
     }

@@ -54,7 +54,9 @@ enum JSONBody {
         case .valueNotFound(let type, let context):
             return .init(field: path(context.codingPath), detail: "must be \(describe(type)), not null")
         case .dataCorrupted(let context):
-            return .init(field: path(context.codingPath), detail: "is not valid")
+            // The policy's fields say what they allow; Foundation's own words do not help.
+            let said = context.underlyingError == nil && !context.debugDescription.isEmpty && !context.debugDescription.hasPrefix("Attempted")
+            return .init(field: path(context.codingPath), detail: said ? context.debugDescription : "is not valid")
         @unknown default:
             return .init(field: "", detail: "is not valid")
         }

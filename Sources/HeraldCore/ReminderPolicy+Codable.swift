@@ -13,6 +13,9 @@ extension ReminderPolicy: Codable {
         case approvalReminder, escalateAfter, deadlineReminderAt, overdue
     }
 
+    /// The document's fields, every one required.
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
+
     private struct PriorityKey: CodingKey {
         let stringValue: String
         var intValue: Int? { nil }

@@ -22,15 +22,17 @@ extension TenantSession {
     /// activity waiting for approval is reminded the new interval after its completion
     /// request (at once, if that has passed), a turned-off reminder is cancelled, and a
     /// reminder already sent for the current wait is not sent again.
+    /// - Parameter actor: the admin; `nil` for the tenant's backend (a tenant key, which the
+    ///   caller has checked).
     /// - Throws: `StoreError.forbidden` for anyone but an admin.
-    public func setPolicy(_ policy: ReminderPolicy, by actor: Person) async throws -> PolicyChange {
-        guard actor.isAdmin else {
+    public func setPolicy(_ policy: ReminderPolicy, by actor: Person?) async throws -> PolicyChange {
+        if let actor, !actor.isAdmin {
             throw StoreError(.forbidden, "\(actor.email) may not change the policy of tenant \(tenant.slug): only an admin may")
         }
         try await connection.query(
             """
             INSERT INTO tenant_policies (tenant_id, policy, updated_by, updated_at)
-            VALUES (\(tenantID), \(PostgresJSON(policy))::jsonb, \(actor.id), now())
+            VALUES (\(tenantID), \(PostgresJSON(policy))::jsonb, \(actor?.id), now())
             ON CONFLICT (tenant_id) DO UPDATE SET policy = EXCLUDED.policy, updated_by = EXCLUDED.updated_by, updated_at = now()
             """)
         let planned = try await plannedTimers(policy)

@@ -1,0 +1,76 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+/// `GET|PUT /v1/policy`: one document, read by anyone in the tenant, replaced by admins and
+/// tenant keys, every field checked before anything is written.
+@Suite struct APIPolicyTests {
+    static var document: [String: Any] { [
+        "approvalReminder": ["p0": "5s", "p1": "4h", "p2": "1d", "p3": "off"],
+        "escalateAfter": ["p0": "10s", "p1": "1d", "p2": "off", "p3": "off"],
+        "deadlineReminderAt": "08:30", "overdue": false,
+    ] }
+
+    @Test func anAdminReplacesThePolicyAndEveryoneReadsIt() async throws {
+        try await APIHarness.with { api in
+            let chidi = try await api.token("chidi@acme.test")
+            let first = try await api.call("GET", "/v1/policy", token: chidi)
+            #expect(first.status == 200)
+            #expect(first.json["approvalReminder"] as? [String: String] == ["p0": "30m", "p1": "4h", "p2": "1d", "p3": "off"])
+            #expect(first.json["deadlineReminderAt"] as? String == "09:00" && first.json["overdue"] as? Bool == true)
+
+            let refused = try await api.call("PUT", "/v1/policy", token: chidi, json: Self.document)
+            #expect(refused.status == 403 && refused.isProblem)
+            #expect(try await api.count("tenant_policies") == 0)
+
+            let ada = try await api.token("root@acme.test")
+            let set = try await api.call("PUT", "/v1/policy", token: ada, json: Self.document)
+            #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+            #expect(set.json["approvalReminder"] as? [String: String] == ["p0": "5s", "p1": "4h", "p2": "1d", "p3": "off"])
+            let read = try await api.call("GET", "/v1/policy", token: chidi)
+            #expect(read.json["escalateAfter"] as? [String: String] == ["p0": "10s", "p1": "1d", "p2": "off", "p3": "off"])
+            #expect(read.json["deadlineReminderAt"] as? String == "08:30" && read.json["overdue"] as? Bool == false)
+
+            // A tenant key acts as the tenant's backend, which may.
+            var again = Self.document
+            again["overdue"] = true
+            #expect(try await api.call("PUT", "/v1/policy", token: try await api.key(), json: again).status == 200)
+            // Another tenant's policy is its own.
+            let globex = try await api.call("GET", "/v1/policy", token: try await api.token("chidi@acme.test", in: api.globex))
+            #expect(globex.json["approvalReminder"] as? [String: String] == ["p0": "30m", "p1": "4h", "p2": "1d", "p3": "off"])
+        }
+    }
+
+    @Test func aBadDocumentIsOneProblemNamingTheField() async throws {
+        try await APIHarness.with { api in
+            let ada = try await api.token("root@acme.test")
+            func with(_ change: (inout [String: Any]) -> Void) -> [String: Any] {
+                var document = Self.document
+                change(&document)
+                return document
+            }
+            let cases: [(String, [String: Any], String, String?)] = [
+                ("a bad duration", with { $0["approvalReminder"] = ["p0": "soon", "p1": "4h", "p2": "1d", "p3": "off"] },
+                 "approvalReminder.p0", "approvalReminder.p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d"),
+                ("zero", with { $0["escalateAfter"] = ["p0": "0s", "p1": "4h", "p2": "1d", "p3": "off"] },
+                 "escalateAfter.p0", "escalateAfter.p0 \"0s\" must be whole seconds from 1s to 365d (or off)"),
+                ("a missing priority", with { $0["approvalReminder"] = ["p0": "1m", "p1": "4h", "p2": "1d"] }, "approvalReminder.p3", "required"),
+                ("an unknown priority", with { $0["approvalReminder"] = ["p0": "1m", "p1": "4h", "p2": "1d", "p3": "off", "p4": "1m"] },
+                 "approvalReminder.p4", "p4 is not a priority (p0, p1, p2, p3)"),
+                ("a bad time", with { $0["deadlineReminderAt"] = "9am" }, "deadlineReminderAt", nil),
+                ("a missing field", with { $0["overdue"] = nil }, "overdue", "required"),
+                ("an unknown field", with { $0["quietHours"] = "22:00-07:00" }, "quietHours", nil),
+                ("a wrong type", with { $0["overdue"] = "yes" }, "overdue", nil),
+            ]
+            for (label, json, field, detail) in cases {
+                let reply = try await api.call("PUT", "/v1/policy", token: ada, json: json)
+                let errors = reply.json["errors"] as? [[String: Any]] ?? []
+                #expect(reply.status == 422 && reply.isProblem, "\(label): \(reply.status)")
+                #expect(errors.map { $0["field"] as? String } == [field], "\(label): \(errors)")
+                if let detail { #expect(errors.first?["detail"] as? String == detail, "\(label): \(errors)") }
+            }
+            #expect(try await api.count("tenant_policies") == 0)
+        }
+    }
+}
