@@ -101,6 +101,10 @@ class ConsoleTest(unittest.TestCase):
         dead_devices = self.driver.find_elements(By.CSS_SELECTOR, ".device.status-dead_token")
         self.assertTrue(dead_devices)
         self.assertIn("UNREGISTERED", dead_devices[0].text)
+        # Its reminders: the deadline's two, each due, sent, or ended with the reason why.
+        reminders = [row.text for row in self.driver.find_elements(By.CSS_SELECTOR, "#reminders tbody tr")]
+        self.assertTrue(any("activity.deadline_soon" in row for row in reminders), reminders)
+        self.assertTrue(any("activity.overdue" in row for row in reminders), reminders)
         self.shoot("5-activity")
 
         # Carol herself: her old Android, deactivated, with when and why.

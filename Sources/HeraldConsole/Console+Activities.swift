@@ -6,14 +6,14 @@ import Hummingbird
 
 extension Console {
     /// An activity's timeline: each transition, and for the event it raised who was
-    /// notified, on which devices, and why not where nothing went out.
+    /// notified, on which devices, and why not where nothing went out; then its reminders.
     func addActivities(to console: RouterGroup<APIContext>) {
         console.get("activities/:id") { request, context in
             await page {
                 let session = try await requireSession(request)
                 let viewer = session.authentication.person
                 guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Self.notFound(session) }
-                let (activity, transitions, notified) = try await store.withTenant(session.authentication.tenant) { tenant in
+                let (activity, transitions, notified, timers) = try await store.withTenant(session.authentication.tenant) { tenant in
                     let activity: ActivityRecord
                     do {
                         activity = try await tenant.activity(id: id, viewer: viewer)
@@ -25,7 +25,7 @@ extension Console {
                     let entries = try await tenant.history(viewer: viewer, filter: HistoryFilter(activity: id.uuidString, limit: 200))
                     var details: [HistoryDetail] = []
                     for entry in entries { details.append(try await tenant.historyDetail(viewer: viewer, id: entry.id)) }
-                    return (activity, transitions, details)
+                    return (activity, transitions, details, try await tenant.timers(activity: id))
                 }
                 // Each step raised its event at the very moment it was recorded (one statement,
                 // one clock reading), which tells apart two steps of the same kind.
@@ -47,11 +47,21 @@ extension Console {
                     if !items.isEmpty { values["notifications"] = ["items": items] }
                     return values
                 }
+                // The reminders: when each is due, what became of it, and whom a fired one told.
+                let reminders: [[String: Any]] = timers.map { timer in
+                    var values: [String: Any] = [
+                        "event": timer.kind.event.rawValue, "due": Self.shown(timer.dueAt), "status": timer.status.rawValue,
+                    ]
+                    if let reason = timer.reason { values["reason"] = reason }
+                    let told = notified.filter { $0.notification.eventID == timer.eventID }.map { Self.row($0.notification) }
+                    if !told.isEmpty { values["told"] = told }
+                    return values
+                }
                 return html("activity", [
                     "pageTitle": activity.name, "name": activity.name, "id": activity.id.uuidString.lowercased(), "team": activity.team.name, "priority": activity.priority.rawValue,
                     "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
                     "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,
-                    "steps": steps,
+                    "steps": steps, "reminders": reminders, "hasReminders": !reminders.isEmpty,
                 ], session: session)
             }
         }

@@ -90,7 +90,8 @@ struct ActivityCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show an activity and its history.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show an activity, its history, and its reminders (due, sent, or why not).")
 
         @Argument(help: "The activity's id.") var id: String
         @OptionGroup var tenant: TenantOptions
@@ -100,6 +101,7 @@ struct ActivityCommand: AsyncParsableCommand {
             let activity: ActivityRecord
             let transitions: [ActivityTransitionRecord]
             let events: [OutboxEvent]
+            let timers: [ActivityTimerRecord]
         }
 
         func run() async throws {
@@ -108,7 +110,7 @@ struct ActivityCommand: AsyncParsableCommand {
                 let activity = try await session.activity(id: id)
                 return Output(
                     activity: activity, transitions: try await session.transitions(activity: activity.id),
-                    events: try await session.events(activity: activity.id))
+                    events: try await session.events(activity: activity.id), timers: try await session.timers(activity: activity.id))
             }
             if options.json { return try printJSON(output) }
             let activity = output.activity
@@ -125,6 +127,13 @@ struct ActivityCommand: AsyncParsableCommand {
                 table.add(step.at.shortDisplay, step.action.rawValue, step.from?.rawValue ?? "-", step.to.rawValue, step.actor.email, step.reason ?? "")
             }
             print(table.render(empty: "no transitions"))
+            guard !output.timers.isEmpty else { return }
+            print()
+            var timers = TextTable("DUE", "TIMER", "STATUS", "WHY")
+            for timer in output.timers {
+                timers.add(timer.dueAt.shortDisplay, timer.kind.event.rawValue, timer.status.rawValue, timer.reason ?? "")
+            }
+            print(timers.render(empty: ""))
         }
     }
 }
