@@ -80,10 +80,12 @@ public enum ActivityTimers {
         return timers
     }
 
-    /// The kinds of pending timer a change into `status` ends: every move ends a wait for
-    /// approval; approval ends everything.
-    public static func ended(byEntering status: ActivityStatus) -> Set<TimerKind> {
-        status == .approved ? Set(TimerKind.allCases) : [.approvalReminder, .escalation]
+    /// The kinds of pending timer a change from `old` into `new` ends: leaving the wait for
+    /// approval ends its reminder and escalation; approval ends everything. (Only a wait for
+    /// approval has approval timers pending, so other changes end nothing and cost nothing.)
+    public static func ended(leaving old: ActivityStatus?, entering new: ActivityStatus) -> Set<TimerKind> {
+        if new == .approved { return Set(TimerKind.allCases) }
+        return old == .completionRequested ? [.approvalReminder, .escalation] : []
     }
 
     /// The activity as a firing timer reads it, in the firing's transaction.

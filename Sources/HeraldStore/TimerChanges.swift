@@ -20,7 +20,7 @@ struct TimerChanges: Sendable {
         _ transition: ActivityStateMachine.Transition, activity: ActivityRecord, policy: ReminderPolicy
     ) -> TimerChanges {
         TimerChanges(
-            activityID: activity.id, ended: ActivityTimers.ended(byEntering: transition.to),
+            activityID: activity.id, ended: ActivityTimers.ended(leaving: transition.from, entering: transition.to),
             reason: "the activity moved on (\(transition.event.rawValue))",
             started: ActivityTimers.approvalTimers(
                 enteringStatus: transition.to, version: activity.version, at: activity.updatedAt, priority: activity.priority,
@@ -81,7 +81,7 @@ extension PostgresQuery.StringInterpolation {
             appendInterpolation(changes.started.map(\.period))
             appendLiteral("::int[], ")
             appendInterpolation(changes.started.map(\.dueAt))
-            appendLiteral("::timestamptz[]) AS s(id, kind, period, due_at) ON CONFLICT ON CONSTRAINT activity_timers_once DO NOTHING)")
+            appendLiteral("::timestamptz[]) AS s(id, kind, period, due_at))")
         }
     }
 }

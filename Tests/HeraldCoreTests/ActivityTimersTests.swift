@@ -22,10 +22,13 @@ struct ActivityTimersTests {
         }
     }
 
-    @Test func everyMoveEndsTheApprovalWaitAndApprovalEndsEverything() {
-        #expect(ActivityTimers.ended(byEntering: .running) == [.approvalReminder, .escalation])
-        #expect(ActivityTimers.ended(byEntering: .completionRequested) == [.approvalReminder, .escalation])
-        #expect(ActivityTimers.ended(byEntering: .approved) == Set(TimerKind.allCases))
+    @Test func leavingTheWaitEndsItsTimersAndApprovalEndsEverything() {
+        #expect(ActivityTimers.ended(leaving: .completionRequested, entering: .running) == [.approvalReminder, .escalation])
+        #expect(ActivityTimers.ended(leaving: .completionRequested, entering: .approved) == Set(TimerKind.allCases))
+        // Nothing of a wait for approval is pending before one begins.
+        #expect(ActivityTimers.ended(leaving: nil, entering: .assigned).isEmpty)
+        #expect(ActivityTimers.ended(leaving: .assigned, entering: .running).isEmpty)
+        #expect(ActivityTimers.ended(leaving: .running, entering: .completionRequested).isEmpty)
     }
 
     @Test func deadlineTimersFollowTheAssigneesClock() throws {
