@@ -47,6 +47,15 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     /// The deadline date has ended and the activity is not approved.
     case activityOverdue = "activity.overdue"
 
+    /// The apps this event reaches (DESIGN.md §3, §14): where a preference about it applies.
+    public var apps: [AppKind] {
+        switch self {
+        case .activityAssigned, .activityApproved, .activityRejected, .activityDeadlineSoon: [.member]
+        case .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated: [.manager]
+        case .activityOverdue, .chatMessage: [.member, .manager]
+        }
+    }
+
     /// A change of the activity's status (not a reminder about one): a later one supersedes
     /// the pushes of an earlier one.
     public var isStatusChange: Bool {

@@ -31,4 +31,8 @@ public struct NotificationContent: Sendable, Equatable {
     /// the phone shows its newest state rather than a stack of stale ones. Chat messages
     /// have none: they stack by conversation.
     public var collapseKey: String? { data["activityId"] }
+
+    /// A P0 activity's push: it breaks through quiet hours and Focus (APNs
+    /// `interruption-level: time-sensitive`; Android pushes go at high priority already).
+    public var isTimeSensitive: Bool { data["priority"] == Priority.p0.rawValue }
 }

@@ -21,15 +21,24 @@ extension DeliveryQueue {
                  + (SELECT count(*) FROM conversation_participants cp
                     JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
                                    AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
-                    WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int
+                    WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int,
+                   ARRAY(SELECT CASE WHEN np.person_id IS NULL THEN 'tenant:' ELSE 'own:' END || np.event || '=' || np.app || '=' || np.enabled
+                         FROM notification_preferences np
+                         WHERE np.tenant_id = p.tenant_id AND np.app = r.app AND (np.person_id = r.id OR np.person_id IS NULL)),
+                   to_char(q.starts_at, 'HH24:MI'), to_char(q.ends_at, 'HH24:MI'), q.days
             FROM (SELECT DISTINCT u.id, u.app FROM unnest(\(recipients.map(\.id))::uuid[], \(recipients.map(\.app.rawValue))::text[]) AS u(id, app)) r
             JOIN people p ON p.tenant_id = \(tenant) AND p.id = r.id
+            LEFT JOIN quiet_hours q ON q.tenant_id = p.tenant_id AND q.person_id = p.id
             """)
         var result: [Key: RecipientProfile] = [:]
         for row in rows {
-            let (id, app, locale, timeZone, badge) = try row.decode((UUID, String, String, String, Int).self)
+            let (id, app, locale, timeZone, badge, preferences, starts, ends, days) =
+                try row.decode((UUID, String, String, String, Int, [String], String?, String?, String?).self)
             guard let app = AppKind(rawValue: app) else { continue }
-            result[Key(id: id, app: app)] = RecipientProfile(id: id, app: app, locale: locale, timeZone: timeZone, badge: badge)
+            var profile = RecipientProfile(id: id, app: app, locale: locale, timeZone: timeZone, badge: badge)
+            if !preferences.isEmpty { profile.preferences = NotificationPreferences(entries: preferences) }
+            if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
+            result[Key(id: id, app: app)] = profile
         }
         return result
     }
@@ -104,9 +113,10 @@ extension DeliveryQueue {
                     \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.content.title))::text[],
                     \(drafts.map(\.content.body))::text[], \(data)::text[], \(drafts.map(\.content.badge))::int[], \(drafts.map(\.content.sound))::bool[],
                     \(drafts.map(\.content.threadID))::text[], \(drafts.map(\.content.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
-                    \(drafts.map(\.suppressedReason))::text[])
+                    \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
+                    \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[])
                 AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
-                     sound, thread_id, image_url, event_at, suppressed)
+                     sound, thread_id, image_url, event_at, suppressed, decision, deferred_until, deferred_reason)
             ), reach AS (
                 SELECT i.*, EXISTS (
                     SELECT 1 FROM devices d
@@ -123,31 +133,36 @@ extension DeliveryQueue {
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
                                            conversation_id, title, body, data, badge, sound, thread_id, image_url,
-                                           status, reason, event_at)
+                                           status, reason, event_at, decision, deferred_until)
                 SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
                        r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
                             WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
                             WHEN r.suppressed IS NOT NULL THEN r.suppressed
-                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app' END,
-                       r.event_at
+                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
+                            ELSE r.deferred_reason END,
+                       r.event_at,
+                       CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded' WHEN r.suppressed IS NOT NULL THEN r.decision
+                            WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
+                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
                 FROM reach r
                 ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
-                RETURNING id, recipient_id, app, status
+                RETURNING id, recipient_id, app, status, deferred_until
             ), targets AS (
-                SELECT n.id AS notification_id, d.id AS device_id, d.provider,
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                           AND NOT d.provider = ANY(\(paused)::text[]) AS claimed
+                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AS claimed
                 FROM inserted n
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL
                 WHERE n.status = 'queued'
             ), created AS (
-                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, deadline_at, status, attempts,
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
                                         first_attempt_at, lease_owner, lease_expires_at)
                 SELECT \(tenant), gen_random_uuid(), t.notification_id, t.device_id, t.provider,
-                       now() + make_interval(secs => \(deadline.timeInterval)),
+                       -- Quiet hours: due when they end, and the deadline counts from then.
+                       coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
                        CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
                        CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
                        CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END

@@ -74,13 +74,15 @@ struct FanOut: Sendable {
     ) async throws -> [NotificationDraft] {
         guard let templateEvent = TemplateEvent(payload.event) else { return [] }
         let variables = TemplateVariables.Activity(payload)
+        let now = Date()
         var drafts: [NotificationDraft] = []
         for recipient in recipients {
             // A person deleted since the event has no profile: nobody to tell.
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
             let template = try await templates.template(for: templateEvent, locale: profile.locale, tenant: event.tenantID)
             let message = template.render(variables, for: .init(locale: profile.locale, timeZone: profile.timeZone))
-            drafts.append(
+            let (decision, deferredUntil, why) = profile.decide(payload.event, priority: payload.priority, now: now)
+            var draft =
                 NotificationDraft(
                     eventID: event.id, kind: payload.event, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
                     activityID: payload.activityID, conversationID: nil,
@@ -92,7 +94,11 @@ struct FanOut: Sendable {
                             "status": payload.status.rawValue,
                         ],
                         badge: profile.badge, sound: true, threadID: payload.activityID.uuidString.lowercased()),
-                    eventAt: payload.occurredAt, suppressedReason: nil))
+                    eventAt: payload.occurredAt, suppressedReason: decision == .preferenceOff ? why : nil)
+            draft.decision = decision
+            draft.deferredUntil = deferredUntil
+            if decision == .quietHours { draft.deferredReason = why }
+            drafts.append(draft)
         }
         return drafts
     }
@@ -111,6 +117,7 @@ struct FanOut: Sendable {
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
         var rendered: [String: RenderedMessage] = [:]
+        let now = Date()
         for recipient in recipients {
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
             let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)]
@@ -124,7 +131,14 @@ struct FanOut: Sendable {
                 message = template.render(variables)
                 rendered[profile.locale] = message
             }
-            drafts.append(
+            // Viewing first (nothing to push at all), then their preference, quiet hours, mute.
+            var (decision, deferredUntil, why) = profile.decide(.chatMessage, priority: nil, now: now)
+            if state.viewing {
+                (decision, deferredUntil, why) = (.viewing, nil, "viewing: the conversation is open on their device")
+            } else if decision == .send, state.muted {
+                decision = .muted
+            }
+            var draft =
                 NotificationDraft(
                     eventID: event.id, kind: .chatMessage, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
                     activityID: nil, conversationID: payload.conversationID,
@@ -136,7 +150,11 @@ struct FanOut: Sendable {
                             "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
                         ],
                         badge: profile.badge, sound: !state.muted, threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
-                    eventAt: event.occurredAt, suppressedReason: state.viewing ? "viewing: the conversation is open on their device" : nil))
+                    eventAt: event.occurredAt, suppressedReason: decision == .viewing || decision == .preferenceOff ? why : nil)
+            draft.decision = decision
+            draft.deferredUntil = deferredUntil
+            if decision == .quietHours { draft.deferredReason = why }
+            drafts.append(draft)
         }
         return drafts
     }

@@ -70,6 +70,12 @@ struct NotificationDraft: Sendable {
     /// Set when the recipient must not be pushed (for example, they are viewing the
     /// conversation): the notification is recorded as `suppressed` with this reason.
     let suppressedReason: String?
+    /// What fan-out decided (no_device and superseded are found as it writes).
+    var decision: NotificationDecision = .send
+    /// Quiet hours: the deliveries wait until then.
+    var deferredUntil: Date? = nil
+    /// Why it waits, in the recipient's words and clock.
+    var deferredReason: String? = nil
 }
 
 /// A recipient as fan-out needs them: where they are and what their badge says.
@@ -79,4 +85,28 @@ struct RecipientProfile: Sendable {
     let locale: String
     let timeZone: String
     let badge: Int
+    var preferences = NotificationPreferences()
+    var quietHours: QuietHours? = nil
+
+    /// The decision for an event of `priority` (nil: chat) at `now`: off by preference, later
+    /// for quiet hours (P0 activity events break through both), or now.
+    func decide(_ event: EventKind, priority: Priority?, now: Date) -> (decision: NotificationDecision, until: Date?, reason: String?) {
+        guard preferences.allows(event, app: app, priority: priority) else {
+            let origin = preferences.setting(event, app: app).origin == .own ? "they turned" : "the tenant turned"
+            return (.preferenceOff, nil, "preference_off: \(origin) \(event.rawValue) off on the \(app.rawValue) app")
+        }
+        let breaksThrough = priority == .p0 && event != .chatMessage
+        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        guard !breaksThrough, let until = quietHours?.deferral(at: now, in: zone) else { return (.send, nil, nil) }
+        return (.quietHours, until, "quiet_hours: deferred until \(Self.local(until, in: zone)) (\(timeZone))")
+    }
+
+    /// `2026-11-24 07:00` on the recipient's clock.
+    static func local(_ instant: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: instant)
+        func pad(_ value: Int?) -> String { let value = value ?? 0; return value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    }
 }

@@ -71,6 +71,7 @@ enum APSDictionary {
         json.string("title", notification.title)
         json.closeObject()
         json.integer("badge", notification.badge)
+        if notification.content.isTimeSensitive { json.string("interruption-level", "time-sensitive") }
         if notification.imageURL != nil { json.integer("mutable-content", 1) }
         json.string("sound", notification.sound ? "default" : nil)
         json.string("thread-id", notification.threadID)

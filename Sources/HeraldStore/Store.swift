@@ -101,7 +101,8 @@ extension Store {
         try await pool.withTransaction(setup: Self.tenantScope(tenant.id) + "; " + Self.bulkDeletionSettings) { connection in
             for table in [
                 "delivery_attempts", "deliveries", "notifications", "messages", "conversation_participants", "conversations", "outbox",
-                "activity_timers", "tenant_policies", "activity_transitions", "activities", "devices", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
+                "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",
+                "activities", "devices", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
                 "credentials", "people",
             ] {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")

@@ -54,6 +54,11 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     public let createdAt: Date
     /// When the first device accepted it.
     public let sentAt: Date?
+    /// What fan-out decided for this recipient (`send`, `muted`, `preference_off`, `viewing`,
+    /// `quiet_hours`, `no_device`, `superseded`); nil for notifications older than decisions.
+    public let decision: NotificationDecision?
+    /// Quiet hours: when its pushes were (or are) due.
+    public let deferredUntil: Date?
 }
 
 /// One attempt at one delivery.
@@ -215,7 +220,7 @@ extension TenantSession {
     static let historySelect = """
         SELECT n.id, n.kind, n.event_id, p.id AS person_id, p.email, p.display_name, n.app, n.title, n.body, n.status,
                n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
-               n.recipient_id, n.team_id, n.tenant_id
+               n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until
         FROM notification_outcomes n
         JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
         """
@@ -229,7 +234,9 @@ extension TenantSession {
             devices: try row.decode(Int.self, at: 11), devicesSent: try row.decode(Int.self, at: 12),
             activityID: try row.decode(UUID?.self, at: 13), conversationID: try row.decode(UUID?.self, at: 14),
             eventAt: try row.decode(Date.self, at: 15), createdAt: try row.decode(Date.self, at: 16),
-            sentAt: try row.decode(Date?.self, at: 17))
+            sentAt: try row.decode(Date?.self, at: 17),
+            decision: try row.decode(String?.self, at: 21).flatMap { NotificationDecision(rawValue: $0) },
+            deferredUntil: try row.decode(Date?.self, at: 22))
     }
 }
 

@@ -1,0 +1,119 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// One line of a person's preferences: an event on an app, on or off, and who decided.
+public struct PreferenceEntry: Sendable, Equatable, Codable {
+    public let event: EventKind
+    public let app: AppKind
+    public let enabled: Bool
+    public let origin: NotificationPreferences.Origin
+}
+
+/// What a person wants pushed, and when not.
+public struct PreferenceSummary: Sendable, Equatable, Codable {
+    /// Nil for the tenant's defaults.
+    public let person: PersonReference?
+    public let entries: [PreferenceEntry]
+    public let quietHours: QuietHoursRecord?
+}
+
+/// Quiet hours as the API and `--json` show them.
+public struct QuietHoursRecord: Sendable, Equatable, Codable {
+    public let window: String
+    public let days: [String]
+    public let timeZone: String
+
+    public init(_ hours: QuietHours, timeZone: String) {
+        window = "\(hours.start)-\(hours.end)"
+        days = hours.days.sorted().map(\.name)
+        self.timeZone = timeZone
+    }
+}
+
+extension TenantSession {
+    /// Every event on every app it reaches, with the setting in effect for `person` (or,
+    /// for nil, the tenant's defaults), and their quiet hours.
+    public func preferences(for person: Person?) async throws -> PreferenceSummary {
+        let preferences = try await storedPreferences(for: person?.id)
+        let entries = EventKind.allCases.flatMap { event in
+            event.apps.map { app in
+                let (enabled, origin) = person == nil
+                    ? (preferences.tenant[.init(event: event, app: app)] ?? true, preferences.tenant[.init(event: event, app: app)] == nil ? .builtIn : .tenant)
+                    : preferences.setting(event, app: app)
+                return PreferenceEntry(event: event, app: app, enabled: enabled, origin: origin)
+            }
+        }
+        let hours = try await person.asyncMap { try await quietHours(of: $0) } ?? nil
+        return PreferenceSummary(
+            person: person?.reference, entries: entries,
+            quietHours: hours.flatMap { hours in person.map { QuietHoursRecord(hours, timeZone: $0.timeZone) } })
+    }
+
+    func storedPreferences(for person: UUID?) async throws -> NotificationPreferences {
+        let rows = try await connection.query(
+            """
+            SELECT CASE WHEN person_id IS NULL THEN 'tenant:' ELSE 'own:' END || event || '=' || app || '=' || enabled
+            FROM notification_preferences
+            WHERE tenant_id = \(tenantID) AND (person_id IS NULL OR person_id = \(person))
+            """)
+        return NotificationPreferences(entries: try rows.map { try $0.decode(String.self, at: 0) })
+    }
+
+    /// Switches pushes of `event` on `app` (every app it reaches, for nil) on or off, for
+    /// `person`, or for the whole tenant (nil: admins only, checked by the caller).
+    /// - Throws: `InputError` when the event never reaches that app.
+    public func setPreference(_ event: EventKind, app: AppKind?, enabled: Bool, for person: Person?, by actor: Person?) async throws {
+        if let app, !event.apps.contains(app) {
+            throw InputError("\(event.rawValue) never reaches the \(app.rawValue) app (only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app)")
+        }
+        let apps = app.map { [$0] } ?? event.apps
+        try await connection.query(
+            """
+            INSERT INTO notification_preferences (tenant_id, id, person_id, event, app, enabled, updated_by)
+            SELECT \(tenantID), gen_random_uuid(), \(person?.id), \(event.rawValue), a, \(enabled), \(actor?.id)
+            FROM unnest(\(apps.map(\.rawValue))::text[]) AS a
+            ON CONFLICT ON CONSTRAINT notification_preferences_once
+                DO UPDATE SET enabled = EXCLUDED.enabled, updated_by = EXCLUDED.updated_by, updated_at = now()
+            """)
+    }
+
+    /// A person's quiet hours, or nil.
+    public func quietHours(of person: Person) async throws -> QuietHours? {
+        let rows = try await connection.query(
+            """
+            SELECT to_char(starts_at, 'HH24:MI'), to_char(ends_at, 'HH24:MI'), days FROM quiet_hours
+            WHERE tenant_id = \(tenantID) AND person_id = \(person.id)
+            """)
+        guard let row = rows.first else { return nil }
+        let (starts, ends, days) = try row.decode((String, String, String).self)
+        return Self.quietHours(starts: starts, ends: ends, days: days)
+    }
+
+    /// Quiet hours as stored, or nil when the row cannot be read.
+    static func quietHours(starts: String, ends: String, days: String) -> QuietHours? {
+        try? QuietHours.parse("\(starts)-\(ends)", days: days)
+    }
+
+    /// Sets (or, with nil, removes) a person's quiet hours.
+    public func setQuietHours(_ hours: QuietHours?, for person: Person) async throws {
+        guard let hours else {
+            try await connection.query("DELETE FROM quiet_hours WHERE tenant_id = \(tenantID) AND person_id = \(person.id)")
+            return
+        }
+        try await connection.query(
+            """
+            INSERT INTO quiet_hours (tenant_id, person_id, starts_at, ends_at, days)
+            VALUES (\(tenantID), \(person.id), \(hours.start.description)::time, \(hours.end.description)::time, \(hours.daysText))
+            ON CONFLICT (tenant_id, person_id)
+                DO UPDATE SET starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, days = EXCLUDED.days, updated_at = now()
+            """)
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<Result>(_ transform: (Wrapped) async throws -> Result) async rethrows -> Result? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
