@@ -46,6 +46,7 @@ public struct HeraldAPI: Sendable {
         addDirectory(to: v1)
         addConversations(to: v1)
         addPolicy(to: v1)
+        addPreferences(to: v1)
         if withAdditions { additions(router) }
         return router
     }

@@ -74,3 +74,44 @@ import Testing
         }
     }
 }
+
+/// `GET|PUT /v1/me/preferences`: a person's own switches and quiet hours.
+@Suite struct APIPreferencesTests {
+    @Test func aPersonSwitchesEventsAndSetsQuietHours() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test")
+            let first = try await api.call("GET", "/v1/me/preferences", token: alice)
+            #expect(first.status == 200)
+            let entries = first.json["entries"] as? [[String: Any]] ?? []
+            #expect(entries.count >= 10 && entries.allSatisfy { $0["enabled"] as? Bool == true && $0["origin"] as? String == "default" })
+
+            let set = try await api.call("PUT", "/v1/me/preferences", token: alice, json: [
+                "events": [["event": "activity.started", "enabled": false]],
+                "quietHours": ["window": "22:00-07:00", "days": ["mon", "tue"]],
+            ])
+            #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+            let started = (set.json["entries"] as? [[String: Any]])?.first { $0["event"] as? String == "activity.started" }
+            #expect(started?["enabled"] as? Bool == false && started?["origin"] as? String == "own")
+            let hours = set.json["quietHours"] as? [String: Any]
+            #expect(hours?["window"] as? String == "22:00-07:00" && hours?["days"] as? [String] == ["mon", "tue"])
+
+            // What a PUT does not name stays; null removes the quiet hours.
+            let cleared = try await api.call("PUT", "/v1/me/preferences", token: alice, json: ["quietHours": NSNull()])
+            #expect(cleared.status == 200 && cleared.json["quietHours"] == nil)
+            let still = (cleared.json["entries"] as? [[String: Any]])?.first { $0["event"] as? String == "activity.started" }
+            #expect(still?["enabled"] as? Bool == false)
+
+            for (json, field) in [
+                (["events": [["event": "activity.started", "app": "member", "enabled": false]]], "events[0].app"),
+                (["events": [["event": "activity.nope", "enabled": false]]], "events[0].event"),
+                (["quietHours": ["window": "late"]], "quietHours"),
+            ] as [([String: Any], String)] {
+                let reply = try await api.call("PUT", "/v1/me/preferences", token: alice, json: json)
+                let fields = (reply.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []
+                #expect(reply.status == 422 && fields == [field], "\(field): \(reply.status) \(fields)")
+            }
+            // A tenant key alone is nobody: it must name a person.
+            #expect(try await api.call("GET", "/v1/me/preferences", token: try await api.key()).status == 400)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension HeraldAPI {
+    /// `PUT /v1/me/preferences`: what it names changes, the rest stays.
+    struct PreferencesBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["events", "quietHours"]
+
+        struct Event: Decodable {
+            let event: String
+            let app: String?
+            let enabled: Bool
+        }
+
+        struct Window: Decodable {
+            let window: String
+            let days: [String]?
+        }
+
+        let events: [Event]?
+        /// Absent: unchanged; `null`: removed.
+        let quietHours: Window??
+
+        enum CodingKeys: String, CodingKey { case events, quietHours }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            events = try container.decodeIfPresent([Event].self, forKey: .events)
+            if container.contains(.quietHours) {
+                quietHours = .some(try container.decodeNil(forKey: .quietHours) ? nil : try container.decode(Window.self, forKey: .quietHours))
+            } else {
+                quietHours = .none
+            }
+        }
+    }
+
+    /// A person's own preferences and quiet hours (DESIGN.md §15).
+    func addPreferences(to group: RouterGroup<APIContext>) {
+        group.get("me/preferences") { _, context in
+            let caller = try context.requireCaller()
+            let person = try caller.actor()
+            return try JSONBody.response(try await store.withTenant(caller.tenant) { try await $0.preferences(for: person) })
+        }
+
+        group.put("me/preferences") { request, context in
+            let caller = try context.requireCaller()
+            let person = try caller.actor()
+            let body = try await JSONBody.decode(PreferencesBody.self, from: request, context: context)
+            // Every field checked before anything is written.
+            let changes = try (body.events ?? []).enumerated().map { index, item in
+                let event = try field("events[\(index)].event") { try Input.choice(item.event, field: "event", as: EventKind.self) }
+                let app = try field("events[\(index)].app") { try item.app.map { try Input.choice($0, field: "app", as: AppKind.self) } }
+                if let app, !event.apps.contains(app) {
+                    throw Problem(
+                        .unprocessableContent, "Invalid fields", detail: "\(event.rawValue) never reaches the \(app.rawValue) app",
+                        errors: [.init(field: "events[\(index)].app", detail: "\(event.rawValue) reaches only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app")])
+                }
+                return (event, app, item.enabled)
+            }
+            let hours: QuietHours?? = try body.quietHours.map { window in
+                try window.map { window in
+                    try field("quietHours") { try QuietHours.parse(window.window, days: window.days?.joined(separator: ",")) }
+                }
+            }
+            let summary = try await store.withTenant(caller.tenant) { session in
+                for (event, app, enabled) in changes {
+                    try await session.setPreference(event, app: app, enabled: enabled, for: person, by: person)
+                }
+                if let hours { try await session.setQuietHours(hours, for: person) }
+                return try await session.preferences(for: person)
+            }
+            return try JSONBody.response(summary)
+        }
+    }
+}
