@@ -1,0 +1,68 @@
+import Foundation
+import HeraldEmulator
+import HeraldTestSupport
+import Testing
+
+/// Preferences through the real binary, a worker and the emulator (DESIGN.md §15).
+@Suite struct PrefsCLITests {
+    @discardableResult
+    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
+        let result = try await cli.run(arguments)
+        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Alice turns activity.started off: a P2 start reaches nobody and history says
+    /// preference_off; a P0 start still arrives.
+    @Test func anEventTurnedOffReachesNobodyButP0Does() async throws {
+        try await withEmulatorCLI { cli, _, emulator in
+            try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
+            try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
+            try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
+            try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
+            try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
+            try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
+            let shown = try await ok(cli, ["prefs", "set", "activity.started", "off", "--as", "alice@acme.test"])
+            #expect(shown.contains("activity.started               manager  off   own"), "\(shown)")
+            let refused = try await cli.run(["prefs", "set", "activity.started", "off", "--app", "member", "--as", "alice@acme.test"])
+            #expect(refused.status != 0 && refused.stderr == "herald: activity.started never reaches the member app (only the manager app)\n")
+
+            let worker = try cli.launch(["worker"])
+            defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
+            let deadline = LocalDateText.weekAhead
+            var ids: [String] = []
+            for (name, priority) in [("Routine", "p2"), ("Urgent", "p0")] {
+                let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", deadline,
+                                            "--priority", priority, "--as", "alice@acme.test"])
+                try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
+                ids.append(id)
+            }
+            let end = Date().addingTimeInterval(30)
+            while await emulator.messages().isEmpty, Date() < end { try await Task.sleep(for: .milliseconds(100)) }
+            // The routine start was decided in the same fan-out or before: give it a moment, then look.
+            try await Task.sleep(for: .seconds(2))
+            let bodies = await emulator.messages().compactMap(\.body)
+            #expect(bodies.count == 1 && bodies.first?.contains("Urgent") == true, "\(bodies)")
+
+            let history = try await ok(cli, ["history", "--activity", ids[0], "--event", "activity.started", "--as", "alice@acme.test", "--json"])
+            let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: Any]])
+            #expect(entries.count == 1)
+            #expect(entries.first?["decision"] as? String == "preference_off" && entries.first?["status"] as? String == "suppressed")
+            #expect(entries.first?["reason"] as? String == "preference_off: they turned activity.started off on the manager app")
+            kill(worker.processIdentifier, SIGTERM)
+            await worker.waitForExit()
+        }
+    }
+}
+
+/// A deadline a week from today, as the CLI takes it.
+enum LocalDateText {
+    static var weekAhead: String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date().addingTimeInterval(7 * 86_400))
+    }
+}
