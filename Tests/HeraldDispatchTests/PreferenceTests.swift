@@ -62,7 +62,7 @@ import Testing
             calendar.timeZone = tokyo
             let now = Date()
             let minute = calendar.dateInterval(of: .minute, for: now)?.end ?? now
-            let end = minute.timeIntervalSince(now) < 10 ? minute.addingTimeInterval(60) : minute
+            let end = minute.timeIntervalSince(now) < 20 ? minute.addingTimeInterval(60) : minute
             func clock(_ instant: Date) -> String {
                 let parts = calendar.dateComponents([.hour, .minute], from: instant)
                 return String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
@@ -75,15 +75,16 @@ import Testing
             let now0 = try await harness.assign(priority: .p0, name: "Right now")
             _ = try await harness.drain(horizon: .seconds(1))
             var messages = await harness.emulator.messages()
-            #expect(messages.map(\.body).count == 1)
-            let urgent = try #require(messages.first)
-            #expect(urgent.body?.contains("Right now") == true)
+            // (On a loaded machine the window may have ended by now: what is checked below holds either way.)
+            let urgent = try #require(messages.first { $0.body?.contains("Right now") == true })
+            #expect(messages.allSatisfy { $0.body?.contains("Later") != true || $0.receivedAt >= end })
             let aps = (try JSONSerialization.jsonObject(with: Data(urgent.payload.utf8)) as? [String: Any])?["aps"] as? [String: Any]
             #expect(aps?["interruption-level"] as? String == "time-sensitive")
 
             let history = try await harness.history()
             let waiting = try #require(history.first { $0.activityID == later.id })
-            #expect(waiting.decision == .quietHours && waiting.status == "pending")
+            #expect(waiting.decision == .quietHours)
+            if Date() < end.addingTimeInterval(-1) { #expect(waiting.status == "pending") }
             #expect(waiting.reason == "quiet_hours: deferred until \(DateFormatter.tokyo.string(from: end)) (Asia/Tokyo)", "\(waiting.reason ?? "")")
             #expect(waiting.deferredUntil.map { abs($0.timeIntervalSince(end)) < 1 } == true)
             #expect(history.first { $0.activityID == now0.id }?.decision == .send)
