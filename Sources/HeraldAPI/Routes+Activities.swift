@@ -61,6 +61,16 @@ extension HeraldAPI {
             return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
         }
 
+        // "Why (not)": every event of the activity and what became of it for each recipient
+        // the caller may see (DESIGN.md §15), oldest first.
+        group.get("activities/:id/notifications") { request, context in
+            let caller = try context.requireCaller()
+            let id = try Self.activityID(context)
+            let user = try request.uri.queryParameters.get("user").map { email in try field("user") { try Input.email(email) } }
+            let events = try await store.withTenant(caller.tenant) { try await $0.why(activity: id, viewer: caller.person, recipient: user) }
+            return try JSONBody.response(["items": events])
+        }
+
         for action in ActivityAction.allCases where action != .assign {
             group.post("activities/:id/\(action.rawValue)") { request, context in
                 try await transition(action, request, context)

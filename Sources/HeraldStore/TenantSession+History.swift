@@ -13,6 +13,8 @@ public struct HistoryFilter: Sendable {
     public var limit: Int
     /// Only notifications older than this one (the last of the page before), newest first.
     public var after: PageCursor?
+    /// Only the notifications of this event (`herald why`).
+    public var eventID: UUID?
 
     public init(
         recipient: String? = nil, activity: String? = nil, conversation: String? = nil, event: String? = nil, status: String? = nil,
@@ -136,7 +138,7 @@ extension TenantSession {
                 WHERE n.tenant_id = \(tenantID)
                   AND \(historyVisibleTo: viewer)\(
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
-                      and: "n.kind =", event)\(and: "n.created_at >=", filter.since)
+                      and: "n.kind =", event)\(and: "n.created_at >=", filter.since)\(and: "n.event_id =", filter.eventID)
             ) h
             WHERE TRUE\(and: "h.status =", status)\(after: filter.after, in: "h")
             ORDER BY h.created_at DESC, h.id DESC

@@ -115,3 +115,29 @@ import Testing
         }
     }
 }
+
+/// `GET /v1/activities/{id}/notifications`: the why trace, role-aware.
+@Suite struct APIWhyTests {
+    @Test func theTraceListsEveryEventForThoseWhoMaySeeTheActivity() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test"), chidi = try await api.token("chidi@acme.test")
+            let created = try await api.call("POST", "/v1/activities", token: alice, json: [
+                "team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01",
+            ])
+            let id = try #require(created.json["id"] as? String)
+            #expect(try await api.call("POST", "/v1/activities/\(id)/start", token: chidi).status == 200)
+            let trace = try await api.call("GET", "/v1/activities/\(id)/notifications", token: alice)
+            #expect(trace.status == 200)
+            let items = trace.json["items"] as? [[String: Any]] ?? []
+            #expect(items.map { $0["event"] as? String } == ["activity.assigned", "activity.started"])
+            #expect(items.map { ($0["actor"] as? [String: Any])?["email"] as? String } == ["alice@acme.test", "chidi@acme.test"])
+            // Not fanned out yet (no worker here): nobody told so far.
+            #expect(items.allSatisfy { ($0["recipients"] as? [Any])?.isEmpty == true })
+            // Dana, another member, may not see Chidi's activity: as if it did not exist.
+            let dana = try await api.call("GET", "/v1/activities/\(id)/notifications", token: try await api.token("dana@acme.test"))
+            #expect(dana.status == 404 && dana.isProblem)
+            let bad = try await api.call("GET", "/v1/activities/\(id)/notifications?user=not-an-email", token: alice)
+            #expect(bad.status == 422 && bad.isProblem)
+        }
+    }
+}

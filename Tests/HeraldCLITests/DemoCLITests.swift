@@ -36,6 +36,32 @@ import Testing
                 let dead = try await pool.query("SELECT count(*) FROM devices WHERE deactivated_at IS NOT NULL").single().decode(Int.self, at: 0)
                 #expect(dead == 1)
 
+                // herald why explains each recipient in one line: Carol's dead Android beside her
+                // working phone, Dave's pushes sent without sound.
+                let carols = try await pool.query(
+                    """
+                    SELECT a.id FROM activities a JOIN people p ON p.tenant_id = a.tenant_id AND p.id = a.assignee_id
+                    WHERE p.email = 'carol@demo.test'
+                    """).single().decode(UUID.self, at: 0)
+                let why = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(why.status == 0, "\(why.stderr)")
+                let lines = why.stdout.split(separator: "\n")
+                #expect(lines.contains { $0.contains("carol@demo.test (member app): sent") && $0.contains("dead_token (") && $0.contains("UNREGISTERED") },
+                        "\(why.stdout)")
+                #expect(lines.contains { $0.contains("not told — actor") })
+                let muted = try await pool.query(
+                    """
+                    SELECT o.message_id FROM notifications n JOIN outbox o ON o.tenant_id = n.tenant_id AND o.id = n.event_id
+                    JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
+                    WHERE p.email = 'dave@demo.test' AND n.decision = 'muted' LIMIT 1
+                    """).single().decode(UUID.self, at: 0)
+                let silent = try await cli.run(["why", "--message", muted.uuidString, "--user", "dave@demo.test", "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(silent.status == 0, "\(silent.stderr)")
+                #expect(silent.stdout.split(separator: "\n").contains { $0.contains("dave@demo.test (member app): sent silently — muted") },
+                        "\(silent.stdout)")
+                let refused = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "bob@demo.test"])
+                #expect(refused.status != 0 && refused.stderr.hasPrefix("herald: no activity"), "\(refused.stderr)")
+
                 // The tenant stays; a second run says how to start over, --reset does.
                 let again = try await cli.run(["demo"])
                 #expect(again.status != 0 && again.stderr.contains("--reset"))

@@ -1,0 +1,68 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// One event and what became of it for each of its recipients (`herald why`).
+public struct WhyEvent: Sendable, Codable, Equatable {
+    public let eventID: UUID
+    public let event: String
+    public let at: Date
+    /// Who acted (nobody for reminders): they are never pushed about their own action.
+    public let actor: PersonReference?
+    /// Each recipient the viewer may see: the decision, every device and every attempt.
+    public let recipients: [HistoryDetail]
+}
+
+extension TenantSession {
+    /// The trace of every event of an activity, oldest first, role-aware like history:
+    /// who was told, on which app and devices, with every attempt — or why not.
+    /// - Parameter recipient: only this person's notifications (email).
+    /// - Throws: `StoreError.notFound` for an activity the viewer may not see.
+    public func why(activity id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
+        _ = try await activity(id: id, viewer: viewer)
+        let events = try await connection.query(
+            """
+            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, o.kind = ANY(\(Self.timerEvents)::text[])
+            FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
+            WHERE o.tenant_id = \(tenantID) AND o.activity_id = \(id) ORDER BY o.seq
+            """)
+        return try await trace(events, filter: HistoryFilter(recipient: recipient, activity: id.uuidString, limit: 10_000), viewer: viewer)
+    }
+
+    /// The trace of one chat message's event.
+    /// - Throws: `StoreError.notFound` for a message not in this tenant, or one whose
+    ///   conversation the viewer is not in (admins see every one).
+    public func why(message id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
+        let events = try await connection.query(
+            """
+            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, false
+            FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
+            WHERE o.tenant_id = \(tenantID) AND o.message_id = \(id)
+              AND (\(viewer?.isAdmin ?? true) OR EXISTS (
+                  SELECT FROM messages m JOIN conversation_participants cp
+                      ON cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id AND cp.person_id = \(viewer?.id)
+                  WHERE m.tenant_id = o.tenant_id AND m.id = o.message_id))
+            """)
+        guard !events.isEmpty else { throw StoreError(.notFound, "no message \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
+        return try await trace(events, filter: HistoryFilter(recipient: recipient, limit: 10_000), viewer: viewer)
+    }
+
+    private static let timerEvents = TimerKind.allCases.map(\.event.rawValue)
+
+    private func trace(_ events: PostgresRows, filter: HistoryFilter, viewer: Person?) async throws -> [WhyEvent] {
+        var result: [WhyEvent] = []
+        for row in events {
+            let (eventID, kind, at, actorID, email, name, isTimer) =
+                try row.decode((UUID, String, Date, UUID?, String?, String?, Bool).self)
+            var filter = filter
+            filter.eventID = eventID
+            var details: [HistoryDetail] = []
+            for entry in try await history(viewer: viewer, filter: filter).reversed() {
+                details.append(try await historyDetail(viewer: viewer, id: entry.id))
+            }
+            let actor = isTimer ? nil : actorID.flatMap { id in email.map { PersonReference(id: id, email: $0, name: name ?? $0) } }
+            result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details))
+        }
+        return result
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldStore
+
+struct WhyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "why", abstract: "Who was told about an activity or a message, on which devices, and why not.",
+        discussion: """
+            One line per recipient of every event: the app, what fan-out decided (sent, muted, preference_off, \
+            viewing, quiet_hours, no_device, superseded) and each device's outcome with the provider's words. Role-aware \
+            like history: --as decides what you may see.
+            """)
+
+    @Option(help: "The activity's id.") var activity: String?
+    @Option(help: "The chat message's id.") var message: String?
+    @Option(help: "Only this recipient (email).") var user: String?
+    @OptionGroup var actor: ActorOptions
+    @OptionGroup var tenant: TenantOptions
+    @OptionGroup var options: GlobalOptions
+
+    func validate() throws {
+        if (activity == nil) == (message == nil) { throw ValidationError("say what to explain: --activity ID or --message ID") }
+    }
+
+    func run() async throws {
+        let email = try actor.email()
+        let user = try user.map(Input.email)
+        let events = try await withTenant(tenant) { session in
+            let viewer = try await session.person(email: email)
+            if let activity {
+                return try await session.why(activity: try Input.id(activity, field: "activity"), viewer: viewer, recipient: user)
+            }
+            return try await session.why(message: try Input.id(message ?? "", field: "message"), viewer: viewer, recipient: user)
+        }
+        if options.json { return try printJSON(events) }
+        for event in events {
+            print("\(event.event) · \(event.at.shortDisplay)\(event.actor.map { " · by \($0.name) <\($0.email)>" } ?? "")")
+            if let actor = event.actor, user == nil || user == actor.email {
+                print("  \(actor.email): not told — actor: it was their own action")
+            }
+            for detail in event.recipients { print("  " + Self.line(detail)) }
+            if event.recipients.isEmpty, event.actor?.email != user || user == nil {
+                print("  " + (user.map { "\($0): not a recipient of this event" } ?? "no recipient you may see"))
+            }
+        }
+        if events.isEmpty { print("no events") }
+    }
+
+    /// One recipient in one line: who, which app, the decision, and each device's outcome.
+    static func line(_ detail: HistoryDetail) -> String {
+        let entry = detail.notification
+        let who = "\(entry.recipient.email) (\(entry.app.rawValue) app)"
+        let devices = detail.deliveries.map { delivery -> String in
+            let last = delivery.attempts.last
+            let answer = [last?.httpStatus.map(String.init), last?.providerError ?? delivery.lastError].compactMap { $0 }.joined(separator: " ")
+            return "\(delivery.platform) \(delivery.tokenPreview): \(delivery.status)\(answer.isEmpty ? "" : " (\(answer))")"
+        }.joined(separator: "; ")
+        let outcome: String
+        switch entry.decision {
+        case .muted?: outcome = "\(entry.status) silently — muted"
+        case .preferenceOff?, .viewing?, .superseded?, .noDevice?: outcome = "not sent — \(entry.reason ?? entry.decision?.rawValue ?? "")"
+        case .quietHours?:
+            outcome = "\(entry.status) — \(entry.reason ?? "quiet hours")"
+        case .send?, nil:
+            outcome = entry.status + (entry.status == "sent" || entry.reason == nil ? "" : " — \(entry.reason ?? "")")
+        }
+        return "\(who): \(outcome)\(devices.isEmpty ? "" : " · \(devices)")"
+    }
+}
