@@ -78,3 +78,7 @@ CROSS JOIN LATERAL (
                FILTER (WHERE d.status <> 'sent' AND d.last_error IS NOT NULL) AS problem
     FROM deliveries d WHERE d.tenant_id = n.tenant_id AND d.notification_id = n.id
 ) a;
+
+-- Fan-out finds the chat pushes quiet hours hold back for someone in a conversation (to
+-- send one summary instead of each).
+CREATE INDEX notifications_deferred ON notifications (tenant_id, recipient_id, conversation_id) WHERE decision = 'quiet_hours';

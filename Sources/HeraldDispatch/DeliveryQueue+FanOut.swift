@@ -74,6 +74,26 @@ extension DeliveryQueue {
         return result
     }
 
+    /// How many messages of each conversation quiet hours hold back now for each of
+    /// `people`, added to `states` (one query, and none when nobody has quiet hours).
+    static func addDeferred(
+        to states: inout [ParticipantKey: ParticipantState], people: [UUID], tenant: UUID, on connection: PostgresConnection
+    ) async throws {
+        guard !people.isEmpty, !states.isEmpty else { return }
+        let conversations = Array(Set(states.keys.map(\.conversation)))
+        let rows = try await connection.query(
+            """
+            SELECT conversation_id, recipient_id, count(*)::int FROM notifications
+            WHERE tenant_id = \(tenant) AND recipient_id = ANY(\(people)) AND conversation_id = ANY(\(conversations))
+              AND decision = 'quiet_hours' AND deferred_until > now()
+            GROUP BY 1, 2
+            """)
+        for row in rows {
+            let (conversation, person, count) = try row.decode((UUID, UUID, Int).self)
+            states[ParticipantKey(conversation: conversation, person: person)]?.deferred = count
+        }
+    }
+
     /// Deliveries fan-out may lease to its own worker as it creates them.
     struct FanOutClaim {
         let worker: String
@@ -104,6 +124,7 @@ extension DeliveryQueue {
         let worker = claim?.worker ?? ""
         let leaseSeconds = claim?.lease.timeInterval ?? 0
         let paused = claim?.paused.map(\.rawValue) ?? []
+        let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
         let rows = try await connection.query(
             """
             WITH input AS (
@@ -114,9 +135,10 @@ extension DeliveryQueue {
                     \(drafts.map(\.content.body))::text[], \(data)::text[], \(drafts.map(\.content.badge))::int[], \(drafts.map(\.content.sound))::bool[],
                     \(drafts.map(\.content.threadID))::text[], \(drafts.map(\.content.imageURL))::text[], \(drafts.map(\.eventAt))::timestamptz[],
                     \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
-                    \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[])
+                    \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
+                    \(drafts.map(\.summarizedLater))::bool[])
                 AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
-                     sound, thread_id, image_url, event_at, suppressed, decision, deferred_until, deferred_reason)
+                     sound, thread_id, image_url, event_at, suppressed, decision, deferred_until, deferred_reason, summarized)
             ), reach AS (
                 SELECT i.*, EXISTS (
                     SELECT 1 FROM devices d
@@ -136,9 +158,10 @@ extension DeliveryQueue {
                                            status, reason, event_at, decision, deferred_until)
                 SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
                        r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
-                       CASE WHEN r.superseded_by IS NOT NULL THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
+                       CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
                             WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
+                            WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
                             WHEN r.suppressed IS NOT NULL THEN r.suppressed
                             WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
                             ELSE r.deferred_reason END,
@@ -148,7 +171,7 @@ extension DeliveryQueue {
                        CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
                 FROM reach r
                 ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
-                RETURNING id, recipient_id, app, status, deferred_until
+                RETURNING tenant_id, id, recipient_id, app, status, deferred_until, conversation_id
             ), targets AS (
                 SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
@@ -169,7 +192,7 @@ extension DeliveryQueue {
                 FROM targets t
                 ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
-            ), done AS (
+            )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
             )
@@ -198,4 +221,18 @@ extension DeliveryQueue {
         }
         return (created, claimed)
     }
+
+    /// A chat push quiet hours defer replaces the ones they already hold back for the same
+    /// person and conversation: it says how many there are (see `FanOut.chatDrafts`).
+    static let summarizedReason = "'summarized: a later push in quiet hours counts it'"
+    static let summarizedCTE = """
+        , summarized AS (
+            UPDATE deliveries d SET status = 'cancelled', last_error = \(summarizedReason), updated_at = now()
+            FROM inserted i, notifications n
+            WHERE i.status = 'queued' AND i.deferred_until IS NOT NULL AND n.tenant_id = d.tenant_id
+              AND n.recipient_id = i.recipient_id AND n.conversation_id = i.conversation_id AND n.id <> i.id
+              AND n.decision = 'quiet_hours' AND n.deferred_until > now()
+              AND d.tenant_id = i.tenant_id AND d.notification_id = n.id AND d.status = 'queued'
+        )
+        """
 }

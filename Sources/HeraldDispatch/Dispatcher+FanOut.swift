@@ -128,11 +128,20 @@ extension Dispatcher {
                 if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
                 guard !done.isEmpty else { continue }
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                let chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
+                var chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
+                try await DeliveryQueue.addDeferred(
+                    to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
                 var drafts: [NotificationDraft] = []
                 for (event, payload) in readable {
-                    drafts += try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+                    let made = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+                    // A later message of the batch counts the ones quiet hours hold back before it.
+                    for draft in made where draft.decision == .quietHours {
+                        guard let conversation = draft.conversationID else { continue }
+                        chat[DeliveryQueue.ParticipantKey(conversation: conversation, person: draft.recipientID)]?.deferred += 1
+                    }
+                    drafts += made
                 }
+                FanOut.summarize(&drafts)
                 let written = try await write(drafts, events: done, tenant: tenant, room: room, on: connection)
                 room -= written.claimed.count
                 queued += written.created
@@ -178,8 +187,10 @@ extension Dispatcher {
                         connection.deferScript(Store.tenantScope(tenant))
                         let recipients = Array(large.payload.recipients[part])
                         let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                        let chat = try await DeliveryQueue.participantStates(
+                        var chat = try await DeliveryQueue.participantStates(
                             large.payload.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
+                        try await DeliveryQueue.addDeferred(
+                            to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
                         let drafts = try await fanOut.drafts(for: event, large.payload, part: part, profiles: profiles, chat: chat)
                         if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
                         let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)

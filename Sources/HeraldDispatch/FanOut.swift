@@ -123,7 +123,7 @@ struct FanOut: Sendable {
             let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)]
             // Someone who left since the message was sent hears nothing of it.
             guard let state else { continue }
-            let message: RenderedMessage
+            var message: RenderedMessage
             if let cached = rendered[profile.locale] {
                 message = cached
             } else {
@@ -137,6 +137,15 @@ struct FanOut: Sendable {
                 (decision, deferredUntil, why) = (.viewing, nil, "viewing: the conversation is open on their device")
             } else if decision == .send, state.muted {
                 decision = .muted
+            }
+            // Quiet hours already hold messages of this conversation back for them: this push
+            // becomes the one summary of them all (and the earlier ones are cancelled).
+            if decision == .quietHours, state.deferred > 0 {
+                let template = try await templates.template(for: .chatSummary, locale: profile.locale, tenant: event.tenantID)
+                message = template.render(
+                    TemplateVariables.Chat(
+                        sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text,
+                        count: state.deferred + 1))
             }
             var draft =
                 NotificationDraft(
@@ -160,8 +169,26 @@ struct FanOut: Sendable {
     }
 }
 
+extension FanOut {
+    /// Of the chat pushes quiet hours defer for one person in one conversation within one
+    /// batch, only the last goes out (it counts them all); the others are recorded as
+    /// summarized into it, with no delivery.
+    static func summarize(_ drafts: inout [NotificationDraft]) {
+        var last: [DeliveryQueue.ParticipantKey: Int] = [:]
+        for (index, draft) in drafts.enumerated() where draft.decision == .quietHours && draft.suppressedReason == nil {
+            guard let conversation = draft.conversationID else { continue }
+            let key = DeliveryQueue.ParticipantKey(conversation: conversation, person: draft.recipientID)
+            if let earlier = last[key] { drafts[earlier].summarizedLater = true }
+            last[key] = index
+        }
+    }
+}
+
 /// A participant's state at fan-out time.
 struct ParticipantState: Sendable {
     let muted: Bool
     let viewing: Bool
+    /// Messages of this conversation that quiet hours hold back for them now (asked only
+    /// for people with quiet hours).
+    var deferred = 0
 }

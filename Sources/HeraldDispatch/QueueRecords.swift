@@ -76,6 +76,8 @@ struct NotificationDraft: Sendable {
     var deferredUntil: Date? = nil
     /// Why it waits, in the recipient's words and clock.
     var deferredReason: String? = nil
+    /// Quiet hours: a later push of the same conversation counts this one; it gets no delivery.
+    var summarizedLater = false
 }
 
 /// A recipient as fan-out needs them: where they are and what their badge says.

@@ -14,6 +14,8 @@ public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
     case activityOverdue = "activity.overdue"
     case chatDirect = "chat.message.direct"
     case chatGroup = "chat.message.group"
+    /// The one push for the messages quiet hours held back in one conversation.
+    case chatSummary = "chat.summary"
 
     /// The template for an activity event.
     public init?(_ event: EventKind) {
@@ -31,10 +33,10 @@ public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    public var isChat: Bool { self == .chatDirect || self == .chatGroup }
+    public var isChat: Bool { self == .chatDirect || self == .chatGroup || self == .chatSummary }
 
     /// The variables a template for this event may use.
     public var variables: Set<String> {
-        isChat ? TemplateVariables.chatNames : TemplateVariables.activityNames
+        self == .chatSummary ? TemplateVariables.summaryNames : isChat ? TemplateVariables.chatNames : TemplateVariables.activityNames
     }
 }

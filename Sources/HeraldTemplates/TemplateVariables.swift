@@ -7,6 +7,8 @@ public enum TemplateVariables {
         "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since",
     ]
     static let chatNames: Set<String> = ["sender", "group", "text", "isGroup"]
+    /// A summary of the messages quiet hours held back in one conversation also has `count`.
+    static let summaryNames: Set<String> = chatNames.union(["count"])
 
     /// Who is reading: dates are written in their locale and time zone.
     public struct Recipient: Sendable, Equatable {
@@ -65,12 +67,15 @@ public enum TemplateVariables {
         public var group: String?
         public var isGroup: Bool
         public var text: String
+        /// For a summary: how many messages it stands for.
+        public var count: Int?
 
-        public init(sender: String, group: String?, isGroup: Bool, text: String) {
+        public init(sender: String, group: String?, isGroup: Bool, text: String, count: Int? = nil) {
             self.sender = sender
             self.group = group
             self.isGroup = isGroup
             self.text = text
+            self.count = count
         }
     }
 
@@ -90,6 +95,7 @@ public enum TemplateVariables {
         var values: [String: Any] = ["sender": chat.sender, "isGroup": chat.isGroup, "text": TextShortening.preview(chat.text)]
         // Absent, not empty: an empty string counts as true in a Mustache section.
         if let group = chat.group, !group.isEmpty { values["group"] = group }
+        if let count = chat.count { values["count"] = count }
         return values
     }
 
@@ -140,7 +146,7 @@ public enum TemplateVariables {
                         occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil,
                         waitingSince: flag ? sampleEventTime.addingTimeInterval(-1800) : nil),
                     for: Recipient())
-                values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way"))) { $1 }
+                values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way", count: 3))) { $1 }
                 return ("a \(priority.rawValue) activity \(flag ? "with a reason and a group name" : "without a reason or group name")", values)
             }
         }

@@ -106,7 +106,9 @@ struct TemplateCommand: AsyncParsableCommand {
             let message: RenderedMessage
             if event.isChat {
                 message = resolved.template.render(
-                    .init(sender: "Alice Moreau", group: event == .chatGroup ? group : nil, isGroup: event == .chatGroup, text: text))
+                    .init(
+                        sender: "Alice Moreau", group: event == .chatDirect ? nil : group, isGroup: event != .chatDirect, text: text,
+                        count: event == .chatSummary ? 3 : nil))
             } else {
                 let memberActs: Swift.Set<TemplateEvent> = [
                     .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon,

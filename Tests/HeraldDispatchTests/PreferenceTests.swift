@@ -73,10 +73,20 @@ import Testing
 
             let later = try await harness.assign(priority: .p2, name: "Later")
             let now0 = try await harness.assign(priority: .p0, name: "Right now")
+            // Five messages in a group while he is quiet: one summary push when the window ends.
+            try await harness.register("chidi@acme.test", token: "chidi-pixel", app: .member)
+            try await harness.store.withTenant(harness.tenant) { session in
+                let group = try await session.createConversation(
+                    actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Site Team", photoURL: nil, team: nil)
+                for index in 1...5 {
+                    _ = try await session.sendMessage(
+                        actor: "alice@acme.test", conversation: group.id, text: "Update \(index)", clientID: "c\(index)", sentAt: nil)
+                }
+            }
             _ = try await harness.drain(horizon: .seconds(1))
             var messages = await harness.emulator.messages()
             // (On a loaded machine the window may have ended by now: what is checked below holds either way.)
-            let urgent = try #require(messages.first { $0.body?.contains("Right now") == true })
+            let urgent = try #require(messages.first { $0.token == iPhone && $0.body?.contains("Right now") == true })
             #expect(messages.allSatisfy { $0.body?.contains("Later") != true || $0.receivedAt >= end })
             let aps = (try JSONSerialization.jsonObject(with: Data(urgent.payload.utf8)) as? [String: Any])?["aps"] as? [String: Any]
             #expect(aps?["interruption-level"] as? String == "time-sensitive")
@@ -88,21 +98,34 @@ import Testing
             #expect(waiting.reason == "quiet_hours: deferred until \(DateFormatter.tokyo.string(from: end)) (Asia/Tokyo)", "\(waiting.reason ?? "")")
             #expect(waiting.deferredUntil.map { abs($0.timeIntervalSince(end)) < 1 } == true)
             #expect(history.first { $0.activityID == now0.id }?.decision == .send)
+            let chats = history.filter { $0.event == "chat.message" && $0.recipient.email == "chidi@acme.test" }
+            #expect(chats.count == 5 && chats.allSatisfy { $0.decision == .quietHours })
 
             // A worker sends it when the window ends, not before.
             try await harness.withDispatcher { dispatcher in
                 let running = Task { try await dispatcher.run(.forever) }
                 defer { running.cancel() }
                 let deadline = end.addingTimeInterval(30)
-                while await harness.emulator.messages().count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+                while await harness.emulator.messages().count < 5, Date() < deadline { try await Task.sleep(for: .milliseconds(200)) }
+                // Anything more would come within a moment.
+                try await Task.sleep(for: .seconds(1))
                 dispatcher.shutdown()
                 _ = try await running.value
             }
             messages = await harness.emulator.messages()
-            let deferred = try #require(messages.first { $0.body?.contains("Later") == true })
+            let deferred = try #require(messages.first { $0.token == iPhone && $0.body?.contains("Later") == true })
             #expect(deferred.receivedAt >= end, "sent \(end.timeIntervalSince(deferred.receivedAt)) s before the quiet hours ended")
             let aps2 = (try JSONSerialization.jsonObject(with: Data(deferred.payload.utf8)) as? [String: Any])?["aps"] as? [String: Any]
             #expect(aps2?["interruption-level"] == nil)
+            let pixel = messages.filter { $0.token == "chidi-pixel" }
+            // The assignment went to both his phones; of the five chat messages one summary.
+            let summaries = pixel.filter { $0.title == "Site Team" }
+            #expect(summaries.map(\.body) == ["5 new messages in Site Team"], "\(pixel.map { ($0.title ?? "", $0.body ?? "") })")
+            #expect(summaries.allSatisfy { $0.receivedAt >= end })
+            let summarized = try await harness.history().filter { $0.event == "chat.message" && $0.recipient.email == "chidi@acme.test" }
+            #expect(summarized.filter { $0.status == "cancelled" }.count == 4 && summarized.filter { $0.status == "sent" }.count == 1)
+            // Dana has no quiet hours: each of her five arrived (she has no device: no_device).
+            #expect(try await harness.history().filter { $0.recipient.email == "dana@acme.test" }.allSatisfy { $0.decision == .noDevice })
         }
     }
 }

@@ -120,6 +120,20 @@ import Testing
         #expect(german.render(.init(sender: "Alice", group: nil, isGroup: true, text: "Hallo")).title == "Alice in Gruppenchat")
     }
 
+    /// Quiet hours: one push for the messages held back in a conversation.
+    @Test func summaries() async throws {
+        let english = try await Self.catalog.template(for: .chatSummary, locale: "en", tenant: nil)
+        #expect(english.render(.init(sender: "Alice Moreau", group: "Site Team", isGroup: true, text: "Hi", count: 3))
+            == RenderedMessage(title: "Site Team", body: "3 new messages in Site Team"))
+        #expect(english.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi", count: 2))
+            == RenderedMessage(title: "Alice Moreau", body: "2 new messages in your chat with Alice Moreau"))
+        let german = try await Self.catalog.template(for: .chatSummary, locale: "de", tenant: nil)
+        #expect(german.render(.init(sender: "Alice", group: "Site Team", isGroup: true, text: "Hallo", count: 3))
+            == RenderedMessage(title: "Site Team", body: "3 neue Nachrichten in Site Team"))
+        #expect(german.render(.init(sender: "Alice", group: nil, isGroup: true, text: "Hallo", count: 4)).body
+            == "4 neue Nachrichten in deinem Gruppenchat")
+    }
+
     @Test func missingLocalesFallBackEventByEvent() async throws {
         #expect(TemplateCatalog.fallbacks(for: "de-AT") == ["de-AT", "de", "en"])
         #expect(TemplateCatalog.fallbacks(for: "en") == ["en"])
