@@ -109,6 +109,8 @@ struct DemoCommand: AsyncParsableCommand {
                 "herald history --as ada@demo.test --user carol@demo.test     # her old phone's dead token, and why",
                 "herald history --as bob@demo.test",
                 "herald history show ID --as ada@demo.test",
+                "herald why --activity ID --as ada@demo.test                  # who was told, on which phone, and why not",
+                "herald why --message ID --as ada@demo.test                   # Dave's silent pushes, Erin's missing phone",
                 "herald activity list",
                 "herald chat list --as carol@demo.test",
                 "herald template preview activity.assigned --priority p0",
@@ -150,17 +152,19 @@ struct DemoStory {
             _ = try await session.addPerson(email: "bob@demo.test", name: "Bob Stone", timeZone: "America/New_York")
             _ = try await session.addPerson(email: "carol@demo.test", name: "Carol Wu", locale: "de", timeZone: "Asia/Tokyo")
             _ = try await session.addPerson(email: "dave@demo.test", name: "Dave Ng")
+            _ = try await session.addPerson(email: "erin@demo.test", name: "Erin Park")
             _ = try await session.addPerson(email: "ada@demo.test", name: "Ada Admin", isAdmin: true)
             _ = try await session.setMembership(team: "field-ops", email: "alice@demo.test", role: .manager)
-            for email in ["bob@demo.test", "carol@demo.test", "dave@demo.test"] {
+            for email in ["bob@demo.test", "carol@demo.test", "dave@demo.test", "erin@demo.test"] {
                 _ = try await session.setMembership(team: "field-ops", email: email, role: .member)
             }
             for phone in DemoCommand.phones {
                 _ = try await session.registerDevice(email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
             }
         }
-        print(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng; Ada Admin")
-        print(style.dim("phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy"))
+        print(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
+        print(style.dim(
+            "phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"))
 
         for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)] {
             let first = assignee.prefix { $0 != "@" }.capitalized
@@ -180,7 +184,7 @@ struct DemoStory {
 
         let group = try await step("Alice creates the group \"Site Team\" with everyone (a system message: nobody is notified)") { session in
             try await session.createConversation(
-                actor: "alice@demo.test", with: ["bob@demo.test", "carol@demo.test", "dave@demo.test"], name: "Site Team",
+                actor: "alice@demo.test", with: ["bob@demo.test", "carol@demo.test", "dave@demo.test", "erin@demo.test"], name: "Site Team",
                 photoURL: "https://example.com/site-team.png", team: "field-ops")
         }
         let conversation = group.id

@@ -27,12 +27,12 @@ import Testing
                     byStatus[entry["status"] as? String ?? "", default: 0] += 1
                 }
                 // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
-                // two chat messages × three recipients each.
+                // two chat messages × four recipients each (Erin has no phone).
                 #expect(byEvent == [
                     "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
-                    "activity.approved": 2, "chat.message": 6,
+                    "activity.approved": 2, "chat.message": 8,
                 ])
-                #expect(byStatus == ["sent": 18])
+                #expect(byStatus == ["sent": 18, "no_device": 2])
                 let dead = try await pool.query("SELECT count(*) FROM devices WHERE deactivated_at IS NOT NULL").single().decode(Int.self, at: 0)
                 #expect(dead == 1)
 
@@ -59,6 +59,10 @@ import Testing
                 #expect(silent.status == 0, "\(silent.stderr)")
                 #expect(silent.stdout.split(separator: "\n").contains { $0.contains("dave@demo.test (member app): sent silently — muted") },
                         "\(silent.stdout)")
+                let missing = try await cli.run(["why", "--message", muted.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(missing.stdout.split(separator: "\n").contains {
+                    $0.contains("erin@demo.test (member app): not sent — no active device on the member app")
+                }, "\(missing.stdout)")
                 let refused = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "bob@demo.test"])
                 #expect(refused.status != 0 && refused.stderr.hasPrefix("herald: no activity"), "\(refused.stderr)")
 
@@ -68,7 +72,7 @@ import Testing
                 let reset = try await cli.run(["demo", "--reset"])
                 #expect(reset.status == 0, "\(reset.stderr)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
-                #expect(count == 18)
+                #expect(count == 20)
             }
         }
     }
