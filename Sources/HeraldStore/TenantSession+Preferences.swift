@@ -35,19 +35,17 @@ extension TenantSession {
     /// Every event on every app it reaches, with the setting in effect for `person` (or,
     /// for nil, the tenant's defaults), and their quiet hours.
     public func preferences(for person: Person?) async throws -> PreferenceSummary {
+        // Without a person, no setting of one's own is read: what is left is the tenant's.
         let preferences = try await storedPreferences(for: person?.id)
         let entries = EventKind.allCases.flatMap { event in
             event.apps.map { app in
-                let (enabled, origin) = person == nil
-                    ? (preferences.tenant[.init(event: event, app: app)] ?? true, preferences.tenant[.init(event: event, app: app)] == nil ? .builtIn : .tenant)
-                    : preferences.setting(event, app: app)
+                let (enabled, origin) = preferences.setting(event, app: app)
                 return PreferenceEntry(event: event, app: app, enabled: enabled, origin: origin)
             }
         }
-        let hours = try await person.asyncMap { try await quietHours(of: $0) } ?? nil
-        return PreferenceSummary(
-            person: person?.reference, entries: entries,
-            quietHours: hours.flatMap { hours in person.map { QuietHoursRecord(hours, timeZone: $0.timeZone) } })
+        var hours: QuietHoursRecord?
+        if let person, let window = try await quietHours(of: person) { hours = QuietHoursRecord(window, timeZone: person.timeZone) }
+        return PreferenceSummary(person: person?.reference, entries: entries, quietHours: hours)
     }
 
     func storedPreferences(for person: UUID?) async throws -> NotificationPreferences {
@@ -87,12 +85,7 @@ extension TenantSession {
             """)
         guard let row = rows.first else { return nil }
         let (starts, ends, days) = try row.decode((String, String, String).self)
-        return Self.quietHours(starts: starts, ends: ends, days: days)
-    }
-
-    /// Quiet hours as stored, or nil when the row cannot be read.
-    static func quietHours(starts: String, ends: String, days: String) -> QuietHours? {
-        try? QuietHours.parse("\(starts)-\(ends)", days: days)
+        return try? QuietHours.parse("\(starts)-\(ends)", days: days)
     }
 
     /// Sets (or, with nil, removes) a person's quiet hours.
@@ -108,12 +101,5 @@ extension TenantSession {
             ON CONFLICT (tenant_id, person_id)
                 DO UPDATE SET starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, days = EXCLUDED.days, updated_at = now()
             """)
-    }
-}
-
-extension Optional {
-    fileprivate func asyncMap<Result>(_ transform: (Wrapped) async throws -> Result) async rethrows -> Result? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

@@ -30,7 +30,7 @@ import Testing
 
             let worker = try cli.launch(["worker"])
             defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
-            let deadline = LocalDateText.weekAhead
+            let deadline = ReminderCLITests.deadline
             var ids: [String] = []
             for (name, priority) in [("Routine", "p2"), ("Urgent", "p0")] {
                 let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", deadline,
@@ -53,16 +53,5 @@ import Testing
             kill(worker.processIdentifier, SIGTERM)
             await worker.waitForExit()
         }
-    }
-}
-
-/// A deadline a week from today, as the CLI takes it.
-enum LocalDateText {
-    static var weekAhead: String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.string(from: Date().addingTimeInterval(7 * 86_400))
     }
 }
