@@ -136,7 +136,7 @@ extension BenchRig {
             try await session.connection.query(
                 """
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome, http_status, counted)
-                SELECT tenant_id, gen_random_uuid(), id, 1, 'bench', now(), now(), 'delivered', 200, true FROM deliveries
+                SELECT tenant_id, herald_child_id(id, gen_random_uuid()::text), id, 1, 'bench', now(), now(), 'delivered', 200, true FROM deliveries
                 """)
             try await session.connection.query("UPDATE deliveries SET status = 'sent', attempts = 1, sent_at = now(), lease_owner = NULL, lease_expires_at = NULL")
         }

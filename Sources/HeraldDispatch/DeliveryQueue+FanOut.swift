@@ -108,8 +108,9 @@ extension DeliveryQueue {
     /// recipient's app) and marks the events fanned out, in the tenant's scope, in one
     /// statement. With `claim`, up to `claim.room` of the new deliveries are leased to that
     /// worker at once (first attempt started) and returned ready to send; the rest are
-    /// queued. Idempotent: a notification that exists already is left alone, and so are its
-    /// deliveries.
+    /// queued. Idempotent: a notification's id is made from its event and recipient, and a
+    /// delivery's from its notification and device (in the event's time: see
+    /// `sql/0018_history_partitions.sql`), so one that exists already is left alone.
     /// - Returns: how many deliveries were created, and the ones leased to the worker.
     static func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
@@ -119,7 +120,6 @@ extension DeliveryQueue {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let data = try drafts.map { String(decoding: try encoder.encode($0.content.data), as: UTF8.self) }
-        let ids = drafts.map { _ in UUID.v7() }
         let room = claim?.room ?? 0
         let worker = claim?.worker ?? ""
         let leaseSeconds = claim?.lease.timeInterval ?? 0
@@ -129,7 +129,7 @@ extension DeliveryQueue {
             """
             WITH input AS (
                 SELECT * FROM unnest(
-                    \(ids)::uuid[], \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
+                    \(drafts.map(\.eventID))::uuid[], \(drafts.map(\.kind.rawValue))::text[],
                     \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[], \(drafts.map(\.teamID))::uuid[],
                     \(drafts.map(\.activityID))::uuid[], \(drafts.map(\.conversationID))::uuid[], \(drafts.map(\.content.title))::text[],
                     \(drafts.map(\.content.body))::text[], \(data)::text[], \(drafts.map(\.content.badge))::int[], \(drafts.map(\.content.sound))::bool[],
@@ -137,7 +137,7 @@ extension DeliveryQueue {
                     \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
                     \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
                     \(drafts.map(\.summarizedLater))::bool[])
-                AS i(id, event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
+                AS i(event_id, kind, recipient_id, app, team_id, activity_id, conversation_id, title, body, data, badge,
                      sound, thread_id, image_url, event_at, suppressed, decision, deferred_until, deferred_reason, summarized)
             ), reach AS (
                 SELECT i.*, EXISTS (
@@ -156,7 +156,7 @@ extension DeliveryQueue {
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
                                            conversation_id, title, body, data, badge, sound, thread_id, image_url,
                                            status, reason, event_at, decision, deferred_until)
-                SELECT \(tenant), r.id, r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
+                SELECT \(tenant), herald_child_id(r.event_id, r.event_id::text || r.recipient_id::text), r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
                        r.title, r.body, r.data::jsonb, r.badge, r.sound, r.thread_id, r.image_url,
                        CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
                             WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
@@ -170,8 +170,8 @@ extension DeliveryQueue {
                             WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
                        CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
                 FROM reach r
-                ON CONFLICT ON CONSTRAINT notifications_once DO NOTHING
-                RETURNING tenant_id, id, recipient_id, app, status, deferred_until, conversation_id
+                ON CONFLICT (tenant_id, id) DO NOTHING
+                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id
             ), targets AS (
                 SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
@@ -183,36 +183,41 @@ extension DeliveryQueue {
             ), created AS (
                 INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
                                         first_attempt_at, lease_owner, lease_expires_at)
-                SELECT \(tenant), gen_random_uuid(), t.notification_id, t.device_id, t.provider,
+                SELECT \(tenant), herald_child_id(t.notification_id, t.notification_id::text || t.device_id::text),
+                       t.notification_id, t.device_id, t.provider,
                        -- Quiet hours: due when they end, and the deadline counts from then.
                        coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
                        CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
                        CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
                        CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
                 FROM targets t
-                ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING
+                ON CONFLICT (tenant_id, id) DO NOTHING
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
             )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
             )
-            SELECT c.id, c.notification_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int
+            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int
             FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
+            JOIN inserted n ON n.id = c.notification_id
             WHERE c.status = 'sending'
             UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
             """)
         var created = 0
         var claimed: [ClaimedDelivery] = []
-        let draftIndex = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        // A notification is one event to one recipient (its id is made from the two).
+        let draftIndex = Dictionary(drafts.enumerated().map { (DraftKey(event: $1.eventID, recipient: $1.recipientID), $0) }) { first, _ in first }
         for row in rows {
-            if let count = try row.decode(Int?.self, at: 7) {
+            if let count = try row.decode(Int?.self, at: 8) {
                 created = count
                 continue
             }
-            let (id, notificationID, deviceID, provider, deadlineAt, token, now) =
-                try row.decode((UUID, UUID, UUID, String, Date, String, Date).self)
-            guard let index = draftIndex[notificationID], let provider = PushProvider(rawValue: provider) else { continue }
+            let (id, eventID, recipientID, deviceID, provider, deadlineAt, token, now) =
+                try row.decode((UUID, UUID, UUID, UUID, String, Date, String, Date).self)
+            guard let index = draftIndex[DraftKey(event: eventID, recipient: recipientID)],
+                let provider = PushProvider(rawValue: provider)
+            else { continue }
             let draft = drafts[index]
             claimed.append(ClaimedDelivery(
                 tenantID: tenant, id: id, deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
@@ -220,6 +225,11 @@ extension DeliveryQueue {
                 eventAt: draft.eventAt, claimedAt: now))
         }
         return (created, claimed)
+    }
+
+    private struct DraftKey: Hashable {
+        let event: UUID
+        let recipient: UUID
     }
 
     /// A chat push quiet hours defer replaces the ones they already hold back for the same

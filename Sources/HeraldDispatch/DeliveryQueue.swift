@@ -79,7 +79,7 @@ struct DeliveryQueue: Sendable {
                     FOR NO KEY UPDATE OF d SKIP LOCKED) c
             ), picked AS (
                 -- Round robin: every tenant's first, then every tenant's second, …
-                SELECT row FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
+                SELECT row, id FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
                 ORDER BY turn, due_at LIMIT \(limit)
             )
             UPDATE deliveries d
@@ -93,7 +93,12 @@ struct DeliveryQueue: Sendable {
             -- A locked row keeps its tuple id until this statement ends. (One updated and
             -- committed after this statement began is locked in its new version, which the
             -- update does not see: it stays queued for the next claim.)
+            -- A tuple id is only unique within one partition (one day): the range of the
+            -- picked ids leaves only their days' partitions to look in, and the ids tell
+            -- which of the tuples there are the picked ones.
             WHERE d.ctid = ANY(ARRAY(SELECT row FROM picked))
+              AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
+              AND d.id = ANY(ARRAY(SELECT id FROM picked))
               AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
               AND v.tenant_id = d.tenant_id AND v.id = d.device_id
             RETURNING d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
@@ -122,9 +127,9 @@ struct DeliveryQueue: Sendable {
                     \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
-                    \(batch.map { _ in UUID.v7() })::uuid[], \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[])
+                    \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[])
                 AS i(tenant_id, id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
-                     finished_at, attempt_id, spent, attempted)
+                     finished_at, spent, attempted)
             ), acked AS (
                 UPDATE deliveries d
                 SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
@@ -148,7 +153,8 @@ struct DeliveryQueue: Sendable {
             ), recorded AS (
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
                                                http_status, provider_error, message_id, next_attempt_at, counted)
-                SELECT i.tenant_id, i.attempt_id, i.id, i.attempt, \(worker), i.started_at, i.finished_at, i.outcome, i.http_status,
+                -- In the delivery's time, so that it is kept (and dropped) with it.
+                SELECT i.tenant_id, herald_child_id(i.id, gen_random_uuid()::text), i.id, i.attempt, \(worker), i.started_at, i.finished_at, i.outcome, i.http_status,
                        i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i

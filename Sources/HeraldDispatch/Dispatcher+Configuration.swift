@@ -25,11 +25,15 @@ extension Dispatcher {
         public var pauseOnConfigurationError: Duration
         /// Only these tenants (empty: all).
         public var tenants: [UUID]
+        /// Days of history past this are dropped whole (checked hourly); `nil` keeps them.
+        /// Partitions ahead are made either way.
+        public var historyRetention: HistoryRetention?
 
         public init(
             worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
             eventBatch: Int = 200, fanOutPart: Int = 1_000, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
-            pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = []
+            pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = [],
+            historyRetention: HistoryRetention? = nil
         ) {
             self.worker = worker
             self.concurrency = max(1, concurrency)
@@ -41,6 +45,7 @@ extension Dispatcher {
             self.pollInterval = pollInterval
             self.pauseOnConfigurationError = pauseOnConfigurationError
             self.tenants = tenants
+            self.historyRetention = historyRetention
         }
 
         /// `host-pid-random`: unique per process, readable in history.

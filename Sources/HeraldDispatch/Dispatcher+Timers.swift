@@ -12,7 +12,7 @@ extension Dispatcher {
         while !isStopping {
             var full = false
             do {
-                let firings = try await timers.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
+                let firings = try await store.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
                 failures = 0
                 full = firings.count >= Self.timerBatch
                 var fired = 0, skipped = 0

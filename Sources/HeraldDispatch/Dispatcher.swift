@@ -29,8 +29,8 @@ public final class Dispatcher: Sendable {
     let queue: DeliveryQueue
     let gateway: any PushGateway
     let fanOut: FanOut
-    /// Fires due timers (in each tenant's scope, on this dispatcher's pool).
-    let timers: Store
+    /// The store on this dispatcher's pool: fires due timers (in each tenant's scope) and keeps history's partitions.
+    let store: Store
     let listenerConfiguration: PostgresConfiguration?
     let logger: Logger
     let eventSignal = Signal()
@@ -69,7 +69,7 @@ public final class Dispatcher: Sendable {
         self.queue = DeliveryQueue(pool: pool, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
         self.gateway = gateway
         self.fanOut = FanOut(templates: templates)
-        self.timers = Store(pool: pool, logger: logger)
+        self.store = Store(pool: pool, logger: logger)
         self.listenerConfiguration = listenerConfiguration
         var logger = logger
         logger[metadataKey: "worker"] = "\(configuration.worker)"
@@ -147,6 +147,7 @@ public final class Dispatcher: Sendable {
                 group.addTask { await self.ackLoop() }
                 group.addTask { await self.maintenanceLoop() }
                 group.addTask { await self.timerLoop() }
+                group.addTask { await self.historyLoop() }
                 group.addTask {
                     await self.sendLoop(mode)
                     self.state.withLock { $0.sendingDone = true }
@@ -266,7 +267,7 @@ public final class Dispatcher: Sendable {
             // What waits for this worker's configuration to be fixed does not keep a drain
             // going; what waits for an endpoint to come back does.
             if try await queue.hasWork(within: horizon, paused: paused) { return false }
-            return try await !timers.hasTimers(dueWithin: horizon, tenants: configuration.tenants)
+            return try await !store.hasTimers(dueWithin: horizon, tenants: configuration.tenants)
         } catch {
             logger.warning("cannot check for remaining work", metadata: ["error": "\(error)"])
             return false

@@ -34,11 +34,13 @@ struct DispatcherOptions: ParsableArguments {
         let pause = try Input.duration(pause, field: "pause")
         guard lease >= .seconds(1) else { throw InputError("the lease must be at least 1s") }
         let environment = heraldEnvironment()
+        let retention = try HistoryRetention.from(environment: environment.variables, deliveryDeadline: deadline)
         return try await environment.withStore(poolSize: storePoolSize) { store in
             let tenants = try await onlyTenants.asyncMap { try await store.tenant(slug: $0).id }
             let configuration = Dispatcher.Configuration(
                 concurrency: concurrency, claimBatch: min(concurrency, 500), lease: lease,
-                retry: RetryPolicy(deadline: deadline), pauseOnConfigurationError: pause, tenants: tenants)
+                retry: RetryPolicy(deadline: deadline), pauseOnConfigurationError: pause, tenants: tenants,
+                historyRetention: retention)
             return try await environment.withDispatcher(store: store, configuration: configuration, listen: listen) {
                 try await body($0, store)
             }

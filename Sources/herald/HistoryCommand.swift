@@ -11,7 +11,7 @@ struct HistoryCommand: AsyncParsableCommand {
             Role-aware: a tenant admin sees the whole tenant, a manager their teams' notifications and their own, \
             a member only their own. Statuses: \(HistoryFilter.statuses.joined(separator: ", ")).
             """,
-        subcommands: [List.self, Show.self],
+        subcommands: [List.self, Show.self, HistoryPruneCommand.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {

@@ -60,11 +60,11 @@ import Testing
                     // (Whether any tenant has work may be answered by a scan of a table this
                     // small; the rows to update must not be found by one.)
                     let joinedByScan = nodes.filter {
-                        $0.type == "Seq Scan" && $0.relation == "deliveries"
+                        $0.type == "Seq Scan" && ($0.relation ?? "").hasPrefix("deliveries")
                             && ["Hash Join", "Merge Join", "Nested Loop", "Hash"].contains($0.parentType ?? "")
                     }
                     #expect(joinedByScan.isEmpty, "a claim of \(limit) scans the deliveries:\n\(plan)")
-                    #expect(nodes.contains { $0.type == "Tid Scan" && $0.relation == "deliveries" }, "\(plan)")
+                    #expect(nodes.contains { $0.type == "Tid Scan" && ($0.relation ?? "").hasPrefix("deliveries") }, "\(plan)")
                 }
                 // And the statement does what it says.
                 let claimed = try await dispatcher.queue.claimDeliveries(limit: 512)

@@ -1,0 +1,43 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+/// History's day partitions: made ahead, and dropped whole once the retention has passed.
+extension Dispatcher {
+    static let historyUpkeepEvery: Duration = .seconds(3600)
+
+    func historyLoop() async {
+        var failures = 0
+        var next = ContinuousClock.now
+        while !isStopping {
+            // Short waits: a stop signal taken by another loop must not leave this one asleep.
+            guard ContinuousClock.now >= next else {
+                await stopSignal.wait(timeout: .seconds(1))
+                continue
+            }
+            next = .now + Self.historyUpkeepEvery
+            do {
+                let created = try await store.createHistoryPartitions()
+                if created > 0 { logger.info("created history partitions", metadata: ["tables": "\(created)"]) }
+                if let retention = configuration.historyRetention {
+                    let prune = try await store.pruneHistory(retention, dryRun: false)
+                    if !prune.dropped.isEmpty {
+                        logger.notice(
+                            "dropped expired history",
+                            metadata: ["days": "\(prune.dropped.map(\.day.description).joined(separator: ","))", "retention": "\(retention)"])
+                    }
+                    if !prune.kept.isEmpty {
+                        logger.warning(
+                            "kept expired history days that still have deliveries queued or being sent",
+                            metadata: ["days": "\(prune.kept.map(\.description).joined(separator: ","))"])
+                    }
+                }
+                failures = 0
+            } catch {
+                failures += 1
+                next = .now + LoopBackoff.after(failures: failures)
+                logger.warning("history partition upkeep failed; retrying", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

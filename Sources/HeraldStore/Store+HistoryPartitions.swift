@@ -1,0 +1,81 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// One UTC day of history: the partitions of notifications, deliveries and attempts that
+/// hold the notifications fanned out for events of that day.
+public struct HistoryPartition: Sendable, Hashable {
+    public let day: LocalDate
+    /// The planner's estimate (0 before the partition was first analyzed).
+    public let notifications: Int
+}
+
+/// What `Store.pruneHistory` dropped, or would drop.
+public struct HistoryPrune: Sendable {
+    public struct Day: Sendable, Hashable {
+        public let day: LocalDate
+        public let notifications: Int
+    }
+
+    public let retention: HistoryRetention
+    public let dryRun: Bool
+    /// Dropped (or, in a dry run, expired and droppable).
+    public let dropped: [Day]
+    /// Expired, but kept: a delivery of theirs is still queued or being sent.
+    public let kept: [LocalDate]
+    public let remaining: [LocalDate]
+}
+
+extension Store {
+    /// The days history has partitions for, oldest first.
+    public func historyPartitions() async throws -> [HistoryPartition] {
+        try await pool.query("SELECT day::text, notifications FROM herald_history_partitions()").compactMap { row in
+            let (day, notifications) = try row.decode((String, Int).self)
+            return LocalDate(day).map { HistoryPartition(day: $0, notifications: notifications) }
+        }
+    }
+
+    /// Makes the partitions of today and the next `HistoryRetention.daysAhead` days that do
+    /// not exist yet. Any number of workers may call this at once.
+    /// - Returns: how many tables it created.
+    @discardableResult
+    public func createHistoryPartitions(at now: Date = Date()) async throws -> Int {
+        let (first, last) = HistoryRetention.daysToCreate(at: now)
+        return try await pool.query(
+            "SELECT herald_create_history_partitions(\(first.description)::date, \(last.description)::date)"
+        ).single().decode(Int.self, at: 0)
+    }
+
+    /// Drops whole the days of history `retention` has passed at `now` (never a day with a
+    /// delivery still queued or being sent); with `dryRun`, only says which.
+    public func pruneHistory(_ retention: HistoryRetention, at now: Date = Date(), dryRun: Bool) async throws -> HistoryPrune {
+        let partitions = try await historyPartitions()
+        let expired = Set(retention.expired(partitions.map(\.day), at: now))
+        var dropped: [HistoryPrune.Day] = [], kept: [LocalDate] = []
+        for partition in partitions where expired.contains(partition.day) {
+            if dryRun {
+                let live = try await pool.query(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM deliveries
+                                   WHERE id >= herald_uuid_floor(\(partition.day.description)::date::timestamp AT TIME ZONE 'UTC')
+                                     AND id < herald_uuid_floor((\(partition.day.description)::date + 1)::timestamp AT TIME ZONE 'UTC')
+                                     AND status IN ('queued', 'sending'))
+                    """
+                ).single().decode(Bool.self, at: 0)
+                if live { kept.append(partition.day) } else { dropped.append(.init(day: partition.day, notifications: partition.notifications)) }
+                continue
+            }
+            let held = try await pool.query("SELECT herald_drop_history_partition(\(partition.day.description)::date)")
+                .single().decode(Int?.self, at: 0)
+            if let held {
+                dropped.append(.init(day: partition.day, notifications: held))
+            } else {
+                kept.append(partition.day)
+            }
+        }
+        let gone = Set(dryRun ? [] : dropped.map(\.day))
+        return HistoryPrune(
+            retention: retention, dryRun: dryRun, dropped: dropped, kept: kept,
+            remaining: partitions.map(\.day).filter { !gone.contains($0) })
+    }
+}

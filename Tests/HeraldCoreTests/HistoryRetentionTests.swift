@@ -1,0 +1,34 @@
+import Foundation
+import HeraldCore
+import Testing
+
+struct HistoryRetentionTests {
+    static func instant(_ text: String) throws -> Date { try #require(ISO8601DateFormatter().date(from: text)) }
+
+    @Test func aRetentionIsAtLeastTwoDaysAndTheDeadline() throws {
+        let day: Duration = .seconds(86_400)
+        #expect(try HistoryRetention(parsing: "90d", deliveryDeadline: day).description == "90d")
+        #expect(try HistoryRetention(parsing: "48h", deliveryDeadline: day).description == "2d")
+        #expect(throws: InputError.self) { try HistoryRetention(parsing: "47h", deliveryDeadline: day) }
+        #expect(throws: InputError.self) { try HistoryRetention(parsing: "3d", deliveryDeadline: day * 4) }
+        #expect(throws: InputError.self) { try HistoryRetention(parsing: "ninety days", deliveryDeadline: day) }
+        #expect(try HistoryRetention.from(environment: [:], deliveryDeadline: day) == .default)
+        #expect(try HistoryRetention.from(environment: ["HERALD_HISTORY_RETENTION": "7d"], deliveryDeadline: day).description == "7d")
+        #expect(throws: InputError.self) { try HistoryRetention.from(environment: ["HERALD_HISTORY_RETENTION": "1d"], deliveryDeadline: day) }
+    }
+
+    @Test func aDayExpiresOnceAllOfItIsOlderThanTheRetention() throws {
+        let retention = try HistoryRetention(parsing: "7d", deliveryDeadline: .seconds(3600))
+        let days = try ["2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17"].map { try #require(LocalDate($0)) }
+        // At 23 Nov 12:00 UTC, 7 days back is 16 Nov 12:00: the 15th has ended before it, the 16th has not.
+        let now = try Self.instant("2026-11-23T12:00:00Z")
+        #expect(retention.expired(days.reversed(), at: now) == Array(days.prefix(2)))
+        #expect(retention.expired(days, at: try Self.instant("2026-11-24T00:00:00Z")) == Array(days.prefix(3)))
+    }
+
+    @Test func partitionsAreMadeAWeekAheadInUTC() throws {
+        // 23:30 in UTC is already the 24th in Tokyo; the days are UTC days.
+        let (first, last) = HistoryRetention.daysToCreate(at: try Self.instant("2026-11-23T23:30:00Z"))
+        #expect(first.description == "2026-11-23" && last.description == "2026-11-30")
+    }
+}
