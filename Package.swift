@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -54,6 +56,7 @@ let package = Package(
             name: "HeraldPostgres",
             dependencies: [
                 "CLibPQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -66,7 +69,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldHTTP",
-            dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CCurl", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "HeraldPush",
@@ -74,6 +77,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldHTTP",
                 "HeraldTemplates",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -123,6 +127,19 @@ let package = Package(
                 "HeraldStore",
                 "HeraldTemplates",
                 "HeraldPush",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Prometheus text for what the libraries record through swift-metrics: the registry a
+        // process bootstraps once, and the /metrics, /healthz and /readyz answers.
+        .target(
+            name: "HeraldMetrics",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -147,6 +164,7 @@ let package = Package(
             name: "HeraldAPI",
             dependencies: [
                 "HeraldCore",
+                "HeraldMetrics",
                 "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -203,7 +221,9 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldPush",
                 "HeraldDispatch",
+                "HeraldMetrics",
                 "CCurl",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -33,6 +33,8 @@ public struct HeraldAPI: Sendable {
 
     public func router(withAdditions: Bool = true) -> Router<APIContext> {
         let router = Router(context: APIContext.self)
+        // Requests by route, method and status, and their durations (swift-metrics).
+        router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware(logger: logger))
         addHealth(to: router)
         let v1 = router.group("v1")

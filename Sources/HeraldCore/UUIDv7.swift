@@ -26,3 +26,13 @@ extension UUID {
         ))
     }
 }
+
+extension UUID {
+    /// The smallest UUIDv7 of the millisecond `date` falls in (every id made in it or later
+    /// sorts at or after it): the bound of a range of ids by time.
+    public static func v7Floor(at date: Date) -> UUID {
+        let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: milliseconds >> shift) }
+        return UUID(uuid: (byte(40), byte(32), byte(24), byte(16), byte(8), byte(0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    }
+}

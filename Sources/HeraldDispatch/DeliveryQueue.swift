@@ -13,8 +13,15 @@ struct DeliveryQueue: Sendable {
     let lease: Duration
     /// Only these tenants, or all when empty.
     let tenants: [UUID]
+    /// Where deliveries still to send lie (`refreshWindow()`).
+    let window = LiveWindow()
 
     var leaseSeconds: Double { lease.timeInterval }
+
+    /// Reads again where deliveries still to send begin (every few seconds, and at start).
+    func refreshWindow() async throws {
+        window.update(try await pool.query("SELECT herald_live_floor()").single().decode(UUID.self, at: 0))
+    }
 
     // MARK: Deliveries
 
@@ -44,15 +51,22 @@ struct DeliveryQueue: Sendable {
 
     /// The statement `claimDeliveries` runs (tests look at its plan).
     func claim(limit: Int, paused: [PushProvider] = []) -> PostgresQuery {
-        """
+        let (lower, upper) = (window.lower, window.upper)
+        return """
             WITH paused AS (
                 SELECT unnest(\(paused.map(\.rawValue))::text[]) AS provider
             ), busy AS (
+                -- One look per tenant into its due deliveries (a LIMIT, not EXISTS: as a
+                -- semi-join over the partitions, the planner hashed the tenants against a scan
+                -- of the whole day, 50 ms a claim in a burn-down).
                 SELECT t.id FROM tenants t
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM deliveries d
+                    WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.id >= \(lower) AND d.id < \(upper)
+                      AND d.provider NOT IN (SELECT provider FROM paused)
+                    LIMIT 1) due
                 WHERE (\(tenants.isEmpty) OR t.id = ANY(\(tenants)))
-                  AND EXISTS (SELECT 1 FROM deliveries d
-                              WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
-                                AND d.provider NOT IN (SELECT provider FROM paused))
             ), share AS (
                 SELECT ceil(\(limit)::numeric / greatest(count(*), 1))::int AS n FROM busy
             ), first AS (
@@ -61,6 +75,7 @@ struct DeliveryQueue: Sendable {
                 FROM busy b CROSS JOIN LATERAL (
                     SELECT d.tenant_id, d.id, d.ctid AS row, d.due_at FROM deliveries d
                     WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.id >= \(lower) AND d.id < \(upper)
                       AND d.provider NOT IN (SELECT provider FROM paused)
                     ORDER BY d.due_at
                     LIMIT (SELECT n FROM share)
@@ -72,6 +87,7 @@ struct DeliveryQueue: Sendable {
                 FROM busy b CROSS JOIN LATERAL (
                     SELECT d.tenant_id, d.id, d.ctid AS row, d.due_at FROM deliveries d
                     WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.id >= \(lower) AND d.id < \(upper)
                       AND d.provider NOT IN (SELECT provider FROM paused)
                       AND NOT EXISTS (SELECT 1 FROM first f WHERE f.tenant_id = d.tenant_id AND f.id = d.id)
                     ORDER BY d.due_at
@@ -97,9 +113,11 @@ struct DeliveryQueue: Sendable {
             -- picked ids leaves only their days' partitions to look in, and the ids tell
             -- which of the tuples there are the picked ones.
             WHERE d.ctid = ANY(ARRAY(SELECT row FROM picked))
+              AND d.id >= \(lower) AND d.id < \(upper)
               AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
               AND d.id = ANY(ARRAY(SELECT id FROM picked))
-              AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
+              -- (A delivery's id has its notification's time, so the same window holds both.)
+              AND n.tenant_id = d.tenant_id AND n.id = d.notification_id AND n.id >= \(lower) AND n.id < \(upper)
               AND v.tenant_id = d.tenant_id AND v.id = d.device_id
             RETURNING d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                       v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
@@ -120,7 +138,8 @@ struct DeliveryQueue: Sendable {
 
     /// The statement `acknowledge` runs (tests look at its plan).
     func acknowledgement(_ batch: [Acknowledgement]) -> PostgresQuery {
-        """
+        let (lower, upper) = (window.lower, window.upper)
+        return """
             WITH input AS (
                 SELECT *, \(worker)::text AS worker FROM unnest(
                     \(batch.map(\.tenantID))::uuid[], \(batch.map(\.deliveryID))::uuid[], \(batch.map(\.deviceID))::uuid[],
@@ -148,7 +167,9 @@ struct DeliveryQueue: Sendable {
                 -- (measured: 1 s for 1,500 acknowledgements). As a join condition the owner
                 -- leaves the table's estimate whole: each row is looked up by key, or a small
                 -- table is hashed against the batch once.
+                -- (A leased delivery is live: it lies within the window.)
                 WHERE d.tenant_id = i.tenant_id AND d.id = i.id AND d.lease_owner = i.worker
+                  AND d.id >= \(lower) AND d.id < \(upper)
                 RETURNING d.tenant_id, d.id
             ), recorded AS (
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
@@ -181,9 +202,9 @@ struct DeliveryQueue: Sendable {
             """
             UPDATE deliveries d SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             FROM (SELECT tenant_id, id FROM deliveries
-                  WHERE status = 'sending' AND lease_owner = \(worker)
+                  WHERE status = 'sending' AND lease_owner = \(worker) AND id >= \(window.lower) AND id < \(window.upper)
                   FOR NO KEY UPDATE SKIP LOCKED) held
-            WHERE d.tenant_id = held.tenant_id AND d.id = held.id
+            WHERE d.tenant_id = held.tenant_id AND d.id = held.id AND d.id >= \(window.lower) AND d.id < \(window.upper)
             """)
     }
 
@@ -193,7 +214,7 @@ struct DeliveryQueue: Sendable {
         let rows = try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE status = 'sending' AND lease_expires_at < now()
+            WHERE status = 'sending' AND lease_expires_at < now() AND id >= \(window.lower) AND id < \(window.upper)
               AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
             """)
         return rows.affectedRows ?? 0
@@ -205,16 +226,32 @@ struct DeliveryQueue: Sendable {
         try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE status = 'sending' AND lease_owner = \(worker)
+            WHERE status = 'sending' AND lease_owner = \(worker) AND id >= \(window.lower) AND id < \(window.upper)
             """)
         try await releaseEventLeases()
+    }
+
+    /// How deep the queue is, across tenants: deliveries due now, being sent (leased), and
+    /// queued for later (a retry's backoff, quiet hours), and pending timers.
+    func depth() async throws -> [DispatchMetrics.QueueState: Int] {
+        let (due, leased, deferred, timers) = try await pool.query(
+            """
+            SELECT (SELECT count(*) FROM deliveries WHERE status = 'queued' AND due_at <= now() AND id >= \(window.lower) AND id < \(window.upper)),
+                   (SELECT count(*) FROM deliveries WHERE status = 'sending' AND id >= \(window.lower) AND id < \(window.upper)),
+                   (SELECT count(*) FROM deliveries WHERE status = 'queued' AND due_at > now() AND id >= \(window.lower) AND id < \(window.upper)),
+                   (SELECT count(*) FROM activity_timers WHERE status = 'pending')
+            """
+        ).single().decode((Int, Int, Int, Int).self)
+        return [.due: due, .leased: leased, .deferred: deferred, .timers: timers]
     }
 
     /// Deliveries queued or being sent plus events not fanned out.
     func remaining() async throws -> Int {
         try await pool.query(
             """
-            SELECT (SELECT count(*) FROM deliveries WHERE status IN ('queued', 'sending') AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+            SELECT (SELECT count(*) FROM deliveries
+                    WHERE status IN ('queued', 'sending') AND id >= \(window.lower) AND id < \(window.upper)
+                      AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
                  + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
             """
         ).single().decode(Int.self, at: 0)
@@ -228,7 +265,7 @@ struct DeliveryQueue: Sendable {
             """
             SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
                 OR EXISTS (SELECT 1 FROM deliveries
-                           WHERE (status = 'sending'
+                           WHERE id >= \(window.lower) AND id < \(window.upper) AND (status = 'sending'
                                   OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
                                       AND NOT provider = ANY(\(paused.map(\.rawValue))::text[])))
                              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))

@@ -50,6 +50,7 @@ extension Dispatcher {
             $0.counters.eventsFannedOut += events - large.count
             $0.counters.deliveriesQueued += queued
         }
+        metrics.fannedOut(events: events - large.count, deliveries: queued)
         var total = queued
         for event in large {
             total += try await fanOutLarge(event, claiming: claiming)
@@ -205,6 +206,7 @@ extension Dispatcher {
                     $0.counters.deliveriesQueued += written
                     if last { $0.counters.eventsFannedOut += 1 }
                 }
+                metrics.fannedOut(events: last ? 1 : 0, deliveries: written)
                 created += written
             }
             return created

@@ -23,6 +23,7 @@ extension Dispatcher {
                     case .notDue: break
                     }
                 }
+                metrics.firedTimers(fired)
                 if fired + skipped > 0 {
                     state.withLock {
                         $0.counters.timersFired += fired

@@ -28,6 +28,9 @@ extension Dispatcher {
                 do {
                     let counted = try await queue.acknowledge(batch)
                     failures = 0
+                    for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
+                        metrics.acknowledged(acknowledgement)
+                    }
                     let late = batch.count - counted.count
                     if late > 0 {
                         state.withLock { $0.counters.lateAcknowledgements += late }
@@ -72,9 +75,16 @@ extension Dispatcher {
         hintQueue()
     }
 
+    /// How often a worker reports the queue's depth and its held-back providers.
+    static let gaugesEvery: Duration = .seconds(10)
+    /// How often a worker reads again where live deliveries begin (`LiveWindow`).
+    static let windowEvery: Duration = .seconds(5)
+
     func maintenanceLoop() async {
         let renewEvery = configuration.lease / 3
         var lastRenewal = ContinuousClock.now
+        var lastGauges: ContinuousClock.Instant?
+        var lastWindow = ContinuousClock.now
         while !isStopping {
             await stopSignal.wait(timeout: min(.seconds(1), renewEvery))
             if isStopping { break }
@@ -83,6 +93,15 @@ extension Dispatcher {
                 if lastRenewal.duration(to: .now) >= renewEvery {
                     try await queue.renewLeases()
                     lastRenewal = .now
+                }
+                if lastWindow.duration(to: .now) >= Self.windowEvery {
+                    try await queue.refreshWindow()
+                    lastWindow = .now
+                }
+                if lastGauges.map({ $0.duration(to: .now) >= Self.gaugesEvery }) ?? true {
+                    lastGauges = .now
+                    metrics.providers(heldBack: state.withLock { $0.gate.heldBack(at: .now) })
+                    metrics.queue(try await queue.depth())
                 }
                 let reclaimed = try await queue.reclaimExpiredLeases()
                 if reclaimed > 0 {

@@ -32,6 +32,7 @@ public final class Dispatcher: Sendable {
     /// The store on this dispatcher's pool: fires due timers (in each tenant's scope) and keeps history's partitions.
     let store: Store
     let listenerConfiguration: PostgresConfiguration?
+    let metrics = DispatchMetrics()
     let logger: Logger
     let eventSignal = Signal()
     let sendSignal = Signal()
@@ -81,9 +82,13 @@ public final class Dispatcher: Sendable {
     public static let deliveriesChannel = "herald_deliveries"
 
     /// The connection settings a dispatcher's pool needs: the same database, working as the
-    /// `herald_dispatcher` role.
+    /// `herald_dispatcher` role, planning each statement for its values. (The queue's
+    /// statements name the live window of history's day partitions; planned for their values,
+    /// only those partitions are planned. A generic plan covers every partition, and
+    /// PostgreSQL makes one again after each ANALYZE of the busy tables to compare: 100 ms
+    /// with 90 days of history.)
     public static func poolConfiguration(for configuration: PostgresConfiguration) -> PostgresConfiguration {
-        configuration.with(sessionSetup: DatabaseRole.dispatcher.forSession)
+        configuration.with(sessionSetup: DatabaseRole.dispatcher.forSession + "; SET plan_cache_mode = force_custom_plan")
     }
 
     /// A dispatcher on `store`'s database, with a pool of its own working as
@@ -122,7 +127,8 @@ public final class Dispatcher: Sendable {
         sendSignal.signal()
     }
 
-    var isStopping: Bool { state.withLock { $0.stopping } }
+    /// Whether it was asked to stop (or was never started since).
+    public var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Works until `mode` says to stop. Cancelling the task stops it the way `shutdown()`
     /// does: in-flight sends finish and are acknowledged; leases on anything else are given
@@ -137,6 +143,11 @@ public final class Dispatcher: Sendable {
             PostgresListener(configuration: $0, channels: [Store.outboxChannel, Self.deliveriesChannel], logger: logger)
         }
         defer { listener?.stop() }
+        do {
+            try await queue.refreshWindow()
+        } catch {
+            logger.warning("could not read where live deliveries begin; looking in every day until it can", metadata: ["error": "\(error)"])
+        }
         logger.info("dispatcher started", metadata: ["concurrency": "\(configuration.concurrency)"])
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
@@ -283,7 +294,8 @@ public final class Dispatcher: Sendable {
             messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true
         ) -> Acknowledgement {
             Acknowledgement(
-                tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, attempt: delivery.attempt,
+                tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, provider: delivery.provider,
+                attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
                 startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted)
         }
@@ -303,6 +315,7 @@ public final class Dispatcher: Sendable {
         }
         let notification = PushNotification(token: delivery.token, content: delivery.content, collapseID: delivery.content.collapseKey)
         let answer: ProviderAnswer
+        let sendStarted = ContinuousClock.now
         do {
             answer = try await gateway.send(notification, provider: delivery.provider, app: delivery.app, expiration: delivery.deadlineAt)
         } catch {
@@ -312,12 +325,14 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.queued, .retry, next: Date(), error: "interrupted: \(error)"))
             return
         }
+        metrics.answered(delivery.provider, took: sendStarted.duration(to: .now))
         let http = answer.httpStatus
         let heldBack = gate(Settlement.gateAnswer(for: answer.outcome, http: http), delivery.provider, probe: verdict == .probe)
         var random = SystemRandomNumberGenerator()
         let settled = Settlement.of(
             answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),
             retry: configuration.retry, random: &random)
+        if settled.status == .sent { metrics.sent(eventAt: delivery.eventAt, now: Date()) }
         record(acknowledgement(
             settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
             spent: settled.spent))

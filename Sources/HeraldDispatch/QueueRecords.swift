@@ -39,6 +39,7 @@ struct Acknowledgement: Sendable {
     let tenantID: UUID
     let deliveryID: UUID
     let deviceID: UUID
+    let provider: PushProvider
     let attempt: Int
     let status: Status
     let outcome: Outcome

@@ -1,3 +1,4 @@
+import CoreMetrics
 import CCurl
 import Foundation
 import Logging
@@ -59,6 +60,8 @@ public final class HTTPClient: Sendable {
     private let cleartextOriginLimit: Int
     private let http1Only: Bool
     private let cleartext = Mutex(CleartextProtocols())
+    /// `herald_http_requests_in_flight`: requests sent and not yet answered.
+    private let inFlight = Meter(label: "herald_http_requests_in_flight")
 
     /// - Throws: `HTTPClientError` when libcurl cannot start or the CA file cannot be read.
     public init(configuration: Configuration = .init(), logger: Logger) throws {
@@ -86,6 +89,8 @@ public final class HTTPClient: Sendable {
         defer { originTurn.release() }
         try await limiter.acquire(urgent: request.urgent)
         defer { limiter.release() }
+        inFlight.increment()
+        defer { inFlight.decrement() }
         guard origin.hasPrefix("http://") else { return try await loop.perform(request, over: http1Only ? .http1 : .tls) }
         if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
         let wire = cleartext.withLock { $0.protocolFor(origin) }

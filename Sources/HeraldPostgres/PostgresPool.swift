@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import Synchronization
 
@@ -11,6 +12,9 @@ public final class PostgresPool: Sendable {
     public let size: Int
     private let logger: Logger
     private let state: Mutex<State>
+    /// `herald_db_pool_wait_seconds`: how long callers waited for a connection when every
+    /// one was lent (its count is the number of waits).
+    private let waits = CoreMetrics.Timer(label: "herald_db_pool_wait_seconds", preferredDisplayUnit: .seconds)
 
     private struct Waiter {
         let id: Int
@@ -150,7 +154,11 @@ public final class PostgresPool: Sendable {
                     throw error
                 }
             case .wait:
-                if let handedOver = try await waitForConnection() { return handedOver }
+                let started = ContinuousClock.now
+                let handedOver = try await waitForConnection()
+                let waited = started.duration(to: .now).components
+                waits.recordNanoseconds(waited.seconds * 1_000_000_000 + waited.attoseconds / 1_000_000_000)
+                if let handedOver { return handedOver }
                 // nil: a slot was freed; loop to open a connection in it.
             }
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 import Foundation
 
@@ -11,6 +12,7 @@ public actor APNsCredentials {
     private let now: @Sendable () -> Date
     private let lifetime: TimeInterval
     private var current: (token: String, issuedAt: Date)?
+    private let refreshes = Counter(label: "herald_access_token_refreshes_total", dimensions: [("provider", "apns")])
 
     /// - Throws: `PushConfigurationError` for a missing or unreadable key.
     public init(keyFile: String, keyID: String, teamID: String, lifetime: Duration = .seconds(3000), now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -43,6 +45,7 @@ public actor APNsCredentials {
             header: ["alg": "ES256", "kid": keyID], claims: ["iss": .string(teamID), "iat": .integer(Int64(time.timeIntervalSince1970))],
             key: key)
         current = (token, time)
+        refreshes.increment()
         return token
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HeraldHTTP
 
@@ -22,8 +23,10 @@ public final class FCMProvider: Sendable {
         self.now = now
         let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.sendURL = "\(base)/v1/projects/\(account.projectID)/messages:send"
+        let refreshes = Counter(label: "herald_access_token_refreshes_total", dimensions: [("provider", "fcm")])
         self.tokens = AccessTokenCache(now: now) { [account, http, now] in
-            try await Self.fetchToken(account: account, http: http, now: now)
+            refreshes.increment()
+            return try await Self.fetchToken(account: account, http: http, now: now)
         }
     }
 

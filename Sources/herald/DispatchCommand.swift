@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldDispatch
+import HeraldMetrics
 import HeraldRuntime
 import HeraldPostgres
 import HeraldStore
@@ -68,16 +69,53 @@ struct WorkerCommand: AsyncParsableCommand {
             anything else it holds, and exits 0.
             """)
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve /metrics (Prometheus text), /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (port 0: any free one; the URL is printed once listening). With HERALD_METRICS_TOKEN set, /metrics wants it as a bearer token.",
+            valueName: "host:port"))
+    var metrics: String?
     @OptionGroup var dispatcher: DispatcherOptions
+
+    func validate() throws {
+        if let metrics, ProbeServer.address(metrics) == nil {
+            throw ValidationError("--metrics must be HOST:PORT, such as 127.0.0.1:9464")
+        }
+    }
 
     func run() async throws {
         let logger = HeraldLogging.logger
-        try await dispatcher.withDispatcher(listen: true) { dispatcher, _ in
+        let probeAddress = metrics.flatMap(ProbeServer.address)
+        if probeAddress != nil { _ = MetricsRegistry.shared }
+        let token = MetricsEndpoint.token(from: heraldEnvironment().variables)
+        try await dispatcher.withDispatcher(listen: true) { dispatcher, store in
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: WorkerService(dispatcher: dispatcher))]
+            if let (host, port) = probeAddress {
+                let probes = ProbeServer(host: host, port: port, metrics: MetricsEndpoint(token: token), logger: logger) {
+                    await Self.notReadyReason(dispatcher: dispatcher, store: store)
+                }
+                let application = probes.application { port in
+                    // Written at once, on standard output: scripts (and port 0) wait for this line.
+                    let url = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    FileHandle.standardOutput.write(Data((url + "\n").utf8))
+                    logger.info("serving /metrics, /healthz and /readyz", metadata: ["url": "\(url)"])
+                }
+                services.append(.init(service: application))
+            }
             let group = ServiceGroup(
-                configuration: .init(
-                    services: [.init(service: WorkerService(dispatcher: dispatcher))], gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger))
+                configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
+        }
+    }
+
+    /// Ready: the worker has not begun to stop, and the database answers with the schema this
+    /// binary expects.
+    static func notReadyReason(dispatcher: Dispatcher, store: Store) async -> String? {
+        if dispatcher.isStopping { return "stopping" }
+        do {
+            try await Migrator.bundled().verify(store.pool)
+            return nil
+        } catch {
+            return "the database is unreachable or its schema is not current"
         }
     }
 }

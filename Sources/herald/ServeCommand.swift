@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldAPI
 import HeraldConsole
+import HeraldMetrics
 import HeraldStore
 import ServiceLifecycle
 
@@ -12,7 +13,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Prints the base URL it listens on (on standard output, once listening). The admin console is at /console. Without --tls-cert and --tls-key \
             it speaks HTTP/1.1 in the clear (put it behind a TLS proxy); with them, HTTP/2 and HTTP/1.1 over TLS. \
-            --worker also runs a dispatcher in this process (the one-box setup). On SIGTERM it stops accepting, \
+            --worker also runs a dispatcher in this process (the one-box setup). With HERALD_METRICS_TOKEN set, \
+            GET /metrics answers Prometheus text to that bearer token. On SIGTERM it stops accepting, \
             finishes the requests in flight (and the worker its sends), and exits 0.
             """)
 
@@ -43,11 +45,18 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = HeraldLogging.logger
+        // Before anything that records is made.
+        _ = MetricsRegistry.shared
+        let metricsToken = MetricsEndpoint.token(from: heraldEnvironment().variables)
         let tls = tlsCert.flatMap { cert in tlsKey.map { APIServer.TLSFiles(certificateChain: cert, privateKey: $0) } }
         @Sendable func serve(_ store: Store, _ worker: WorkerService?) async throws {
             let limits = RateLimits(personRate: personRate, personBurst: personBurst, keyRate: keyRate, keyBurst: keyBurst)
             let console = try Console(store: store, secureCookies: tls != nil || behindTLS, logger: logger)
-            let api = HeraldAPI(store: store, limits: limits, logger: logger, additions: { console.addRoutes(to: $0) })
+            let api = HeraldAPI(store: store, limits: limits, logger: logger, additions: { router in
+                console.addRoutes(to: router)
+                // Only to a token: this port faces the apps.
+                if let metricsToken { MetricsEndpoint(token: metricsToken).add(to: router) }
+            })
             let server = APIServer(api: api, host: host, port: port, tls: tls)
             // Written at once (not through print's buffer): scripts wait for this line.
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }

@@ -1,0 +1,20 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// The ids among which deliveries still to send lie: from `herald_live_floor()` (the start of
+/// the oldest day with one, read again every few seconds) to two days ahead. The queue's
+/// statements name it, so that PostgreSQL plans and reads those days' partitions only, not
+/// every day of history kept.
+final class LiveWindow: Sendable {
+    /// Until the floor is first read: every partition.
+    private let floor = Mutex(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+
+    var lower: UUID { floor.withLock { $0 } }
+    /// Ahead of every clock that makes ids, by a margin (partitions are made a week ahead).
+    var upper: UUID { UUID.v7Floor(at: Date().addingTimeInterval(2 * 86_400)) }
+
+    func update(_ lower: UUID) {
+        floor.withLock { $0 = lower }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import HeraldEmulator
+import HeraldHTTP
+import HeraldTestSupport
+import Testing
+
+/// `herald worker --metrics`: the real binary, a real HTTP client, and the emulator. After a
+/// drain the delivery counters say what history says.
+@Suite struct MetricsCLITests {
+    @discardableResult
+    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
+        let result = try await cli.run(arguments)
+        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func theDeliveryCountersEqualHistoryAfterADrain() async throws {
+        try await withEmulatorCLI { cli, _, emulator in
+            try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
+            try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
+            try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
+            try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
+            try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
+            try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+            // Chidi: an Android phone, an iPhone, and an old phone whose token FCM no longer knows.
+            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android", "--app", "member", "--platform", "android"])
+            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", String(repeating: "c1", count: 32), "--app", "member",
+                               "--platform", "ios", "--provider", "apns"])
+            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "dead-chidi-old", "--app", "member", "--platform", "android"])
+            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
+
+            var worker = cli
+            worker.environment["HERALD_METRICS_TOKEN"] = "scrape-secret-1"
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("herald-worker-\(UUID().uuidString).out")
+            defer { try? FileManager.default.removeItem(at: output) }
+            let process = try worker.launch(["worker", "--metrics", "127.0.0.1:0"], stdout: output)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGTERM) } }
+            var base = ""
+            let listening = Date().addingTimeInterval(30)
+            while base.isEmpty, Date() < listening {
+                base = (try? String(contentsOf: output, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? ""
+                if base.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(base.hasPrefix("http://127.0.0.1:"))
+
+            let http = try HTTPClient(logger: testLogger)
+            defer { http.shutdown() }
+            func get(_ path: String, token: String? = nil) async throws -> (Int, String) {
+                let headers = token.map { [(name: "authorization", value: "Bearer \($0)")] } ?? []
+                let response = try await http.send(HTTPRequest(method: "GET", url: base + path, headers: headers))
+                return (response.status, String(decoding: response.body, as: UTF8.self))
+            }
+            #expect(try await get("/healthz").0 == 200)
+            let ready = Date().addingTimeInterval(10)
+            var readiness = try await get("/readyz")
+            while readiness.0 != 200, Date() < ready {
+                try await Task.sleep(for: .milliseconds(100))
+                readiness = try await get("/readyz")
+            }
+            #expect(readiness.0 == 200, "\(readiness)")
+            // Without the token, or with another, nothing is told.
+            #expect(try await get("/metrics").0 == 401)
+            #expect(try await get("/metrics", token: "scrape-secret-2").0 == 401)
+
+            // One P0 activity: the assignment to each of Chidi's three phones, the start to Alice's.
+            // (One event each: a dead token deactivates its device, so a later event would reach
+            // it or not depending on which was sent first.)
+            let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Alpha",
+                                        "--deadline", ReminderCLITests.deadline, "--priority", "p0", "--as", "alice@acme.test"])
+            try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
+            // Drained: history has an outcome for every delivery, and the worker has recorded them.
+            let drained = Date().addingTimeInterval(60)
+            var stats: [String: Int] = [:]
+            while Date() < drained {
+                let text = try await ok(cli, ["stats", "--tenant", "acme", "--json"])
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                let tenants = try #require(json["tenants"] as? [[String: Any]])
+                stats = tenants.first?["deliveries"] as? [String: Int] ?? [:]
+                if stats.values.reduce(0, +) == 4, stats["queued"] == nil, stats["sending"] == nil { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(stats == ["sent": 3, "dead_token": 1], "\(stats)")
+            _ = emulator
+
+            // The series take a moment to follow the last acknowledgement (written in batches).
+            var series: [String: Double] = [:]
+            let scraped = Date().addingTimeInterval(10)
+            repeat {
+                let (status, text) = try await get("/metrics", token: "scrape-secret-1")
+                #expect(status == 200)
+                series = Self.samples(text)
+                if Self.sum(series, "herald_deliveries_total") == 4 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            } while Date() < scraped
+            #expect(series["herald_deliveries_total{provider=\"fcm\",outcome=\"sent\"}"] == 2, "\(series)")
+            #expect(series["herald_deliveries_total{provider=\"apns\",outcome=\"sent\"}"] == 1)
+            #expect(series["herald_deliveries_total{provider=\"fcm\",outcome=\"dead_token\"}"] == 1)
+            #expect(Self.sum(series, "herald_deliveries_total") == Double(stats.values.reduce(0, +)))
+            #expect(series["herald_fanout_deliveries_total"] == 4 && series["herald_fanout_events_total"] == 2)
+            #expect(series["herald_send_duration_seconds_count{provider=\"fcm\"}"] == 3)
+            #expect(series["herald_send_duration_seconds_count{provider=\"apns\"}"] == 1)
+            #expect(series["herald_event_to_sent_seconds_count"] == 3)
+            #expect(series["herald_access_token_refreshes_total{provider=\"fcm\"}"] ?? 0 >= 1)
+            #expect(series["herald_access_token_refreshes_total{provider=\"apns\"}"] ?? 0 >= 1)
+            #expect(series.keys.contains { $0.hasPrefix("herald_queue_depth{state=\"due\"}") })
+
+            kill(process.processIdentifier, SIGTERM)
+            await process.waitForExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
+    /// `name{labels} value` lines of Prometheus text, by series.
+    static func samples(_ text: String) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    static func sum(_ samples: [String: Double], _ name: String) -> Double {
+        samples.filter { $0.key.hasPrefix(name + "{") || $0.key == name }.values.reduce(0, +)
+    }
+}
