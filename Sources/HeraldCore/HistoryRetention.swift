@@ -56,6 +56,13 @@ public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
         (LocalDate(now, in: utc), LocalDate(now.addingTimeInterval(Double(daysAhead) * 86_400), in: utc))
     }
 
+    /// An id above every id made by now: two days ahead (of every clock that makes ids, with
+    /// a margin; partitions are made a week ahead). With a lower bound, it names the days a
+    /// statement needs, so that PostgreSQL plans and reads only those partitions.
+    public static func idCeiling(at now: Date = Date()) -> UUID {
+        UUID.v7Floor(at: now.addingTimeInterval(2 * 86_400))
+    }
+
     /// The largest whole unit: `90d`, `36h`.
     public var description: String {
         let seconds = duration.components.seconds

@@ -35,4 +35,10 @@ extension UUID {
         func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: milliseconds >> shift) }
         return UUID(uuid: (byte(40), byte(32), byte(24), byte(16), byte(8), byte(0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     }
+
+    /// The smallest UUIDv7 of the millisecond this UUIDv7 was made in.
+    public var v7Floor: UUID {
+        let bytes = uuid
+        return UUID(uuid: (bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    }
 }

@@ -11,8 +11,7 @@ final class LiveWindow: Sendable {
     private let floor = Mutex(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 
     var lower: UUID { floor.withLock { $0 } }
-    /// Ahead of every clock that makes ids, by a margin (partitions are made a week ahead).
-    var upper: UUID { UUID.v7Floor(at: Date().addingTimeInterval(2 * 86_400)) }
+    var upper: UUID { HistoryRetention.idCeiling() }
 
     func update(_ lower: UUID) {
         floor.withLock { $0 = lower }

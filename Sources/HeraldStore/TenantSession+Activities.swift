@@ -120,6 +120,7 @@ extension TenantSession {
         let transition = try decide(action, from: activity.status, by: relation, actor: actor, activity: activity)
         let policy = try Self.policy(row, column: "policy")
 
+        let ceiling = HistoryRetention.idCeiling()
         let updated = try await connection.query(
             """
             WITH moved AS (
@@ -134,10 +135,13 @@ extension TenantSession {
             ), superseded AS (
                 -- Pushes about this activity that no provider has taken yet (queued, or waiting
                 -- to be retried) describe a state it has left: they are not sent.
+                -- Its notifications are no older than the activity (their ids carry their event's
+                -- time, its id its creation's): only those days' partitions are planned and read.
                 UPDATE deliveries d SET status = 'cancelled', last_error = \("superseded by " + transition.event.rawValue), updated_at = now()
                 FROM notifications n
                 WHERE d.tenant_id = \(tenantID) AND d.status = 'queued' AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
                   AND n.activity_id = \(id) AND EXISTS (SELECT FROM moved)
+                  AND n.id >= \(id.v7Floor) AND n.id < \(ceiling) AND d.id >= \(id.v7Floor) AND d.id < \(ceiling)
             )
             SELECT version, updated_at FROM moved
             """)

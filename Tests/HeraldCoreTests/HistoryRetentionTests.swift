@@ -31,4 +31,13 @@ struct HistoryRetentionTests {
         let (first, last) = HistoryRetention.daysToCreate(at: try Self.instant("2026-11-23T23:30:00Z"))
         #expect(first.description == "2026-11-23" && last.description == "2026-11-30")
     }
+
+    @Test func anIdsFloorIsTheFirstIdOfItsMillisecond() throws {
+        let at = try Self.instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235)
+        let id = UUID.v7(at: at)
+        #expect(id.v7Floor == UUID.v7Floor(at: at))
+        #expect(id.v7Floor.uuidString.lowercased() == "01a20846-fe7b-0000-0000-000000000000")
+        #expect(id.v7Floor.uuidString < id.uuidString && id.uuidString < UUID.v7Floor(at: at.addingTimeInterval(0.001)).uuidString)
+        #expect(HistoryRetention.idCeiling(at: at) == UUID.v7Floor(at: at.addingTimeInterval(2 * 86_400)))
+    }
 }
