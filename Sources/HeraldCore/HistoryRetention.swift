@@ -1,10 +1,11 @@
 import Foundation
 
 /// How long history (notifications, their deliveries and attempts) is kept, and what that
-/// means for its day partitions (UTC days): which to create ahead and which have expired.
+/// means for its partitions, one per UTC week from Monday (named by that Monday): which to
+/// create ahead and which have expired.
 ///
-/// A day expires once all of it is older than the retention: with 7 days, the partition of
-/// 1 March is dropped from 9 March 00:00 UTC on.
+/// A week expires once all of it is older than the retention: with 7 days, the week of
+/// Monday 2 March is dropped from Monday 16 March 00:00 UTC on.
 public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
     public let duration: Duration
 
@@ -45,13 +46,17 @@ public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
         return try HistoryRetention(parsing: text, deliveryDeadline: deliveryDeadline)
     }
 
-    /// The partitions' days among `days` that have expired at `now`, oldest first.
+    /// How much history one partition holds.
+    public static let partitionSpan: TimeInterval = 7 * 86_400
+
+    /// The partitions among those starting on `days` that have expired at `now`, oldest first.
     public func expired(_ days: [LocalDate], at now: Date) -> [LocalDate] {
         let cutoff = now.addingTimeInterval(-duration.timeInterval)
-        return days.filter { Self.start(of: $0).addingTimeInterval(86_400) <= cutoff }.sorted()
+        return days.filter { Self.start(of: $0).addingTimeInterval(Self.partitionSpan) <= cutoff }.sorted()
     }
 
-    /// The days partitions should exist for at `now`: today through `daysAhead` days ahead.
+    /// The days partitions should exist for at `now` (the weeks holding them): today through
+    /// `daysAhead` days ahead.
     public static func daysToCreate(at now: Date) -> (first: LocalDate, last: LocalDate) {
         (LocalDate(now, in: utc), LocalDate(now.addingTimeInterval(Double(daysAhead) * 86_400), in: utc))
     }

@@ -97,31 +97,35 @@ struct DeliveryQueue: Sendable {
                 -- Round robin: every tenant's first, then every tenant's second, …
                 SELECT row, id FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
                 ORDER BY turn, due_at LIMIT \(limit)
+            ), leased AS (
+                UPDATE deliveries d
+                SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),
+                    attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, now()), updated_at = now()
+                -- The rows locked above, by tuple id. Joined by key instead, the planner weighed
+                -- the batch (estimated at a tenth of the queued rows it was offered, or at its
+                -- limit) against the table, and on a small or freshly analyzed one hashed the
+                -- batch and scanned every delivery: 200 ms a claim in a burn-down of 100,000.
+                -- A locked row keeps its tuple id until this statement ends. (One updated and
+                -- committed after this statement began is locked in its new version, which the
+                -- update does not see: it stays queued for the next claim.)
+                -- A tuple id is only unique within one partition (one week): the range of the
+                -- picked ids leaves only their weeks' partitions to look in, and the ids tell
+                -- which of the tuples there are the picked ones. Nothing else is joined here:
+                -- with the notifications in the same statement, the planner scanned the week's
+                -- notifications and looked each delivery up from them.
+                WHERE d.ctid = ANY(ARRAY(SELECT row FROM picked))
+                  AND d.id >= \(lower) AND d.id < \(upper)
+                  AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
+                  AND d.id = ANY(ARRAY(SELECT id FROM picked))
+                RETURNING d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at
             )
-            UPDATE deliveries d
-            SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),
-                attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, now()), updated_at = now()
-            FROM notifications n, devices v
-            -- The rows locked above, by tuple id. Joined by key instead, the planner weighed
-            -- the batch (estimated at a tenth of the queued rows it was offered, or at its
-            -- limit) against the table, and on a small or freshly analyzed one hashed the
-            -- batch and scanned every delivery: 200 ms a claim in a burn-down of 100,000.
-            -- A locked row keeps its tuple id until this statement ends. (One updated and
-            -- committed after this statement began is locked in its new version, which the
-            -- update does not see: it stays queued for the next claim.)
-            -- A tuple id is only unique within one partition (one day): the range of the
-            -- picked ids leaves only their days' partitions to look in, and the ids tell
-            -- which of the tuples there are the picked ones.
-            WHERE d.ctid = ANY(ARRAY(SELECT row FROM picked))
-              AND d.id >= \(lower) AND d.id < \(upper)
-              AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
-              AND d.id = ANY(ARRAY(SELECT id FROM picked))
-              -- (A delivery's id has its notification's time, so the same window holds both.)
-              AND n.tenant_id = d.tenant_id AND n.id = d.notification_id AND n.id >= \(lower) AND n.id < \(upper)
-              AND v.tenant_id = d.tenant_id AND v.id = d.device_id
-            RETURNING d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
-                      v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
-                      n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
+            SELECT d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
+                   v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
+                   n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
+            FROM leased d
+            -- (A delivery's id has its notification's time, so the same window holds both.)
+            JOIN notifications n ON n.tenant_id = d.tenant_id AND n.id = d.notification_id AND n.id >= \(lower) AND n.id < \(upper)
+            JOIN devices v ON v.tenant_id = d.tenant_id AND v.id = d.device_id
             """
     }
 

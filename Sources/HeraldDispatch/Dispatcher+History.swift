@@ -24,12 +24,12 @@ extension Dispatcher {
                     if !prune.dropped.isEmpty {
                         logger.notice(
                             "dropped expired history",
-                            metadata: ["days": "\(prune.dropped.map(\.day.description).joined(separator: ","))", "retention": "\(retention)"])
+                            metadata: ["weeks": "\(prune.dropped.map(\.day.description).joined(separator: ","))", "retention": "\(retention)"])
                     }
                     if !prune.kept.isEmpty {
                         logger.warning(
-                            "kept expired history days that still have deliveries queued or being sent",
-                            metadata: ["days": "\(prune.kept.map(\.description).joined(separator: ","))"])
+                            "kept expired weeks of history that still have deliveries queued or being sent",
+                            metadata: ["weeks": "\(prune.kept.map(\.description).joined(separator: ","))"])
                     }
                 }
                 failures = 0

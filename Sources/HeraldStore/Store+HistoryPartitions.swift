@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// One UTC day of history: the partitions of notifications, deliveries and attempts that
-/// hold the notifications fanned out for events of that day.
+/// One UTC week of history: the partitions of notifications, deliveries and attempts that
+/// hold the notifications fanned out for events of that week.
 public struct HistoryPartition: Sendable, Hashable {
+    /// The week's Monday (its partitions' names end with it).
     public let day: LocalDate
     /// The planner's estimate (0 before the partition was first analyzed).
     public let notifications: Int
@@ -19,15 +20,15 @@ public struct HistoryPrune: Sendable {
 
     public let retention: HistoryRetention
     public let dryRun: Bool
-    /// Dropped (or, in a dry run, expired and droppable).
+    /// Dropped (or, in a dry run, expired and droppable), by Monday.
     public let dropped: [Day]
-    /// Expired, but kept: a delivery of theirs is still queued or being sent.
+    /// Expired, but kept: a delivery of theirs is still queued or being sent (by Monday).
     public let kept: [LocalDate]
     public let remaining: [LocalDate]
 }
 
 extension Store {
-    /// The days history has partitions for, oldest first.
+    /// The weeks history has partitions for (by their Monday), oldest first.
     public func historyPartitions() async throws -> [HistoryPartition] {
         try await pool.query("SELECT day::text, notifications FROM herald_history_partitions()").compactMap { row in
             let (day, notifications) = try row.decode((String, Int).self)
@@ -35,8 +36,8 @@ extension Store {
         }
     }
 
-    /// Makes the partitions of today and the next `HistoryRetention.daysAhead` days that do
-    /// not exist yet. Any number of workers may call this at once.
+    /// Makes the partitions of the weeks of today and the next `HistoryRetention.daysAhead`
+    /// days that do not exist yet. Any number of workers may call this at once.
     /// - Returns: how many tables it created.
     @discardableResult
     public func createHistoryPartitions(at now: Date = Date()) async throws -> Int {
@@ -46,7 +47,7 @@ extension Store {
         ).single().decode(Int.self, at: 0)
     }
 
-    /// Drops whole the days of history `retention` has passed at `now` (never a day with a
+    /// Drops whole the weeks of history `retention` has passed at `now` (never a week with a
     /// delivery still queued or being sent); with `dryRun`, only says which.
     public func pruneHistory(_ retention: HistoryRetention, at now: Date = Date(), dryRun: Bool) async throws -> HistoryPrune {
         let partitions = try await historyPartitions()
@@ -58,7 +59,7 @@ extension Store {
                     """
                     SELECT EXISTS (SELECT 1 FROM deliveries
                                    WHERE id >= herald_uuid_floor(\(partition.day.description)::date::timestamp AT TIME ZONE 'UTC')
-                                     AND id < herald_uuid_floor((\(partition.day.description)::date + 1)::timestamp AT TIME ZONE 'UTC')
+                                     AND id < herald_uuid_floor((\(partition.day.description)::date + 7)::timestamp AT TIME ZONE 'UTC')
                                      AND status IN ('queued', 'sending'))
                     """
                 ).single().decode(Bool.self, at: 0)

@@ -3,15 +3,15 @@ import Foundation
 import HeraldCore
 import HeraldStore
 
-/// `herald history prune`: drops the days of history past the retention, whole.
+/// `herald history prune`: drops the weeks of history past the retention, whole.
 struct HistoryPruneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",
-        abstract: "Drop the days of history (notifications, deliveries, attempts) older than the retention.",
+        abstract: "Drop the weeks of history (notifications, deliveries, attempts) older than the retention.",
         discussion: """
-            History is kept in one partition per UTC day; a day is dropped whole once all of it is older than the \
+            History is kept in one partition per UTC week (Monday to Sunday); a week is dropped whole once all of it is older than the \
             retention (HERALD_HISTORY_RETENTION, default 90d, at least 2d and at least the delivery deadline). \
-            Workers do this hourly by themselves; this does it now. A day with a delivery still queued or being sent \
+            Workers do this hourly by themselves; this does it now. A week with a delivery still queued or being sent \
             is kept. For operators: works across tenants, on the database itself.
             """)
 
@@ -31,17 +31,17 @@ struct HistoryPruneCommand: AsyncParsableCommand {
         let verb = dryRun ? "would drop" : "dropped"
         if let first = prune.dropped.first, let last = prune.dropped.last {
             let notifications = prune.dropped.reduce(0) { $0 + $1.notifications }
-            print("\(verb) \(prune.dropped.count) day(s) of history older than \(retention): "
+            print("\(verb) \(prune.dropped.count) week(s) of history older than \(retention): weeks of "
                 + "\(first.day) … \(last.day), about \(notifications) notifications"
                 + (dryRun ? "" : String(format: ", in %.0f ms", elapsed.timeInterval * 1000)))
         } else {
-            print("nothing to drop: no day of history is older than \(retention)")
+            print("nothing to drop: no week of history is older than \(retention)")
         }
         if !prune.kept.isEmpty {
             print("kept \(prune.kept.map(\.description).joined(separator: ", ")): deliveries still queued or being sent")
         }
         if let first = prune.remaining.first, let last = prune.remaining.last {
-            print("history now has \(prune.remaining.count) day(s): \(first) … \(last)")
+            print("history now has \(prune.remaining.count) week(s): weeks of \(first) … \(last)")
         }
     }
 

@@ -17,13 +17,15 @@ struct HistoryRetentionTests {
         #expect(throws: InputError.self) { try HistoryRetention.from(environment: ["HERALD_HISTORY_RETENTION": "1d"], deliveryDeadline: day) }
     }
 
-    @Test func aDayExpiresOnceAllOfItIsOlderThanTheRetention() throws {
+    @Test func aWeekExpiresOnceAllOfItIsOlderThanTheRetention() throws {
         let retention = try HistoryRetention(parsing: "7d", deliveryDeadline: .seconds(3600))
-        let days = try ["2026-11-14", "2026-11-15", "2026-11-16", "2026-11-17"].map { try #require(LocalDate($0)) }
-        // At 23 Nov 12:00 UTC, 7 days back is 16 Nov 12:00: the 15th has ended before it, the 16th has not.
+        let mondays = try ["2026-11-02", "2026-11-09", "2026-11-16"].map { try #require(LocalDate($0)) }
+        // At Monday 23 Nov 12:00 UTC, 7 days back is 16 Nov 12:00: the week of the 9th ended
+        // before it (at 16 Nov 00:00), the week of the 16th has not.
         let now = try Self.instant("2026-11-23T12:00:00Z")
-        #expect(retention.expired(days.reversed(), at: now) == Array(days.prefix(2)))
-        #expect(retention.expired(days, at: try Self.instant("2026-11-24T00:00:00Z")) == Array(days.prefix(3)))
+        #expect(retention.expired(mondays.reversed(), at: now) == Array(mondays.prefix(2)))
+        #expect(retention.expired(mondays, at: try Self.instant("2026-11-29T23:59:59Z")) == Array(mondays.prefix(2)))
+        #expect(retention.expired(mondays, at: try Self.instant("2026-11-30T00:00:00Z")) == mondays)
     }
 
     @Test func partitionsAreMadeAWeekAheadInUTC() throws {

@@ -6,8 +6,8 @@ import HeraldTestSupport
 import Testing
 
 /// `0018_history_partitions.sql` on a database the previous schema filled: every
-/// notification, delivery and attempt moves into the day partitions, still linked to each
-/// other, each in the day of its event.
+/// notification, delivery and attempt moves into the week partitions, still linked to each
+/// other, each in the week of its event.
 @Suite struct HistoryMigrationTests {
     /// Everything about the history that must survive the move, without the ids it rewrites.
     static let fingerprint: PostgresQuery = """
@@ -20,7 +20,7 @@ import Testing
         ORDER BY 1
         """
 
-    @Test func theMigrationMovesEveryRowIntoItsDay() async throws {
+    @Test func theMigrationMovesEveryRowIntoItsWeek() async throws {
         try await TestDatabase.with { pool, _ in
             let bundled = try Migration.bundled
             try await Migrator(migrations: bundled.filter { $0.version <= 17 }).migrate(pool, logger: testLogger)
@@ -89,11 +89,11 @@ import Testing
             #expect(after == before)
             let countsAfter = try await pool.query(counts).single().decode((Int, Int, Int).self)
             #expect(countsAfter == countsBefore)
-            // Each row lies in the partition of its event's day (UTC).
+            // Each row lies in the partition of its event's week (UTC, named by its Monday).
             let misplaced = try await pool.query(
                 """
                 SELECT n.tableoid::regclass::text, d.tableoid::regclass::text, a.tableoid::regclass::text,
-                       to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYYMMDD')
+                       to_char(date_trunc('week', o.occurred_at AT TIME ZONE 'UTC'), 'YYYYMMDD')
                 FROM notifications n
                 JOIN outbox o ON o.tenant_id = n.tenant_id AND o.id = n.event_id
                 JOIN deliveries d ON d.tenant_id = n.tenant_id AND d.notification_id = n.id
@@ -103,12 +103,16 @@ import Testing
                 notification != "notifications_\(day)" || delivery != "deliveries_\(day)" || attempt != "delivery_attempts_\(day)"
             }
             #expect(misplaced.isEmpty, "\(misplaced)")
-            // Every day from the oldest event through a week ahead has its partitions.
-            let days = try await store.historyPartitions().map(\.day)
-            let today = LocalDate(Date(), in: .gmt)
-            #expect(days.first == LocalDate(Date().addingTimeInterval(-40 * 86_400), in: .gmt))
-            #expect(days.last == LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt))
-            #expect(days.contains(today) && days.count == 48)
+            // Every week from the oldest event's through a week ahead has its partitions.
+            let weeks = try await store.historyPartitions().map(\.day)
+            var calendar = Calendar(identifier: .iso8601)
+            calendar.timeZone = .gmt
+            func monday(_ date: Date) -> LocalDate { LocalDate(calendar.dateInterval(of: .weekOfYear, for: date)?.start ?? date, in: .gmt) }
+            let first = Date().addingTimeInterval(-40 * 86_400), last = Date().addingTimeInterval(7 * 86_400)
+            #expect(weeks.first == monday(first) && weeks.last == monday(last) && weeks.contains(monday(Date())))
+            let span = calendar.dateComponents([.day], from: calendar.dateInterval(of: .weekOfYear, for: first)?.start ?? first,
+                                               to: calendar.dateInterval(of: .weekOfYear, for: last)?.start ?? last).day ?? 0
+            #expect(weeks.count == span / 7 + 1)
             // History reads the moved rows: Chidi's six notifications, each sent to both phones.
             let history = try await fixture.run { session in
                 try await session.history(viewer: "root@acme.test", filter: HistoryFilter(limit: 50))
