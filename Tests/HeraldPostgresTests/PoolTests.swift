@@ -83,6 +83,32 @@ import Testing
         }
     }
 
+    /// DESIGN.md §10: a multi-host connection string with `target_session_attrs=read-write`
+    /// (how Herald follows a primary that pg_auto_failover moves) passes through whole: a
+    /// host that is down is skipped, the primary is found, and another database on the same
+    /// hosts keeps every host.
+    @Test func aMultiHostStringSkipsAHostThatIsDownAndFindsThePrimary() async throws {
+        try await TestDatabase.with(poolSize: 1) { pool, configuration in
+            let (sockets, port) = try await pool.query(
+                "SELECT current_setting('unix_socket_directories'), current_setting('port')"
+            ).single().decode((String, String).self)
+            let socket = try #require(sockets.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) })
+            let hosts = "/tmp/herald-no-server-\(UUID().uuidString.prefix(8)),\(socket)"
+            let multiHost = try PostgresConfiguration(
+                configuration.connectionString + " host=\(PostgresConfiguration.quoteConninfoValue(hosts)) port='\(port),\(port)'"
+                    + " target_session_attrs=read-write")
+            for candidate in [multiHost, try multiHost.with(database: "postgres")] {
+                let other = PostgresPool(configuration: candidate, size: 1, logger: testLogger)
+                let (recovering, directory) = try await other.query(
+                    "SELECT pg_is_in_recovery(), current_setting('unix_socket_directories')"
+                ).single().decode((Bool, String).self)
+                await other.close()
+                #expect(!recovering && directory == sockets)
+            }
+            #expect(multiHost.redacted.contains("host=\(hosts)"))
+        }
+    }
+
     @Test func aClosedPoolRefusesWork() async throws {
         try await TestDatabase.with { _, configuration in
             let pool = PostgresPool(configuration: configuration, size: 2, logger: testLogger)
