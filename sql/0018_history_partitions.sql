@@ -186,22 +186,32 @@ BEGIN
 END
 $$;
 
--- Drops the week of history that starts on `day`. Returns the number of notifications it held (the planner's
--- estimate: counting would read the week), or NULL (and drops nothing) when one of its
--- deliveries is still queued or being sent.
+-- Whether the week that starts on `day` has a delivery still queued or being sent (read in
+-- its partition, as the owner: whoever asks, a prune, its dry run and the live floor agree).
+CREATE FUNCTION herald_history_partition_live(day date) RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    live boolean := false;
+BEGIN
+    IF to_regclass('public.deliveries_' || to_char(day, 'YYYYMMDD')) IS NOT NULL THEN
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE status IN (''queued'', ''sending''))', 'deliveries_' || to_char(day, 'YYYYMMDD'))
+        INTO live;
+    END IF;
+    RETURN live;
+END
+$$;
+
+-- Drops the week of history that starts on `day`. Returns the number of notifications it
+-- held (the planner's estimate: counting would read the week), or NULL (and drops nothing)
+-- when one of its deliveries is still queued or being sent.
 CREATE FUNCTION herald_drop_history_partition(day date) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp SET lock_timeout = '2s' AS $$
 DECLARE
     suffix text := to_char(day, 'YYYYMMDD');
-    live boolean := false;
     held bigint := 0;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('herald_history_partitions'));
-    IF to_regclass('public.deliveries_' || suffix) IS NOT NULL THEN
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE status IN (''queued'', ''sending''))', 'deliveries_' || suffix)
-        INTO live;
-    END IF;
-    IF live THEN
+    IF herald_history_partition_live(day) THEN
         RETURN NULL;
     END IF;
     IF to_regclass('public.notifications_' || suffix) IS NOT NULL THEN
@@ -220,22 +230,18 @@ $$;
 -- plans and reads the partitions of this week or two instead of every week kept. (No
 -- delivery older than it becomes due again: new deliveries take their event's time, and an
 -- event not fanned out holds the floor at its day until it is.) It runs as its caller, the
--- dispatcher, whose policies see every tenant's queue.
+-- dispatcher, whose policies see every tenant's outbox.
 CREATE FUNCTION herald_live_floor() RETURNS uuid
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     day date;
-    live boolean;
     today date := (now() AT TIME ZONE 'UTC')::date;
     oldest date;
 BEGIN
     SELECT least(today, (SELECT (herald_uuid_time(id) AT TIME ZONE 'UTC')::date FROM outbox
                          WHERE fanned_out_at IS NULL ORDER BY id LIMIT 1)) INTO oldest;
     FOR day IN SELECT p.day FROM herald_history_partitions() p WHERE p.day < oldest ORDER BY p.day LOOP
-        EXECUTE 'SELECT EXISTS (SELECT 1 FROM deliveries WHERE id >= $1 AND id < $2 AND status IN (''queued'', ''sending''))'
-        INTO live
-        USING herald_uuid_floor(day::timestamp AT TIME ZONE 'UTC'), herald_uuid_floor((day + 7)::timestamp AT TIME ZONE 'UTC');
-        IF live THEN
+        IF herald_history_partition_live(day) THEN
             RETURN herald_uuid_floor(day::timestamp AT TIME ZONE 'UTC');
         END IF;
     END LOOP;
@@ -244,9 +250,9 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION herald_history_partitions(), herald_create_history_partitions(date, date),
-    herald_drop_history_partition(date), herald_live_floor() FROM PUBLIC;
+    herald_history_partition_live(date), herald_drop_history_partition(date), herald_live_floor() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION herald_history_partitions(), herald_create_history_partitions(date, date),
-    herald_drop_history_partition(date), herald_live_floor() TO herald_dispatcher, herald_app;
+    herald_history_partition_live(date), herald_drop_history_partition(date), herald_live_floor() TO herald_dispatcher, herald_app;
 
 -- The rows already there, with their ids in the new layout. (A notification's id is made
 -- from its event and recipient as fan-out makes it now; old ids are kept in no table.)

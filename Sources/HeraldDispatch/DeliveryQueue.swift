@@ -58,7 +58,7 @@ struct DeliveryQueue: Sendable {
             ), busy AS (
                 -- One look per tenant into its due deliveries (a LIMIT, not EXISTS: as a
                 -- semi-join over the partitions, the planner hashed the tenants against a scan
-                -- of the whole day, 50 ms a claim in a burn-down).
+                -- of the whole partition, 50 ms a claim in a burn-down).
                 SELECT t.id FROM tenants t
                 CROSS JOIN LATERAL (
                     SELECT 1 FROM deliveries d

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 
-/// History's day partitions: made ahead, and dropped whole once the retention has passed.
+/// History's week partitions: made ahead, and dropped whole once the retention has passed.
 extension Dispatcher {
     static let historyUpkeepEvery: Duration = .seconds(3600)
 

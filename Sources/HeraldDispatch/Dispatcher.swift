@@ -83,7 +83,7 @@ public final class Dispatcher: Sendable {
 
     /// The connection settings a dispatcher's pool needs: the same database, working as the
     /// `herald_dispatcher` role, planning each statement for its values. (The queue's
-    /// statements name the live window of history's day partitions; planned for their values,
+    /// statements name the live window of history's week partitions; planned for their values,
     /// only those partitions are planned. A generic plan covers every partition, and
     /// PostgreSQL makes one again after each ANALYZE of the busy tables to compare: 100 ms
     /// with 90 days of history.)
@@ -146,7 +146,7 @@ public final class Dispatcher: Sendable {
         do {
             try await queue.refreshWindow()
         } catch {
-            logger.warning("could not read where live deliveries begin; looking in every day until it can", metadata: ["error": "\(error)"])
+            logger.warning("could not read where live deliveries begin; looking in every week until it can", metadata: ["error": "\(error)"])
         }
         logger.info("dispatcher started", metadata: ["concurrency": "\(configuration.concurrency)"])
         await withTaskCancellationHandler {

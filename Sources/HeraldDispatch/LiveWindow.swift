@@ -3,9 +3,9 @@ import HeraldCore
 import Synchronization
 
 /// The ids among which deliveries still to send lie: from `herald_live_floor()` (the start of
-/// the oldest day with one, read again every few seconds) to two days ahead. The queue's
-/// statements name it, so that PostgreSQL plans and reads those days' partitions only, not
-/// every day of history kept.
+/// the oldest week with one, read again every few seconds) to two days ahead. The queue's
+/// statements name it, so that PostgreSQL plans and reads those weeks' partitions only, not
+/// every week of history kept.
 final class LiveWindow: Sendable {
     /// Until the floor is first read: every partition.
     private let floor = Mutex(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))

@@ -55,14 +55,8 @@ extension Store {
         var dropped: [HistoryPrune.Day] = [], kept: [LocalDate] = []
         for partition in partitions where expired.contains(partition.day) {
             if dryRun {
-                let live = try await pool.query(
-                    """
-                    SELECT EXISTS (SELECT 1 FROM deliveries
-                                   WHERE id >= herald_uuid_floor(\(partition.day.description)::date::timestamp AT TIME ZONE 'UTC')
-                                     AND id < herald_uuid_floor((\(partition.day.description)::date + 7)::timestamp AT TIME ZONE 'UTC')
-                                     AND status IN ('queued', 'sending'))
-                    """
-                ).single().decode(Bool.self, at: 0)
+                let live = try await pool.query("SELECT herald_history_partition_live(\(partition.day.description)::date)")
+                    .single().decode(Bool.self, at: 0)
                 if live { kept.append(partition.day) } else { dropped.append(.init(day: partition.day, notifications: partition.notifications)) }
                 continue
             }

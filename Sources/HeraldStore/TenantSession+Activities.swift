@@ -136,7 +136,7 @@ extension TenantSession {
                 -- Pushes about this activity that no provider has taken yet (queued, or waiting
                 -- to be retried) describe a state it has left: they are not sent.
                 -- Its notifications are no older than the activity (their ids carry their event's
-                -- time, its id its creation's): only those days' partitions are planned and read.
+                -- time, its id its creation's): only those weeks' partitions are planned and read.
                 UPDATE deliveries d SET status = 'cancelled', last_error = \("superseded by " + transition.event.rawValue), updated_at = now()
                 FROM notifications n
                 WHERE d.tenant_id = \(tenantID) AND d.status = 'queued' AND n.tenant_id = d.tenant_id AND n.id = d.notification_id

@@ -12,13 +12,6 @@ import Testing
         try await withEmulatorCLI(body)
     }
 
-    @discardableResult
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
-        let result = try await cli.run(arguments)
-        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     func setUpPeople(_ cli: HeraldCLI) async throws {
         try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
         try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the real `herald` binary, as the user would.
 struct HeraldCLI {
@@ -124,4 +125,12 @@ extension Process {
     func waitForExit() async {
         while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
     }
+}
+
+/// Runs `herald arguments`, expects it to succeed, and returns its standard output trimmed.
+@discardableResult
+func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
+    let result = try await cli.run(arguments)
+    #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -7,13 +7,6 @@ import Testing
 /// `herald worker --metrics`: the real binary, a real HTTP client, and the emulator. After a
 /// drain the delivery counters say what history says.
 @Suite struct MetricsCLITests {
-    @discardableResult
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
-        let result = try await cli.run(arguments)
-        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     @Test func theDeliveryCountersEqualHistoryAfterADrain() async throws {
         try await withEmulatorCLI { cli, _, emulator in
             try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])

@@ -5,13 +5,6 @@ import Testing
 
 /// Preferences through the real binary, a worker and the emulator (DESIGN.md §15).
 @Suite struct PrefsCLITests {
-    @discardableResult
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
-        let result = try await cli.run(arguments)
-        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// Alice turns activity.started off: a P2 start reaches nobody and history says
     /// preference_off; a P0 start still arrives.
     @Test func anEventTurnedOffReachesNobodyButP0Does() async throws {

@@ -9,13 +9,6 @@ import Testing
 /// Reminders and escalation through the real binary: `herald policy set` with intervals of
 /// seconds, `herald worker`, and the emulator (DESIGN.md §14).
 @Suite struct ReminderCLITests {
-    @discardableResult
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
-        let result = try await cli.run(arguments)
-        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// A deadline a week away, so that no deadline timer is due while a test runs.
     static let deadline = LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt).description
 

@@ -17,12 +17,6 @@ import Testing
         }
     }
 
-    func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
-        let result = try await cli.run(arguments)
-        #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     func setUp(_ cli: HeraldCLI) async throws {
         _ = try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
         _ = try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
