@@ -28,9 +28,7 @@ enum BenchEmulator: Sendable {
         case .inProcess(let emulator): messages = await emulator.messages()
         case .remote(let base, let http):
             let response = try await http.send(HTTPRequest(url: base + "/emulator/messages", timeout: .seconds(60)))
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            messages = try decoder.decode([RecordedMessage].self, from: Data(response.body))
+            messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: Data(response.body))
         }
         return Dictionary(messages.map { ($0.token, $0.receivedAt) }, uniquingKeysWith: { first, _ in first })
     }

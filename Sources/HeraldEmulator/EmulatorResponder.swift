@@ -207,10 +207,27 @@ struct EmulatorResponder: HTTPResponder {
 }
 
 extension JSONEncoder {
+    /// The control endpoints' JSON: dates in ISO 8601 with fractional seconds (when a message
+    /// arrived matters to the millisecond in benchmarks and the failover check).
     static var emulator: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        }
         return encoder
+    }
+}
+
+extension JSONDecoder {
+    /// Reads what the emulator's control endpoints answer (`JSONEncoder.emulator`).
+    public static var emulator: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            return try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+        }
+        return decoder
     }
 }

@@ -91,9 +91,7 @@ struct EmulatorCommand: AsyncParsableCommand {
             }
             let data = Data(response.body)
             if clear { return print("cleared") }
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            let messages = try decoder.decode([RecordedMessage].self, from: data)
+            let messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: data)
             // Tokens are shown truncated here too, the payload's copy included.
             if options.json { return try printJSON(messages.map { $0.redactingToken(TokenDisplay.truncated) }) }
             var table = TextTable("RECEIVED", "PROVIDER", "TOKEN", "TITLE", "BODY")

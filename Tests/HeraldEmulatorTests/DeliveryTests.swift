@@ -352,7 +352,7 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             let fcm = try provider(emulator, endpoints, http: http)
             _ = try await fcm.send(notification(token: "listed", body: "Tom & Jerry <3"))
             let listing = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/messages"))
-            let messages = try JSONDecoder.withDates.decode([RecordedMessage].self, from: Data(listing.body))
+            let messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: Data(listing.body))
             #expect(messages.map(\.token) == ["listed"])
             #expect(messages.first?.body == "Tom & Jerry <3")
             _ = try await http.send(HTTPRequest(method: "DELETE", url: endpoints.https + "/emulator/messages"))
@@ -374,13 +374,5 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             #expect(stats.status == 200 && stats.httpVersion == "1.1")
             #expect(await emulator.messages().map(\.httpVersion) == ["1.1"])
         }
-    }
-}
-
-extension JSONDecoder {
-    static var withDates: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
     }
 }
