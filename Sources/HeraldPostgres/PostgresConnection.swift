@@ -71,9 +71,16 @@ public final class PostgresConnection: @unchecked Sendable {
         // anything the connection string says (expanded from `dbname`) wins over them.
         // JIT is off: Herald's statements are short, and a plan whose estimate crossed
         // jit_above_cost spent ~50 ms compiling to run a 0.4 ms query.
-        let keywords = ["fallback_application_name", "client_encoding", "connect_timeout", "options", "dbname"]
+        // TCP keepalives and a user timeout: a server machine that vanishes (no FIN, no RST)
+        // is noticed within about 10 s instead of the kernel's two hours, on an idle
+        // connection and on one waiting for an answer alike. (Ignored on Unix sockets.)
+        let keywords = [
+            "fallback_application_name", "client_encoding", "connect_timeout", "options", "keepalives", "keepalives_idle",
+            "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
+        ]
         let values = [
-            configuration.applicationName, "UTF8", String(configuration.connectTimeout), "-c jit=off", configuration.connectionString,
+            configuration.applicationName, "UTF8", String(configuration.connectTimeout), "-c jit=off", "1", "5", "2", "3", "10000",
+            configuration.connectionString,
         ]
         let handle = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in
@@ -187,10 +194,17 @@ public final class PostgresConnection: @unchecked Sendable {
             defer {
                 if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
             }
-            if let script {
-                _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
+            do {
+                if let script {
+                    _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
+                }
+                return try body(handle)
+            } catch let error as PostgresError where error.isReadOnlyServer {
+                // The server stopped being a primary under this connection (a failover):
+                // whatever the pool lends next must come from a new connection.
+                broken.withLock { $0 = true }
+                throw error
             }
-            return try body(handle)
         }
     }
 

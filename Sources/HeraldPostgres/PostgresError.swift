@@ -6,7 +6,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     /// What part of the stack failed; new kinds may be added.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
-            case connection, server, decoding, poolClosed, invalidConfiguration, unsupported
+            case connection, server, decoding, poolClosed, invalidConfiguration, unsupported, commitUnknown
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -23,6 +23,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         public static var invalidConfiguration: Self { .init(.invalidConfiguration) }
         /// The server answered with something this client does not handle (COPY, for one).
         public static var unsupported: Self { .init(.unsupported) }
+        /// The connection was lost while `COMMIT` was on its way: the transaction may have
+        /// committed or not, and nothing on this side can tell which.
+        public static var commitUnknown: Self { .init(.commitUnknown) }
 
         public var description: String { base.rawValue }
     }
@@ -65,12 +68,17 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var isNotNullViolation: Bool { sqlState == "23502" }
     /// `40001` / `40P01`: the transaction may succeed if retried.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
-    /// The connection is gone (class 08, or the server shutting down or terminating it).
+    /// The connection is gone (class 08, or the server shutting down or terminating it), or
+    /// it leads to a server that no longer takes writes (`25006` after a failover demoted it).
     public var isConnectionFailure: Bool {
         if kind == .connection { return true }
         guard let state = sqlState else { return false }
-        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || isReadOnlyServer
     }
+
+    /// `25006`: a write reached a server (or session) that is read-only, such as a primary
+    /// that a failover turned into a standby while this connection stayed open.
+    public var isReadOnlyServer: Bool { sqlState == "25006" }
 
     public var description: String {
         var text = message

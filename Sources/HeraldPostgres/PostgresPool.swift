@@ -10,6 +10,9 @@ import Synchronization
 public final class PostgresPool: Sendable {
     public let configuration: PostgresConfiguration
     public let size: Int
+    /// How long `withTransaction` keeps running a transaction again after its connection
+    /// failed: long enough for a failover to promote a standby.
+    public let failoverWindow: Duration
     private let logger: Logger
     private let state: Mutex<State>
     /// `herald_db_pool_wait_seconds`: how long callers waited for a connection when every
@@ -31,9 +34,10 @@ public final class PostgresPool: Sendable {
 
     /// - Parameters:
     ///   - size: the most connections open at once (at least 1).
-    public init(configuration: PostgresConfiguration, size: Int = 8, logger: Logger) {
+    public init(configuration: PostgresConfiguration, size: Int = 8, failoverWindow: Duration = .seconds(15), logger: Logger) {
         self.configuration = configuration
         self.size = max(1, size)
+        self.failoverWindow = failoverWindow
         self.logger = logger
         self.state = Mutex(State())
     }
@@ -54,28 +58,114 @@ public final class PostgresPool: Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// A transaction whose connection fails before `COMMIT` (the server went away, a failover
+    /// moved the primary) committed nothing, so `body` runs again on a new connection, for up
+    /// to `failoverWindow` after the first failure: `body` must keep its effects inside the
+    /// transaction. A database that cannot be reached at the first try fails at once.
+    ///
+    /// If the connection fails while `COMMIT` is on its way, the outcome is unknown.
+    /// `resolveCommit` is then asked, on a new connection, whether the transaction committed
+    /// (it can tell by looking for a row the transaction wrote, having waited out the old
+    /// transaction on the same server): `true` returns `body`'s result, `false` runs `body`
+    /// again. Without a resolver (or when it throws), the error is `.commitUnknown`.
     /// - Parameter setup: statements run right after `BEGIN` in the same round trip, such as
     ///   `SET LOCAL …`. Program-written SQL only: it is sent as text, without parameters.
     @discardableResult
-    public func withTransaction<Result>(setup: String? = nil, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await withConnection { connection in
-            // Sent with the body's first statement (one trip to the connection's thread fewer).
-            connection.deferScript(setup.map { "BEGIN; " + $0 } ?? "BEGIN")
-            let result: Result
+    public func withTransaction<Result>(
+        setup: String? = nil, resolveCommit: ((PostgresConnection) async throws -> Bool)? = nil,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        var firstFailure: ContinuousClock.Instant?
+        var failures = 0
+        while true {
+            var connected = false
+            let outcome: TransactionOutcome<Result>
             do {
-                result = try await body(connection)
-            } catch {
-                do {
-                    try await connection.query("ROLLBACK")
-                } catch let rollbackError {
-                    // The connection is in an unknown state: make sure it is not reused.
-                    logger.warning("rollback failed", metadata: ["error": "\(rollbackError)"])
-                    await connection.close()
+                outcome = try await withConnection { connection in
+                    connected = true
+                    return try await transaction(on: connection, setup: setup, body)
                 }
-                throw error
+            } catch let error as PostgresError where error.isConnectionFailure {
+                // A database that cannot be reached at the first try fails at once; one that
+                // was there and went away may come back (a failover) within the window.
+                guard connected || firstFailure != nil else { throw error }
+                let first = firstFailure ?? .now
+                firstFailure = first
+                guard first.duration(to: .now) < failoverWindow else { throw error }
+                failures += 1
+                logger.notice("a transaction lost its connection; running it again", metadata: ["error": "\(error)", "try": "\(failures)"])
+                try await Task.sleep(for: .milliseconds(min(1_000, 25 << min(failures, 6))))
+                continue
             }
+            switch outcome {
+            case .committed(let result):
+                return result
+            case .unknown(let result, let commitError):
+                guard let resolveCommit else { throw commitError }
+                logger.warning("the connection was lost during COMMIT; finding out whether it committed", metadata: ["error": "\(commitError)"])
+                let committed: Bool
+                do {
+                    committed = try await resolveOnNewConnection(resolveCommit)
+                } catch {
+                    logger.error("could not find out whether a transaction committed", metadata: ["error": "\(error)"])
+                    throw commitError
+                }
+                if committed { return result }
+                logger.notice("the transaction did not commit; running it again")
+                firstFailure = firstFailure ?? .now
+            }
+        }
+    }
+
+
+    private enum TransactionOutcome<Result> {
+        case committed(Result)
+        /// The connection failed during COMMIT (the error is `.commitUnknown`).
+        case unknown(Result, PostgresError)
+    }
+
+    private func transaction<Result>(
+        on connection: PostgresConnection, setup: String?, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> TransactionOutcome<Result> {
+        // Sent with the body's first statement (one trip to the connection's thread fewer).
+        connection.deferScript(setup.map { "BEGIN; " + $0 } ?? "BEGIN")
+        let result: Result
+        do {
+            result = try await body(connection)
+        } catch {
+            do {
+                try await connection.query("ROLLBACK")
+            } catch let rollbackError {
+                // The connection is in an unknown state: make sure it is not reused.
+                logger.warning("rollback failed", metadata: ["error": "\(rollbackError)"])
+                await connection.close()
+            }
+            throw error
+        }
+        do {
             try await connection.query("COMMIT")
-            return result
+        } catch let error as PostgresError where error.isConnectionFailure {
+            // It may have committed: a backend told to stop while it waited for a synchronous
+            // standby says so after committing locally, and no answer at all says nothing.
+            return .unknown(result, PostgresError(
+                kind: .commitUnknown, message: "the connection to PostgreSQL was lost during COMMIT: the change may or may not be saved",
+                detail: error.message))
+        }
+        return .committed(result)
+    }
+
+    /// Runs `resolve` on a connection of its own, waiting through a failover for one.
+    private func resolveOnNewConnection(_ resolve: (PostgresConnection) async throws -> Bool) async throws -> Bool {
+        let started = ContinuousClock.now
+        var failures = 0
+        while true {
+            do {
+                return try await withConnection { try await resolve($0) }
+            } catch let error as PostgresError where error.isConnectionFailure && started.duration(to: .now) < failoverWindow {
+                failures += 1
+                try await Task.sleep(for: .milliseconds(min(1_000, 50 << min(failures, 5))))
+            }
         }
     }
 
@@ -217,10 +307,21 @@ public final class PostgresPool: Sendable {
         waiter?.continuation.resume(returning: connection)
     }
 
+    /// Closes a broken connection, and with it the idle ones: they lead to the same server,
+    /// which has most likely gone away too (a failover, a restart), and each would otherwise
+    /// fail one caller before it is found out. Slots free up for new connections.
     private func discard(_ connection: PostgresConnection) async {
         logger.debug("dropping a broken connection", metadata: ["postgres.pid": "\(connection.backendPID)"])
+        let idle = state.withLock { state in
+            defer { state.idle.removeAll() }
+            return state.idle
+        }
         await connection.close()
         slotFreed()
+        for other in idle {
+            await other.close()
+            slotFreed()
+        }
     }
 
     /// A slot opened up: wake one waiter so it opens a connection in it.
