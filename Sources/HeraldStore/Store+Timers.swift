@@ -25,12 +25,12 @@ extension Store {
         }
         var firings: [TimerFiring] = []
         for (tenantID, id) in due {
-            let firing = try await pool.withTransaction(
-                setup: Self.tenantScope(tenantID) + "; SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
-            ) { connection in
+            let firing = try await withTenantTransaction(
+                tenantID, setup: Self.tenantScope(tenantID) + "; SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
+            ) { connection, ledger in
                 let tenant = try Self.tenant(
                     try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
-                return try await TenantSession(connection: connection, tenant: tenant, logger: logger).fireTimer(id, now: now)
+                return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger).fireTimer(id, now: now)
             }
             if firing != .notDue { firings.append(firing) }
         }

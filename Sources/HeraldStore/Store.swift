@@ -63,9 +63,26 @@ public struct Store: Sendable {
     /// The transaction switches to the `herald_app` role, which row-level security binds,
     /// and names the tenant in `herald.tenant_id`; every query in `body` also filters by
     /// tenant itself. Committed when `body` returns, rolled back when it throws.
+    ///
+    /// Should the connection fail (a failover), `body` runs again on a new one; should it fail
+    /// during `COMMIT`, the outbox event the transaction wrote tells whether it committed
+    /// (see `PostgresPool.withTransaction`), so no event is lost or written twice.
     public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
-        try await inTenantTransaction(tenant.id) { connection in
-            try await body(TenantSession(connection: connection, tenant: tenant, logger: logger))
+        try await withTenantTransaction(tenant.id, setup: Self.tenantScope(tenant.id)) { connection, ledger in
+            try await body(TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger))
+        }
+    }
+
+    /// A transaction in a tenant's scope whose outbox events are noted, so that an unanswered
+    /// `COMMIT` is resolved by them.
+    func withTenantTransaction<Result>(
+        _ tenantID: UUID, setup: String, _ body: (PostgresConnection, OutboxLedger) async throws -> Result
+    ) async throws -> Result {
+        let ledger = OutboxLedger()
+        return try await pool.withTransaction(setup: setup, resolveCommit: { try await Self.committed(ledger, tenant: tenantID, on: $0) }) {
+            connection in
+            ledger.reset()
+            return try await body(connection, ledger)
         }
     }
 

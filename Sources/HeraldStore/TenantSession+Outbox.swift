@@ -34,6 +34,7 @@ extension TenantSession {
             )\(timers: timers, tenant: tenantID)
             SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))
             """)
+        ledger.record(id)
         return id
     }
 }

@@ -9,6 +9,8 @@ public struct TenantSession: Sendable {
     public let connection: PostgresConnection
     public let tenant: Tenant
     let logger: Logger
+    /// Where the outbox events this transaction writes are noted.
+    let ledger: OutboxLedger
 
     var tenantID: UUID { tenant.id }
 
