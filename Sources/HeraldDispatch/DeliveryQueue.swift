@@ -132,17 +132,31 @@ struct DeliveryQueue: Sendable {
     /// Records a batch of attempts. Only deliveries this worker still holds the lease on
     /// change state; every attempt is recorded, marked `counted` or not. A dead token
     /// deactivates its device whatever became of the lease.
+    ///
+    /// Writing the same batch again is harmless: an attempt's id is a digest of its delivery,
+    /// worker, attempt and start, so an attempt already recorded is not recorded twice. With
+    /// `again` (the batch was sent before and its answer lost, as when the connection died
+    /// during the statement), a delivery whose attempt was recorded and counted then counts.
     /// - Returns: the ids of the deliveries whose acknowledgement counted.
     @discardableResult
-    func acknowledge(_ batch: [Acknowledgement]) async throws -> Set<UUID> {
+    func acknowledge(_ batch: [Acknowledgement], again: Bool = false) async throws -> Set<UUID> {
         guard !batch.isEmpty else { return [] }
-        let rows = try await pool.query(acknowledgement(batch))
+        let rows = try await pool.query(acknowledgement(batch, again: again))
         return Set(try rows.map { try $0.decode(UUID.self, at: 0) })
     }
 
     /// The statement `acknowledge` runs (tests look at its plan).
-    func acknowledgement(_ batch: [Acknowledgement]) -> PostgresQuery {
+    func acknowledgement(_ batch: [Acknowledgement], again: Bool = false) -> PostgresQuery {
         let (lower, upper) = (window.lower, window.upper)
+        // (Read only when a batch is sent again: rare, so its plan need not be pruned.)
+        let earlier = again
+            ? """
+              UNION
+              SELECT a.delivery_id FROM delivery_attempts a JOIN input i
+                ON a.tenant_id = i.tenant_id AND a.id = herald_child_id(i.id, i.id || '/' || i.worker || '/' || i.attempt || '/' || i.started_at)
+              WHERE a.counted
+              """
+            : ""
         return """
             WITH input AS (
                 SELECT *, \(worker)::text AS worker FROM unnest(
@@ -178,18 +192,22 @@ struct DeliveryQueue: Sendable {
             ), recorded AS (
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
                                                http_status, provider_error, message_id, next_attempt_at, counted)
-                -- In the delivery's time, so that it is kept (and dropped) with it.
-                SELECT i.tenant_id, herald_child_id(i.id, gen_random_uuid()::text), i.id, i.attempt, \(worker), i.started_at, i.finished_at, i.outcome, i.http_status,
+                -- In the delivery's time, so that it is kept (and dropped) with it; the same
+                -- attempt written twice (a batch sent again) is one row.
+                SELECT i.tenant_id, herald_child_id(i.id, i.id || '/' || i.worker || '/' || i.attempt || '/' || i.started_at), i.id, i.attempt,
+                       i.worker, i.started_at, i.finished_at, i.outcome, i.http_status,
                        i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i
                 WHERE i.attempted
+                ON CONFLICT (tenant_id, id) DO NOTHING
             ), dead AS (
                 UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
                 FROM input i
                 WHERE i.outcome = 'dead_token' AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
             )
             SELECT id FROM acked
+            \(unsafeRaw: earlier)
             """
     }
 

@@ -6,6 +6,8 @@ import HeraldCore
 extension Dispatcher {
     func ackLoop() async {
         var failures = 0
+        // Whether what is pending was sent before without an answer: it may have been written.
+        var again = false
         while true {
             let (batch, changes, done) = state.withLock { state in
                 defer {
@@ -26,8 +28,9 @@ extension Dispatcher {
             }
             if !batch.isEmpty {
                 do {
-                    let counted = try await queue.acknowledge(batch)
+                    let counted = try await queue.acknowledge(batch, again: again)
                     failures = 0
+                    again = false
                     for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
                         metrics.acknowledged(acknowledgement)
                     }
@@ -39,6 +42,7 @@ extension Dispatcher {
                     if batch.contains(where: { $0.status == .queued }) { hintQueue() }
                 } catch {
                     failures += 1
+                    again = true
                     // Keep them: the next round tries again, in order.
                     state.withLock { $0.acknowledgements = batch + $0.acknowledgements }
                     logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])

@@ -64,9 +64,9 @@ struct SettlementTests {
         #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404) == .answered)
     }
 
-    @Test func loopsBackOffUpToFiveSeconds() {
+    @Test func loopsBackOffUpToTwoSeconds() {
         #expect((0...8).map { LoopBackoff.after(failures: $0) }
             == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600),
-                .milliseconds(3_200), .milliseconds(5_000), .milliseconds(5_000), .milliseconds(5_000)])
+                .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000)])
     }
 }
