@@ -165,6 +165,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldMetrics",
+                "HeraldPostgres",
                 "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

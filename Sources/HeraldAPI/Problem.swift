@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
 import HTTPTypes
 import Hummingbird
@@ -62,6 +63,16 @@ extension Problem {
             self = .unauthorized(error.description)
         case is NIOTooManyBytesError:
             self = Problem(.contentTooLarge, "Body too large", detail: "a request body may be at most 64 KiB")
+        case let error as PostgresError where error.kind == .commitUnknown:
+            logger.error("the database connection was lost during COMMIT", metadata: ["error": "\(error)"])
+            self = Problem(
+                .serviceUnavailable, "Outcome unknown",
+                detail: "the database connection was lost while the change was being saved, and whether it was saved cannot be told; "
+                    + "look before retrying, or retry with the same Idempotency-Key")
+        case let error as PostgresError where error.isConnectionFailure:
+            logger.warning("the database is unreachable", metadata: ["error": "\(error)"])
+            self = Problem(.serviceUnavailable, "Database unavailable", detail: "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says")
+            headers[.retryAfter] = "2"
         case let error as HTTPError:
             self = Problem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase.lowercased())
         default:
