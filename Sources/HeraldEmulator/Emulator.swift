@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ServiceLifecycle
 import Synchronization
 import _CryptoExtras
 
@@ -147,16 +148,34 @@ public final class Emulator: Sendable {
             },
         ]
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
-        // Every connection and handler below is a child task, so all of them run on the
-        // emulator's own threads (see `EmulatorExecutor`).
+        // Each listener runs in a service group of its own, stopped by a graceful shutdown,
+        // never by cancellation: NIO drops a connection accepted but not yet handed to the
+        // server when the serving task is cancelled, and traps ("Deinited NIOAsyncWriter
+        // without calling finish()", swift-nio #2637), which took the whole test process with
+        // it. So the groups run in tasks of their own, which this task's cancellation does not
+        // reach: it asks them to shut down instead.
+        // (Should a shutdown hang, the tasks are cancelled after all, 10 s later.)
+        let services = applications.map { ServiceGroup(configuration: .init(services: [$0], logger: serverLogger)) }
+        let serving = TaskList()
+        let stopAll: @Sendable () -> Void = {
+            for service in services { Task { await service.triggerGracefulShutdown() } }
+            Task {
+                try? await Task.sleep(for: .seconds(10))
+                serving.cancelAll()
+            }
+        }
         defer { group.shutdownGracefully { _ in } }
         let failed = Flag()
-        try await withTaskExecutorPreference(EmulatorExecutor.shared) {
+        try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
-                for (index, (application, port)) in zip(applications, configuredPorts).enumerated() {
+                for (index, (service, port)) in zip(services, configuredPorts).enumerated() {
+                    // Every connection and handler below is a child task of this one, so all of
+                    // them run on the emulator's own threads (see `EmulatorExecutor`).
+                    let task = Task(executorPreference: EmulatorExecutor.shared) { try await service.run() }
+                    serving.append(task)
                     tasks.addTask {
                         do {
-                            try await application.run()
+                            try await withTaskCancellationHandler { try await task.value } onCancel: { stopAll() }
                         } catch {
                             failed.raise()
                             if let error = error as? IOError, error.errnoCode == EADDRINUSE { throw EmulatorError.portInUse(port) }
@@ -164,18 +183,24 @@ public final class Emulator: Sendable {
                         }
                     }
                     // One listener at a time: the next binds once this one listens (or failed).
-                    // Started together, a port in use cancelled its siblings in the middle of
+                    // Started together, a port in use stopped its siblings in the middle of
                     // their binds, which then completed on event loops already shut down
                     // ("Cannot schedule tasks on an EventLoop that has already shut down" on
                     // stderr, beside the one line the CLI promises).
-                    while listening.count <= index, !failed.isRaised {
-                        try await Task.sleep(for: .milliseconds(2))
+                    while listening.count <= index, !failed.isRaised, !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(2))
                     }
-                    if failed.isRaised { break }
+                    if failed.isRaised || Task.isCancelled { break }
                 }
+                // One listener ended (or failed, or this task was cancelled): stop the others and
+                // wait for all of them.
+                defer { stopAll() }
                 try await tasks.next()
-                tasks.cancelAll()
+                stopAll()
+                try await tasks.waitForAll()
             }
+        } onCancel: {
+            stopAll()
         }
     }
 
@@ -204,6 +229,13 @@ private final class Counter: Sendable {
     private let state = Mutex(0)
     func increment() { state.withLock { $0 += 1 } }
     var count: Int { state.withLock { $0 } }
+}
+
+/// Tasks to cancel as a last resort.
+private final class TaskList: Sendable {
+    private let tasks = Mutex<[Task<Void, any Error>]>([])
+    func append(_ task: Task<Void, any Error>) { tasks.withLock { $0.append(task) } }
+    func cancelAll() { for task in tasks.withLock({ $0 }) { task.cancel() } }
 }
 
 /// A flag one task raises and another reads.
