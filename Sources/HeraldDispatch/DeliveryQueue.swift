@@ -123,8 +123,16 @@ struct DeliveryQueue: Sendable {
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
                    n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
             FROM leased d
+            -- Each delivery's notification by its key, in a subquery the planner keeps apart
+            -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its
+            -- key (on the index of tenant and creation time) and the id as a filter: every
+            -- delivery read its tenant's whole week of notifications, and a burn-down ran 14 %
+            -- slower than before history was partitioned.
             -- (A delivery's id has its notification's time, so the same window holds both.)
-            JOIN notifications n ON n.tenant_id = d.tenant_id AND n.id = d.notification_id AND n.id >= \(lower) AND n.id < \(upper)
+            CROSS JOIN LATERAL (
+                SELECT * FROM notifications n
+                WHERE n.tenant_id = d.tenant_id AND n.id = d.notification_id AND n.id >= \(lower) AND n.id < \(upper)
+                OFFSET 0) n
             JOIN devices v ON v.tenant_id = d.tenant_id AND v.id = d.device_id
             """
     }
