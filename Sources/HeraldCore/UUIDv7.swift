@@ -42,3 +42,20 @@ extension UUID {
         return UUID(uuid: (bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     }
 }
+
+extension UUID {
+    /// A new UUIDv7 of the same millisecond as this one (its 48 bits of time, fresh random
+    /// bits after): a child row's id that sorts, and is partitioned, with its parent.
+    public func v7Sibling() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        let random = generator.next() as UInt64, more = generator.next() as UInt64
+        let bytes = uuid
+        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+        return UUID(uuid: (
+            bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5,
+            0x70 | byte(random, 8) & 0x0f, byte(random, 0),  // version 7
+            0x80 | byte(more, 56) & 0x3f, byte(more, 48), byte(more, 40), byte(more, 32),  // RFC 4122 variant
+            byte(more, 24), byte(more, 16), byte(more, 8), byte(more, 0)
+        ))
+    }
+}

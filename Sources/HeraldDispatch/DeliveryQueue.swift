@@ -141,8 +141,8 @@ struct DeliveryQueue: Sendable {
     /// change state; every attempt is recorded, marked `counted` or not. A dead token
     /// deactivates its device whatever became of the lease.
     ///
-    /// Writing the same batch again is harmless: an attempt's id is a digest of its delivery,
-    /// worker, attempt and start, so an attempt already recorded is not recorded twice. With
+    /// Writing the same batch again is harmless: an attempt keeps its id (`attemptID`), so an
+    /// attempt already recorded is not recorded twice. With
     /// `again` (the batch was sent before and its answer lost, as when the connection died
     /// during the statement), a delivery whose attempt was recorded and counted then counts.
     /// - Returns: the ids of the deliveries whose acknowledgement counted.
@@ -160,8 +160,7 @@ struct DeliveryQueue: Sendable {
         let earlier = again
             ? """
               UNION
-              SELECT a.delivery_id FROM delivery_attempts a JOIN input i
-                ON a.tenant_id = i.tenant_id AND a.id = herald_child_id(i.id, i.id || '/' || i.worker || '/' || i.attempt || '/' || i.started_at)
+              SELECT a.delivery_id FROM delivery_attempts a JOIN input i ON a.tenant_id = i.tenant_id AND a.id = i.attempt_id
               WHERE a.counted
               """
             : ""
@@ -172,9 +171,10 @@ struct DeliveryQueue: Sendable {
                     \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
-                    \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[])
+                    \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[],
+                    \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[])
                 AS i(tenant_id, id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
-                     finished_at, spent, attempted)
+                     finished_at, spent, attempted, attempt_id)
             ), acked AS (
                 UPDATE deliveries d
                 SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
@@ -202,8 +202,7 @@ struct DeliveryQueue: Sendable {
                                                http_status, provider_error, message_id, next_attempt_at, counted)
                 -- In the delivery's time, so that it is kept (and dropped) with it; the same
                 -- attempt written twice (a batch sent again) is one row.
-                SELECT i.tenant_id, herald_child_id(i.id, i.id || '/' || i.worker || '/' || i.attempt || '/' || i.started_at), i.id, i.attempt,
-                       i.worker, i.started_at, i.finished_at, i.outcome, i.http_status,
+                SELECT i.tenant_id, i.attempt_id, i.id, i.attempt, i.worker, i.started_at, i.finished_at, i.outcome, i.http_status,
                        i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i

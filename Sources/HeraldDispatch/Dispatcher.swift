@@ -297,7 +297,7 @@ public final class Dispatcher: Sendable {
                 tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, provider: delivery.provider,
                 attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
-                startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted)
+                startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())
         }
         guard delivery.deviceActive else {
             record(acknowledgement(.cancelled, .cancelled, error: "the device was removed or deactivated before sending"))

@@ -55,6 +55,10 @@ struct Acknowledgement: Sendable {
     var spent = true
     /// Whether anything was sent: a delivery held back unsent leaves no attempt in history.
     var attempted = true
+    /// The attempt's id in history, in its delivery's millisecond (so in its partition):
+    /// chosen once, so that writing the acknowledgement again records the attempt once.
+    /// Left out, each write chooses one.
+    var attemptID: UUID? = nil
 }
 
 /// One notification to write during fan-out.

@@ -42,4 +42,15 @@ struct HistoryRetentionTests {
         #expect(id.v7Floor.uuidString < id.uuidString && id.uuidString < UUID.v7Floor(at: at.addingTimeInterval(0.001)).uuidString)
         #expect(HistoryRetention.idCeiling(at: at) == UUID.v7Floor(at: at.addingTimeInterval(2 * 86_400)))
     }
+
+    @Test func aSiblingIdHasItsParentsMillisecondAndIsANewV7() throws {
+        let parent = UUID.v7(at: try Self.instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235))
+        let siblings = (0..<100).map { _ in parent.v7Sibling() }
+        #expect(Set(siblings).count == 100 && !siblings.contains(parent))
+        for sibling in siblings {
+            #expect(sibling.v7Floor == parent.v7Floor)
+            let text = sibling.uuidString.lowercased()
+            #expect(Array(text)[14] == "7" && "89ab".contains(Array(text)[19]), "\(text)")
+        }
+    }
 }
