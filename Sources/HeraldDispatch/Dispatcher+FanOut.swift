@@ -27,7 +27,9 @@ extension Dispatcher {
             } catch {
                 failures += 1
                 logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
-                await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
+                // Or sooner, when the listener is back (the database is, then: a failover's new
+                // primary is used within a moment of its promotion), or at shutdown.
+                await eventSignal.wait(timeout: LoopBackoff.after(failures: failures))
             }
         }
     }

@@ -241,7 +241,8 @@ public final class Dispatcher: Sendable {
                     } catch {
                         failures += 1
                         logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
-                        await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
+                        // Or sooner, when the listener is back (so is the database) or at shutdown.
+                        await sendSignal.wait(timeout: LoopBackoff.after(failures: failures))
                         continue
                     }
                     lastEmptyClaim = claimed.isEmpty ? .now : nil
