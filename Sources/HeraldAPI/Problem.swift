@@ -71,7 +71,9 @@ extension Problem {
                     + "look before retrying, or retry with the same Idempotency-Key")
         case let error as PostgresError where error.isConnectionFailure:
             logger.warning("the database is unreachable", metadata: ["error": "\(error)"])
-            self = Problem(.serviceUnavailable, "Database unavailable", detail: "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says")
+            self = Problem(
+                .serviceUnavailable, "Database unavailable",
+                detail: "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says")
             headers[.retryAfter] = "2"
         case let error as HTTPError:
             self = Problem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase.lowercased())

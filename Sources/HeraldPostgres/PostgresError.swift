@@ -76,6 +76,14 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || isReadOnlyServer
     }
 
+    /// The error for a `COMMIT` that went unanswered (`.commitUnknown`).
+    /// - Parameter detail: what the connection said, if anything.
+    public static func commitUnknown(detail: String? = nil) -> PostgresError {
+        PostgresError(
+            kind: .commitUnknown, message: "the connection to PostgreSQL was lost during COMMIT: the change may or may not be saved",
+            detail: detail)
+    }
+
     /// `25006`: a write reached a server (or session) that is read-only, such as a primary
     /// that a failover turned into a standby while this connection stayed open.
     public var isReadOnlyServer: Bool { sqlState == "25006" }

@@ -95,7 +95,7 @@ public final class PostgresPool: Sendable {
                 guard first.duration(to: .now) < failoverWindow else { throw error }
                 failures += 1
                 logger.notice("a transaction lost its connection; running it again", metadata: ["error": "\(error)", "try": "\(failures)"])
-                try await Task.sleep(for: .milliseconds(min(1_000, 25 << min(failures, 6))))
+                try await Task.sleep(for: Self.pause(after: failures))
                 continue
             }
             switch outcome {
@@ -117,7 +117,6 @@ public final class PostgresPool: Sendable {
             }
         }
     }
-
 
     private enum TransactionOutcome<Result> {
         case committed(Result)
@@ -148,9 +147,7 @@ public final class PostgresPool: Sendable {
         } catch let error as PostgresError where error.isConnectionFailure {
             // It may have committed: a backend told to stop while it waited for a synchronous
             // standby says so after committing locally, and no answer at all says nothing.
-            return .unknown(result, PostgresError(
-                kind: .commitUnknown, message: "the connection to PostgreSQL was lost during COMMIT: the change may or may not be saved",
-                detail: error.message))
+            return .unknown(result, .commitUnknown(detail: error.message))
         }
         return .committed(result)
     }
@@ -164,9 +161,14 @@ public final class PostgresPool: Sendable {
                 return try await withConnection { try await resolve($0) }
             } catch let error as PostgresError where error.isConnectionFailure && started.duration(to: .now) < failoverWindow {
                 failures += 1
-                try await Task.sleep(for: .milliseconds(min(1_000, 50 << min(failures, 5))))
+                try await Task.sleep(for: Self.pause(after: failures))
             }
         }
+    }
+
+    /// The wait before trying a lost connection's work again: 50 ms, doubling, at most 1 s.
+    private static func pause(after failures: Int) -> Duration {
+        .milliseconds(min(1_000, 25 << min(max(failures, 1), 6)))
     }
 
     /// Runs one statement on a pooled connection.

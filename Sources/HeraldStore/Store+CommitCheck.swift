@@ -15,9 +15,7 @@ extension Store {
     ///   event (nothing tells), or the database's errors.
     static func committed(_ ledger: OutboxLedger, tenant tenantID: UUID, on connection: PostgresConnection) async throws -> Bool {
         guard let event = ledger.written.first else {
-            throw PostgresError(
-                kind: .commitUnknown,
-                message: "the connection to PostgreSQL was lost during COMMIT: the change may or may not be saved")
+            throw PostgresError.commitUnknown()
         }
         try await connection.executeScript("BEGIN; \(tenantScope(tenantID)); SET LOCAL lock_timeout = '30s'")
         do {

@@ -26,7 +26,7 @@ extension Store {
         var firings: [TimerFiring] = []
         for (tenantID, id) in due {
             let firing = try await withTenantTransaction(
-                tenantID, setup: Self.tenantScope(tenantID) + "; SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
+                tenantID, settings: "SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
             ) { connection, ledger in
                 let tenant = try Self.tenant(
                     try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())

@@ -68,27 +68,24 @@ public struct Store: Sendable {
     /// during `COMMIT`, the outbox event the transaction wrote tells whether it committed
     /// (see `PostgresPool.withTransaction`), so no event is lost or written twice.
     public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
-        try await withTenantTransaction(tenant.id, setup: Self.tenantScope(tenant.id)) { connection, ledger in
+        try await withTenantTransaction(tenant.id) { connection, ledger in
             try await body(TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger))
         }
     }
 
-    /// A transaction in a tenant's scope whose outbox events are noted, so that an unanswered
-    /// `COMMIT` is resolved by them.
+    /// The transaction `withTenant` runs in, for callers that know only the tenant's id: its
+    /// outbox events are noted, so that an unanswered `COMMIT` is resolved by them.
+    /// - Parameter settings: `SET LOCAL …` statements after the tenant's scope.
     func withTenantTransaction<Result>(
-        _ tenantID: UUID, setup: String, _ body: (PostgresConnection, OutboxLedger) async throws -> Result
+        _ tenantID: UUID, settings: String? = nil, _ body: (PostgresConnection, OutboxLedger) async throws -> Result
     ) async throws -> Result {
         let ledger = OutboxLedger()
+        let setup = Self.tenantScope(tenantID) + (settings.map { "; " + $0 } ?? "")
         return try await pool.withTransaction(setup: setup, resolveCommit: { try await Self.committed(ledger, tenant: tenantID, on: $0) }) {
             connection in
             ledger.reset()
             return try await body(connection, ledger)
         }
-    }
-
-    /// The transaction `withTenant` runs in, for callers that know only the tenant's id.
-    func inTenantTransaction<Result>(_ tenantID: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await pool.withTransaction(setup: Self.tenantScope(tenantID), body)
     }
 
     /// Settings for a transaction that deletes many rows at once.

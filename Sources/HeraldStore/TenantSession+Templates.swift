@@ -76,7 +76,7 @@ public struct StoredTemplateOverrides: TemplateOverrideSource {
     }
 
     public func overrides(tenant: UUID) async throws -> [TemplateKey: String] {
-        let rows = try await store.inTenantTransaction(tenant) { connection in
+        let rows = try await store.withTenantTransaction(tenant) { connection, _ in
             try await connection.query("SELECT event, locale, source FROM template_overrides WHERE tenant_id = \(tenant)")
         }
         var result: [TemplateKey: String] = [:]

@@ -134,3 +134,14 @@ func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
     #expect(result.status == 0, "herald \(arguments.joined(separator: " ")): \(result.stderr)")
     return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
+
+/// Tenant `acme` (Acme Corp) with team `ops` (Field Ops): Alice Moreau its manager, Chidi
+/// Okafor a member.
+func addAcmeOps(_ cli: HeraldCLI) async throws {
+    try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
+    try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
+    try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
+    try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
+    try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
+    try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+}

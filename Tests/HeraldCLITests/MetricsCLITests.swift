@@ -9,12 +9,7 @@ import Testing
 @Suite struct MetricsCLITests {
     @Test func theDeliveryCountersEqualHistoryAfterADrain() async throws {
         try await withEmulatorCLI { cli, _, emulator in
-            try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-            try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-            try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-            try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
-            try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-            try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+            try await addAcmeOps(cli)
             // Chidi: an Android phone, an iPhone, and an old phone whose token FCM no longer knows.
             try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android", "--app", "member", "--platform", "android"])
             try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", String(repeating: "c1", count: 32), "--app", "member",

@@ -9,12 +9,7 @@ import Testing
     /// preference_off; a P0 start still arrives.
     @Test func anEventTurnedOffReachesNobodyButP0Does() async throws {
         try await withEmulatorCLI { cli, _, emulator in
-            try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-            try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-            try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-            try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
-            try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-            try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+            try await addAcmeOps(cli)
             try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
             let shown = try await ok(cli, ["prefs", "set", "activity.started", "off", "--as", "alice@acme.test"])
             #expect(shown.contains("activity.started               manager  off   own"), "\(shown)")

@@ -13,14 +13,9 @@ import Testing
     static let deadline = LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt).description
 
     func setUp(_ cli: HeraldCLI) async throws {
-        try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-        try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-        try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-        try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
+        try await addAcmeOps(cli)
         try await ok(cli, ["user", "add", "root@acme.test", "--name", "Ada Admin", "--admin"])
         try await ok(cli, ["user", "add", "bob@acme.test", "--name", "Bob Admin", "--admin"])
-        try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-        try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
         for (user, token, app) in [
             ("alice@acme.test", "alice-manager", "manager"), ("alice@acme.test", "alice-member", "member"),
             ("root@acme.test", "ada-manager", "manager"), ("bob@acme.test", "bob-manager", "manager"),

@@ -61,7 +61,7 @@ import Testing
             try await pool.withConnection { try await $0.executeScript(sleepingCommit) }
             let runs = Mutex(0)
             let asked = Mutex(0)
-            let killer = Task { try await Self.killTheSleepingCommit(configuration) }
+            let killer = Task { try await SleepingCommit.terminate(configuration) }
             let result = try await pool.withTransaction(resolveCommit: { connection in
                 asked.withLock { $0 += 1 }
                 return try await connection.query("SELECT count(*) FROM items").single().decode(Int.self, at: 0) == 1
@@ -73,7 +73,7 @@ import Testing
                 try await connection.query("INSERT INTO items VALUES (\(run))")
                 return run
             }
-            try await killer.value
+            #expect(try await killer.value)
             #expect(asked.withLock { $0 } == 1)
             #expect(result == 2 && runs.withLock { $0 } == 2)
             #expect(try await pool.query("SELECT id FROM items").map { try $0.decode(Int.self, at: 0) } == [2])
@@ -83,11 +83,11 @@ import Testing
     @Test func anUnansweredCommitWithoutAResolverIsReportedAsUnknown() async throws {
         try await TestDatabase.with(poolSize: 2) { pool, configuration in
             try await pool.withConnection { try await $0.executeScript(sleepingCommit) }
-            let killer = Task { try await Self.killTheSleepingCommit(configuration) }
+            let killer = Task { try await SleepingCommit.terminate(configuration) }
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withTransaction { try await $0.query("INSERT INTO items VALUES (1)") }
             }
-            try await killer.value
+            #expect(try await killer.value)
             #expect(error?.kind == .commitUnknown)
             #expect(error?.description.contains("may or may not be saved") == true)
             // Nothing was run again.
@@ -95,32 +95,6 @@ import Testing
         }
     }
 
-    /// A table whose first commit sleeps (a deferred constraint trigger, which runs at
-    /// COMMIT); later ones do not (a sequence is not rolled back with the transaction).
-    private let sleepingCommit = """
-        CREATE TABLE items (id int NOT NULL);
-        CREATE SEQUENCE commits;
-        CREATE FUNCTION sleep_at_first_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF nextval('commits') = 1 THEN PERFORM pg_sleep(30); END IF;
-            RETURN NULL;
-        END $$;
-        CREATE CONSTRAINT TRIGGER sleepy AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED
-            FOR EACH ROW EXECUTE FUNCTION sleep_at_first_commit();
-        """
-
-    /// Waits for a backend of this database to sleep in COMMIT, and terminates it.
-    private static func killTheSleepingCommit(_ configuration: PostgresConfiguration) async throws {
-        let killer = try await PostgresConnection.connect(configuration, logger: testLogger)
-        for _ in 0..<600 {
-            let killed = try await killer.query(
-                """
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = current_database() AND query = 'COMMIT' AND wait_event = 'PgSleep'
-                """)
-            if !killed.isEmpty { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        await killer.close()
-    }
+    /// A table whose first commit sleeps until the test terminates its backend.
+    private let sleepingCommit = "CREATE TABLE items (id int NOT NULL); " + SleepingCommit.script(on: "items")
 }

@@ -15,21 +15,8 @@ import Testing
         try await TestDatabase.withStore { store, configuration in
             let fixture = try await WorkflowFixture.make(store)
             let before = try await fixture.footprint()
-            try await store.pool.withConnection { try await $0.executeScript(Self.sleepingOutboxCommit) }
-            let killer = Task {
-                let connection = try await PostgresConnection.connect(configuration, logger: testLogger)
-                defer { Task { await connection.close() } }
-                for _ in 0..<600 {
-                    let killed = try await connection.query(
-                        """
-                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                        WHERE datname = current_database() AND query = 'COMMIT' AND wait_event = 'PgSleep'
-                        """)
-                    if !killed.isEmpty { return true }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                return false
-            }
+            try await store.pool.withConnection { try await $0.executeScript(SleepingCommit.script(on: "outbox")) }
+            let killer = Task { try await SleepingCommit.terminate(configuration) }
             let assigned = try await fixture.assign()
             #expect(try await killer.value)
             let after = try await fixture.footprint()
@@ -92,18 +79,4 @@ import Testing
             #expect(error?.kind == .commitUnknown)
         }
     }
-
-    /// The first commit that writes an outbox row sleeps (a deferred constraint trigger runs
-    /// at COMMIT); later ones do not (a sequence is not rolled back with its transaction).
-    static let sleepingOutboxCommit = """
-        CREATE SEQUENCE outbox_commits;
-        GRANT USAGE ON SEQUENCE outbox_commits TO PUBLIC;
-        CREATE FUNCTION sleep_at_first_outbox_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF nextval('outbox_commits') = 1 THEN PERFORM pg_sleep(30); END IF;
-            RETURN NULL;
-        END $$;
-        CREATE CONSTRAINT TRIGGER sleepy AFTER INSERT ON outbox DEFERRABLE INITIALLY DEFERRED
-            FOR EACH ROW EXECUTE FUNCTION sleep_at_first_outbox_commit();
-        """
 }
