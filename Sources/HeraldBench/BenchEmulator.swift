@@ -14,12 +14,22 @@ enum BenchEmulator: Sendable {
     func acceptedCount() async -> Int {
         switch self {
         case .inProcess(let emulator): return await emulator.acceptedCount()
-        case .remote(let base, let http):
-            guard let response = try? await http.send(HTTPRequest(url: base + "/emulator/stats", timeout: .seconds(10))),
-                let stats = try? JSONDecoder().decode([String: Int].self, from: Data(response.body))
-            else { return 0 }
-            return stats["accepted"] ?? 0
+        case .remote: return await stats()?["accepted"] ?? 0
         }
+    }
+
+    /// The CPU time the emulator's process has used, in seconds; only one running on its
+    /// own says (in this process, it cannot be told apart from the workers).
+    func cpuSeconds() async -> Double? {
+        guard case .remote = self, let microseconds = await stats()?["cpuMicroseconds"] else { return nil }
+        return Double(microseconds) / 1_000_000
+    }
+
+    private func stats() async -> [String: Int]? {
+        guard case .remote(let base, let http) = self,
+            let response = try? await http.send(HTTPRequest(url: base + "/emulator/stats", timeout: .seconds(10)))
+        else { return nil }
+        return try? JSONDecoder().decode([String: Int].self, from: Data(response.body))
     }
 
     func arrivals() async throws -> [String: Date] {

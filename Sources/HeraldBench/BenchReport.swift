@@ -13,13 +13,17 @@ public struct BenchReport: Encodable, Sendable {
     public let rates: [String: Double]
     public let durationsSeconds: [String: Double]
     public let latencyMilliseconds: [String: Double]?
+    /// CPU time per delivery, in microseconds, by process and phase: "worker …" is this
+    /// process (split by thread where it says so), "postgres …" the database server when it
+    /// runs on this machine, "emulator per request" an emulator running as its own process.
+    public let cpuMicrosecondsPerDelivery: [String: Double]
     /// Of this process: the dispatchers (and the emulator, when it runs in-process).
     public let peakRSSMegabytes: Double
     public let emulatorInProcess: Bool
 
     init(
         scenario: String, settings: BenchSettings, emulatorInProcess: Bool, parameters: [String: Int], counts: [String: Int],
-        rates: [String: Double], durations: [String: Double], latency: [String: Double]?
+        rates: [String: Double], durations: [String: Double], latency: [String: Double]?, cpu: [String: Double]
     ) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -38,6 +42,7 @@ public struct BenchReport: Encodable, Sendable {
         self.rates = rates
         durationsSeconds = durations
         latencyMilliseconds = latency
+        cpuMicrosecondsPerDelivery = cpu
         peakRSSMegabytes = Double(usage.ru_maxrss) / 1024
         self.emulatorInProcess = emulatorInProcess
     }
@@ -54,6 +59,10 @@ public struct BenchReport: Encodable, Sendable {
         fields += durationsSeconds.sorted { $0.key < $1.key }.map { ($0.key + " (s)", String(format: "%.3f", $0.value)) }
         if let latency = latencyMilliseconds {
             fields += ["p50", "p95", "p99", "max"].compactMap { key in latency[key].map { ("latency \(key) (ms)", String(format: "%.2f", $0)) } }
+        }
+        fields += cpuMicrosecondsPerDelivery.sorted { $0.key < $1.key }.map { ("CPU µs/delivery, " + $0.key, String(format: "%.1f", $0.value)) }
+        if emulatorInProcess && !cpuMicrosecondsPerDelivery.isEmpty {
+            fields.append(("CPU note", "the emulator runs in this process: its CPU counts as the worker's"))
         }
         fields.append((emulatorInProcess ? "peak RSS (MB, dispatchers + emulator)" : "peak RSS (MB)", String(format: "%.1f", peakRSSMegabytes)))
         return fields

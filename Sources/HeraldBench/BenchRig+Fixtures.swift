@@ -132,6 +132,7 @@ extension BenchRig {
         let tenant = try await makeTenant(index: index, members: people, devicesPerMember: devices)
         try await assignToEveryMember(tenant, count: people)
         try await fanOutEverything()
+        try await analyzeQueue()
         try await store.withTenant(tenant) { session in
             try await session.connection.query(
                 """

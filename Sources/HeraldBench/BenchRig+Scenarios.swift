@@ -17,18 +17,27 @@ extension BenchRig {
         let total = tenants * people * devicesPerPerson
         let setupTime = setup.duration(to: .now)
         setup = .now
+        let beforeFanOut = meter.sample()
         try await fanOutEverything()
         let fanOut = setup.duration(to: .now)
-        let started = ContinuousClock.now
-        let counters = try await drain()
-        let elapsed = started.duration(to: .now)
+        var cpu = meter.sample().perItem(since: beforeFanOut, items: total, phase: "fan-out", byThread: false)
+        try await analyzeQueue()
+        let emulatorBefore = await emulator.cpuSeconds()
+        let drained = try await drain()
+        let emulatorAfter = await emulator.cpuSeconds()
+        let counters = drained.counters
         let accepted = await acceptedCount()
+        cpu.merge(drained.after.perItem(since: drained.before, items: counters.sent, phase: "send+acknowledge")) { $1 }
+        if let before = emulatorBefore, let after = emulatorAfter, accepted > 0 {
+            cpu["emulator per request"] = (after - before) * 1_000_000 / Double(accepted)
+        }
         return report(
             scenario: "burn-down",
             parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
             counts: ["sent": counters.sent, "retried": counters.retried, "failed": counters.failed, "acceptedByEmulator": accepted],
-            rates: ["deliveriesPerSecond": Double(counters.sent) / elapsed.timeInterval],
-            durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": elapsed.timeInterval])
+            rates: ["deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval],
+            durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": drained.elapsed.timeInterval],
+            cpu: cpu)
     }
 
     /// Commits `rate` events a second for `seconds` with the workers running; event commit →
@@ -37,7 +46,7 @@ extension BenchRig {
         let count = rate * seconds
         let tenant = try await makeTenant(index: 0, members: count, devicesPerMember: 1)
         let members = try await memberEmails(tenant)
-        let committed = try await withWorkers { () async throws -> [String: Date] in
+        let committed = try await withWorkers { _ async throws -> [String: Date] in
             // Let the workers start listening.
             try await Task.sleep(for: .milliseconds(500))
             return try await self.commitAtRate(tenant, members: members, rate: rate, seconds: seconds)
@@ -52,24 +61,40 @@ extension BenchRig {
             counts: ["events": committed.count, "arrived": latencies.count], latency: BenchReport.percentiles(latencies))
     }
 
-    /// One message to a group of `people`: time until the first and the last request is
-    /// sent, and until every outcome is recorded.
+    /// One message to a group of `people`: time from its commit until every delivery is
+    /// written and until every one is leased (the workers' counters, looked at every
+    /// millisecond), until the first and the last request reach the emulator, and until every
+    /// outcome is recorded; and the CPU all that took, per delivery.
     public func fanOut(people: Int) async throws -> BenchReport {
         let tenant = try await makeTenant(index: 0, members: people, devicesPerMember: 1)
         let conversation = try await makeGroup(tenant)
-        let (firstSent, allSent, allRecorded) = try await withWorkers { () async throws -> (Double, Double, Double) in
+        let (durations, cpu) = try await withWorkers { dispatchers async throws -> ([String: Double], [String: Double]) in
             try await Task.sleep(for: .milliseconds(500))
+            let before = self.meter.sample()
             let committedAt = try await self.sendGroupMessage(tenant, conversation: conversation)
+            let committed = ContinuousClock.now
+            var written: Duration?, leased: Duration?
+            while leased == nil || written == nil, committed.duration(to: .now) < .seconds(120) {
+                let counters = dispatchers.map(\.counters)
+                if written == nil, counters.reduce(0, { $0 + $1.deliveriesQueued }) >= people { written = committed.duration(to: .now) }
+                if leased == nil, counters.reduce(0, { $0 + $1.deliveriesLeased }) >= people { leased = committed.duration(to: .now) }
+                try await Task.sleep(for: .milliseconds(1))
+            }
             while await self.acceptedCount() < people { try await Task.sleep(for: .milliseconds(5)) }
             // (A running emulator also remembers earlier runs' messages.)
             let arrivals = try await self.arrivals().values.filter { $0 >= committedAt }
             let first = arrivals.min() ?? Date(), last = arrivals.max() ?? Date()
             while try await self.recordedCount() < people { try await Task.sleep(for: .milliseconds(10)) }
-            return (first.timeIntervalSince(committedAt), last.timeIntervalSince(committedAt), Date().timeIntervalSince(committedAt))
-        } until: { false }
+            let recorded = Date().timeIntervalSince(committedAt)
+            let cpu = self.meter.sample().perItem(since: before, items: people, phase: "fan-out+send+acknowledge")
+            return ([
+                "allDeliveriesWritten": written?.timeInterval ?? -1, "allDeliveriesLeased": leased?.timeInterval ?? -1,
+                "firstRequestSent": first.timeIntervalSince(committedAt), "allRequestsSent": last.timeIntervalSince(committedAt),
+                "allOutcomesRecorded": recorded,
+            ], cpu)
+        } until: { true }
         return report(
-            scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await acceptedCount()],
-            durations: ["firstRequestSent": firstSent, "allRequestsSent": allSent, "allOutcomesRecorded": allRecorded])
+            scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await acceptedCount()], durations: durations, cpu: cpu)
     }
 
     /// Workflow commands a second through the store: `clients` at once, each assigning,
@@ -118,10 +143,10 @@ extension BenchRig {
 
     private func report(
         scenario: String, parameters: [String: Int], counts: [String: Int] = [:], rates: [String: Double] = [:],
-        durations: [String: Double] = [:], latency: [String: Double]? = nil
+        durations: [String: Double] = [:], latency: [String: Double]? = nil, cpu: [String: Double] = [:]
     ) -> BenchReport {
         BenchReport(
             scenario: scenario, settings: settings, emulatorInProcess: emulator.isInProcess, parameters: parameters, counts: counts,
-            rates: rates, durations: durations, latency: latency)
+            rates: rates, durations: durations, latency: latency, cpu: cpu)
     }
 }

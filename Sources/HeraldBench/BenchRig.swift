@@ -18,14 +18,17 @@ public final class BenchRig: Sendable {
     let gateway: ProviderGateway
     let settings: BenchSettings
     let logger: Logger
+    /// This process's CPU and, when it runs here, the database server's.
+    let meter: CPUMeter
     let run = String(UUID().uuidString.prefix(6).lowercased())
     let manager = "manager@bench.test"
     let created = Mutex<[Tenant]>([])
     /// What a running emulator had accepted before this run.
     private let acceptedBefore = Mutex(0)
 
-    private init(store: Store, emulator: BenchEmulator, gateway: ProviderGateway, settings: BenchSettings, logger: Logger) {
+    private init(store: Store, emulator: BenchEmulator, gateway: ProviderGateway, settings: BenchSettings, logger: Logger, meter: CPUMeter) {
         self.store = store
+        self.meter = meter
         self.emulator = emulator
         self.gateway = gateway
         self.settings = settings
@@ -43,11 +46,13 @@ public final class BenchRig: Sendable {
         let logger = environment.logger
         let maxInFlight = settings.concurrency * settings.workers
         return try await environment.withStore(poolSize: poolSize) { store in
+            let backend = try? await store.pool.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
+            let meter = CPUMeter(backend: backend.map(Int32.init))
             if let endpoint = environment["HERALD_FCM_ENDPOINT"], environment["GOOGLE_APPLICATION_CREDENTIALS"] != nil {
                 // A running emulator (or anything FCM-like) the environment points at.
                 return try await environment.withGateway(maxInFlight: maxInFlight) { gateway in
                     let emulator = BenchEmulator.remote(base: endpoint, http: gateway.http)
-                    return try await BenchRig(store: store, emulator: emulator, gateway: gateway, settings: settings, logger: logger)
+                    return try await BenchRig(store: store, emulator: emulator, gateway: gateway, settings: settings, logger: logger, meter: meter)
                         .running(body)
                 }
             }
@@ -55,7 +60,7 @@ public final class BenchRig: Sendable {
             configuration.leanRecording = true
             return try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
                 try await emulator.withGateway(base: endpoints.https, maxInFlight: maxInFlight, logger: logger) { gateway in
-                    try await BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger)
+                    try await BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger, meter: meter)
                         .running(body)
                 }
             }
@@ -105,8 +110,11 @@ public final class BenchRig: Sendable {
         try await withDispatchers { dispatchers in
             while try await dispatchers[0].fanOutPending() > 0 {}
         }
-        // A queue that has been running has statistics; one bulk-loaded a moment ago has
-        // none until autovacuum comes by, and its plans are a lottery until then.
+    }
+
+    /// A queue that has been running has statistics; one bulk-loaded a moment ago has none
+    /// until autovacuum comes by, and its plans are a lottery until then.
+    func analyzeQueue() async throws {
         try await store.pool.query("ANALYZE outbox, notifications, deliveries, delivery_attempts")
     }
 
@@ -115,10 +123,20 @@ public final class BenchRig: Sendable {
         created.withLock { $0.removeAll { $0.id == tenant.id } }
     }
 
+    /// What a drain did, and the CPU samples around it (taken while the workers' threads live).
+    struct Drained {
+        var counters = Dispatcher.Counters()
+        var elapsed: Duration = .zero
+        var before: CPUMeter.Sample
+        var after: CPUMeter.Sample
+    }
+
     /// Every worker drains; the counters add up.
-    func drain() async throws -> Dispatcher.Counters {
+    func drain() async throws -> Drained {
         try await withDispatchers { dispatchers in
-            try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
+            let before = meter.sample()
+            let started = ContinuousClock.now
+            let counters = try await withThrowingTaskGroup(of: Dispatcher.Counters.self) { group in
                 for dispatcher in dispatchers {
                     group.addTask {
                         try await dispatcher.run(.drain(horizon: .seconds(2)))
@@ -133,16 +151,19 @@ public final class BenchRig: Sendable {
                 }
                 return total
             }
+            return Drained(counters: counters, elapsed: started.duration(to: .now), before: before, after: meter.sample())
         }
     }
 
     /// Runs the workers (listening, as in production) around `body`, until `until` holds
     /// (or two minutes pass), then shuts them down.
-    func withWorkers<Result: Sendable>(_ body: @Sendable () async throws -> Result, until: @Sendable () async -> Bool) async throws -> Result {
+    func withWorkers<Result: Sendable>(
+        _ body: @Sendable ([Dispatcher]) async throws -> Result, until: @Sendable () async -> Bool
+    ) async throws -> Result {
         try await withDispatchers { dispatchers in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for dispatcher in dispatchers { group.addTask { try await dispatcher.run(.forever) } }
-                let result = try await body()
+                let result = try await body(dispatchers)
                 let deadline = Date().addingTimeInterval(120)
                 while await !until(), Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
                 for dispatcher in dispatchers { dispatcher.shutdown() }

@@ -3,6 +3,8 @@ extension Dispatcher {
     public struct Counters: Sendable, Equatable {
         public var eventsFannedOut = 0
         public var deliveriesQueued = 0
+        /// Deliveries this worker leased (by a claim, or as fan-out wrote them).
+        public var deliveriesLeased = 0
         public var sent = 0
         public var retried = 0
         public var deadTokens = 0

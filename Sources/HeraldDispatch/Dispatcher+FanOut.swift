@@ -75,6 +75,7 @@ extension Dispatcher {
             let (result, claimed) = try await body(reserved)
             state.withLock {
                 $0.counters.inFlight -= reserved - claimed.count
+                $0.counters.deliveriesLeased += claimed.count
                 $0.handOff += claimed
             }
             if reserved > 0 { sendSignal.signal() }

@@ -247,7 +247,10 @@ public final class Dispatcher: Sendable {
                     }
                     lastEmptyClaim = claimed.isEmpty ? .now : nil
                     if !claimed.isEmpty {
-                        state.withLock { $0.counters.inFlight += claimed.count }
+                        state.withLock {
+                            $0.counters.inFlight += claimed.count
+                            $0.counters.deliveriesLeased += claimed.count
+                        }
                         start(claimed)
                         continue
                     }

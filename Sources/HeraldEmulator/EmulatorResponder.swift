@@ -31,6 +31,8 @@ struct EmulatorResponder: HTTPResponder {
             let stats: [String: Int] = [
                 "connections": emulator.connectionCount, "accepted": await emulator.state.accepted,
                 "rejected": await emulator.state.rejected,
+                // This process's CPU, user and system (for `herald bench`'s cost per request).
+                "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds(),
             ]
             return json(200, try JSONEncoder.emulator.encode(stats))
         default:
@@ -203,6 +205,12 @@ struct EmulatorResponder: HTTPResponder {
         var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func processCPUMicroseconds() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
     }
 }
 

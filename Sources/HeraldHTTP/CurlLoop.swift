@@ -49,7 +49,10 @@ final class CurlLoop: @unchecked Sendable {
             _ = herald_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 2 * max(1, configuration.maxConnectionsPerHost))
         }
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
-        let thread = Thread { [self] in self.run() }
+        let thread = Thread { [self] in
+            try? "herald.http".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)  // as the kernel sees it (see BlockingThread)
+            self.run()
+        }
         thread.name = "herald.http"
         thread.start()
     }

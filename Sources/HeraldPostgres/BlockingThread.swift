@@ -13,7 +13,12 @@ final class BlockingThread: Sendable {
     private let signal = DispatchSemaphore(value: 0)
 
     init(name: String) {
-        let thread = Thread { [self] in self.loop() }
+        let thread = Thread { [self] in
+            // (Foundation keeps a name set before start to itself; the kernel's, which
+            // `top -H` and `herald bench` read, is set here, on the thread.)
+            try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            self.loop()
+        }
         thread.name = name
         thread.start()
     }

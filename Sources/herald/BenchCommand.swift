@@ -1,13 +1,17 @@
 import ArgumentParser
+import Foundation
 import HeraldBench
+import HeraldRuntime
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Herald against the emulator: burn-down, latency, fan-out, transitions, tenant deletion.",
         discussion: """
-            Starts what it needs: the database (HERALD_DATABASE_URL or the embedded cluster) and an in-process \
-            emulator, unless GOOGLE_APPLICATION_CREDENTIALS and HERALD_FCM_ENDPOINT point at a running one. Each run \
+            Starts what it needs: the database (HERALD_DATABASE_URL or the embedded cluster) and an emulator, as a \
+            child process (--emulator in-process: in this one), unless GOOGLE_APPLICATION_CREDENTIALS and \
+            HERALD_FCM_ENDPOINT point at a running one. Burn-down and fan-out report CPU per delivery: this process's \
+            (by thread), the database server's when it runs on this machine, and the emulator's. Each run \
             works in fresh tenants named bench-…, removed afterwards (--keep leaves them). Build with \
             `swift build -c release` first: a debug build is several times slower.
             """,
@@ -18,6 +22,8 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Sends in flight per worker.") var concurrency = 512
         @Option(help: "Deliveries claimed per round trip.") var batch = 512
         @Flag(help: "Leave the bench tenants in the database.") var keep = false
+        @Option(help: "Where the emulator runs when none is configured: process (a child process) or in-process.")
+        var emulator = "process"
         @OptionGroup var options: GlobalOptions
 
         var settings: BenchSettings { BenchSettings(workers: workers, concurrency: concurrency, batch: batch, keep: keep) }
@@ -25,9 +31,17 @@ struct BenchCommand: AsyncParsableCommand {
         /// Runs `scenario` on a rig and prints its report.
         func run(poolSize: Int = 8, _ scenario: @Sendable (BenchRig) async throws -> BenchReport) async throws {
             let logger = DemoCommand.quiet(HeraldLogging.logger, at: .warning)
+            var variables = ProcessInfo.processInfo.environment
+            var child: EmulatorProcess?
+            if emulator == "process", variables["HERALD_FCM_ENDPOINT"] == nil || variables["GOOGLE_APPLICATION_CREDENTIALS"] == nil {
+                let started = try EmulatorProcess.start()
+                variables.merge(started.variables) { $1 }
+                child = started
+            }
+            defer { child?.stop() }
             let report = try await BenchRig.with(
-                heraldEnvironment(logger: logger), settings: settings, poolSize: poolSize, emulatorLogger: DemoCommand.quiet(logger, at: .critical),
-                scenario)
+                HeraldEnvironment(variables, logger: logger), settings: settings, poolSize: poolSize,
+                emulatorLogger: DemoCommand.quiet(logger, at: .critical), scenario)
             if options.json { return try printJSON(report) }
             printFields(report.fields)
         }
@@ -36,6 +50,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard (1...16).contains(workers), (1...10_000).contains(concurrency), (1...5_000).contains(batch) else {
                 throw ValidationError("--workers 1-16, --concurrency 1-10000, --batch 1-5000")
             }
+            guard ["process", "in-process"].contains(emulator) else { throw ValidationError("--emulator process or in-process") }
         }
     }
 

@@ -1,0 +1,56 @@
+import Foundation
+
+/// `herald emulator` as a child process of this one, on free ports, with a home of its own
+/// (so it leaves a user's running emulator and its files alone): a bench that measures its
+/// own CPU must not share its process with the emulator's.
+struct EmulatorProcess {
+    private let process: Process
+    private let home: URL
+    /// The variables that point Herald at it (`GOOGLE_APPLICATION_CREDENTIALS`,
+    /// `HERALD_FCM_ENDPOINT`, `HERALD_CA_FILE`).
+    let variables: [String: String]
+
+    /// Starts the emulator and waits (at most 30 s) until it says where it listens.
+    static func start() throws -> EmulatorProcess {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-emulator-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let output = home.appendingPathComponent("stdout")
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw UserFacingMessage("cannot write \(output.path)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["emulator", "--port", "0", "--h2c-port", "0", "--http1-port", "0"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_HOME"] = home.path
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, process.isRunning {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("export ") }) {
+                var variables: [String: String] = [:]
+                for assignment in line.dropFirst("export ".count).split(separator: " ") {
+                    let parts = assignment.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2 { variables[String(parts[0])] = String(parts[1]) }
+                }
+                return EmulatorProcess(process: process, home: home, variables: variables)
+            }
+            usleep(50_000)
+        }
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: home)
+        throw UserFacingMessage("the bench's emulator did not start within 30 s")
+    }
+
+    /// Stops it (SIGTERM) and removes its home.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: home)
+    }
+}
