@@ -32,11 +32,19 @@ struct DeliveryQueue: Sendable {
     func claimDeliveries(limit: Int, paused: [PushProvider] = []) async throws -> [ClaimedDelivery] {
         let rows = try await pool.query(claim(limit: limit, paused: paused))
         let decoder = JSONDecoder()
+        // A notification's deliveries share its data: each text is decoded once a batch.
+        var decoded: [String: [String: String]] = [:]
         return try rows.map { row in
             let dataText = try row.decode(String.self, column: "data")
+            let data: [String: String]
+            if let known = decoded[dataText] {
+                data = known
+            } else {
+                data = (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+                decoded[dataText] = data
+            }
             let content = NotificationContent(
-                title: try row.decode(column: "title"), body: try row.decode(column: "body"),
-                data: (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:],
+                title: try row.decode(column: "title"), body: try row.decode(column: "body"), data: data,
                 badge: try row.decode(column: "badge"), sound: try row.decode(column: "sound"),
                 threadID: try row.decode(column: "thread_id"), imageURL: try row.decode(column: "image_url"))
             return ClaimedDelivery(

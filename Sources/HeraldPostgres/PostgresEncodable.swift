@@ -61,7 +61,7 @@ extension Double: PostgresEncodable {
 extension UUID: PostgresArrayElement {
     public static var postgresType: PostgresType { .uuid }
     public static var postgresArrayType: PostgresType { .uuidArray }
-    public var postgresText: String? { uuidString.lowercased() }
+    public var postgresText: String? { UUIDText.format(self) }
 }
 
 extension Date: PostgresArrayElement {
@@ -96,7 +96,9 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
     public static var postgresType: PostgresType { Element.postgresArrayType }
-    public var postgresText: String? { PostgresArrayLiteral.format(map(\.postgresText)) }
+    // (A closure, not `map(\.postgresText)`: in generic code a key path is looked up at
+    // run time, for every element.)
+    public var postgresText: String? { PostgresArrayLiteral.format(map { $0.postgresText }) }
 }
 
 extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
