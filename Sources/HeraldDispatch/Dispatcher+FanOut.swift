@@ -171,7 +171,7 @@ extension Dispatcher {
         return written
     }
 
-    /// Fans out a large event `fanOutPart` recipients per transaction; the last part marks it
+    /// Fans out a large event part by part (`fanOutParts`), a transaction each; the last part marks it
     /// done. Each part first checks that this worker still holds the event: if its lease
     /// lapsed and another worker took the event, that one carries on (a part written twice
     /// adds nothing: the write is idempotent). If a part fails, the worker's event leases are
@@ -182,8 +182,7 @@ extension Dispatcher {
         let count = large.payload.recipients.count
         var created = 0
         do {
-            for start in stride(from: 0, to: count, by: configuration.fanOutPart) {
-                let part = start..<min(count, start + configuration.fanOutPart)
+            for part in configuration.fanOutParts(of: count) {
                 let last = part.upperBound == count
                 let written = try await withRoom(claiming) { room in
                     try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in

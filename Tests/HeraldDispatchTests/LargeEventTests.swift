@@ -33,13 +33,26 @@ import Testing
         }
     }
 
+    @Test func partsStartSmallThenTakeTheirFullSize() {
+        let configuration = Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100)
+        #expect(configuration.fanOutParts(of: 10_000).map(\.count) == [100] + Array(repeating: 1_000, count: 9) + [900])
+        #expect(configuration.fanOutParts(of: 10_000).first?.lowerBound == 0)
+        #expect(configuration.fanOutParts(of: 10_000).last?.upperBound == 10_000)
+        #expect(configuration.fanOutParts(of: 50) == [0..<50])
+        #expect(configuration.fanOutParts(of: 0).isEmpty)
+        // A first part larger than a part is cut to a part.
+        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 5, 2])
+    }
+
     @Test func aLargeEventIsFannedOutInPartsOnceForEveryone() async throws {
         try await DispatchHarness.with { harness in
             let conversation = try await group(harness, people: 23)
             try await send(harness, to: conversation, "Standup moved to 10")
-            let counters = try await harness.drain(.init(fanOutPart: 5, retry: RetryPolicy(base: .milliseconds(50))))
+            // Parts of 2, 5, 5, 5, 5 and 1.
+            let counters = try await harness.drain(.init(fanOutPart: 5, fanOutFirstPart: 2, retry: RetryPolicy(base: .milliseconds(50))))
             #expect(counters.eventsFannedOut == 1)
             #expect(counters.deliveriesQueued == 23)
+            #expect(counters.deliveriesLeased == 23)
             #expect(counters.sent == 23)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 23)
             #expect(try await harness.count(
