@@ -40,6 +40,11 @@ extension Dispatcher {
                         logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
                     }
                     if batch.contains(where: { $0.status == .queued }) { hintQueue() }
+                    if batch.count < configuration.claimBatch && !done {
+                        // Not a full batch: let the next one gather (every statement costs its
+                        // plan and round trip whatever its size).
+                        await ackSignal.wait(timeout: .milliseconds(100))
+                    }
                 } catch {
                     failures += 1
                     again = true
