@@ -1,0 +1,51 @@
+import Foundation
+import HeraldTestSupport
+import Testing
+
+/// `herald bench`: the real binary, its own emulator as a child process, the test database.
+/// What is checked is that each figure is measured and adds up, never how fast it is.
+@Suite struct BenchCLITests {
+    func bench(_ arguments: [String]) async throws -> [String: Any] {
+        try await TestDatabase.with { _, configuration in
+            try await withTemporaryDirectory { home in
+                let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString])
+                #expect(try await cli.run(["db", "migrate"]).status == 0)
+                let result = try await cli.run(["bench"] + arguments + ["--json"])
+                #expect(result.status == 0, "\(result.stderr)")
+                return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            }
+        }
+    }
+
+    /// A burn-down reports CPU per delivery for the worker (and its threads), for the
+    /// database server (on this machine, so /proc shows it) and for the emulator's process.
+    @Test func aBurnDownReportsTheCPUEachDeliveryCost() async throws {
+        let report = try await bench(["burn-down", "--deliveries", "400", "--tenants", "2", "--devices-per-person", "20"])
+        let counts = try #require(report["counts"] as? [String: Int])
+        #expect(counts["sent"] == 400 && counts["acceptedByEmulator"] == 400)
+        #expect(report["emulatorInProcess"] as? Bool == false)
+        let cpu = try #require(report["cpuMicrosecondsPerDelivery"] as? [String: Double])
+        for key in ["worker send+acknowledge", "postgres send+acknowledge", "worker fan-out", "postgres fan-out", "emulator per request"] {
+            #expect((cpu[key] ?? 0) > 0, "\(key): \(cpu)")
+        }
+        // The threads' shares add up to the process.
+        let parts = ["HTTP client thread", "database client threads", "tasks"].map { cpu["worker send+acknowledge: \($0)"] ?? -1 }
+        #expect(parts.allSatisfy { $0 >= 0 })
+        #expect(abs(parts.reduce(0, +) - (cpu["worker send+acknowledge"] ?? 0)) < 1, "\(cpu)")
+        #expect((cpu["worker send+acknowledge: HTTP client thread"] ?? 0) > 0, "the HTTP thread names itself")
+    }
+
+    /// A group message: written, leased, first and last request, in that order of sense.
+    @Test func aFanOutReportsWhenEveryDeliveryWasWrittenLeasedAndSent() async throws {
+        let report = try await bench(["fan-out", "--people", "250"])
+        let durations = try #require(report["durationsSeconds"] as? [String: Double])
+        let written = try #require(durations["allDeliveriesWritten"]), leased = try #require(durations["allDeliveriesLeased"])
+        let first = try #require(durations["firstRequestSent"]), last = try #require(durations["allRequestsSent"])
+        let recorded = try #require(durations["allOutcomesRecorded"])
+        #expect(written > 0 && leased > 0, "\(durations)")
+        #expect(first > 0 && first <= last && last <= recorded, "\(durations)")
+        #expect((report["counts"] as? [String: Int])?["accepted"] == 250)
+        let cpu = try #require(report["cpuMicrosecondsPerDelivery"] as? [String: Double])
+        #expect((cpu["worker fan-out+send+acknowledge"] ?? 0) > 0 && (cpu["postgres fan-out+send+acknowledge"] ?? 0) > 0, "\(cpu)")
+    }
+}
