@@ -14,10 +14,15 @@ extension DeliveryQueue {
         let rows = try await connection.query(
             """
             SELECT r.id, r.app, p.locale, p.time_zone,
-                   (SELECT count(*) FROM activities a
-                    WHERE a.tenant_id = p.tenant_id
-                      AND CASE WHEN r.app = 'member' THEN a.assignee_id = r.id AND a.status = 'assigned'
-                               ELSE a.manager_id = r.id AND a.status = 'completion_requested' END)::int
+                   -- One count per app, each on its index: with the app's test inside the
+                   -- WHERE (a CASE), every recipient read all of the tenant's activities, and a
+                   -- fan-out of 15,000 assignments took 24 s.
+                   CASE WHEN r.app = 'member'
+                        THEN (SELECT count(*) FROM activities a
+                              WHERE a.tenant_id = p.tenant_id AND a.assignee_id = r.id AND a.status = 'assigned')
+                        ELSE (SELECT count(*) FROM activities a
+                              WHERE a.tenant_id = p.tenant_id AND a.manager_id = r.id AND a.status = 'completion_requested')
+                   END::int
                  + (SELECT count(*) FROM conversation_participants cp
                     JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
                                    AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
@@ -154,11 +159,18 @@ extension DeliveryQueue {
                       AND d.removed_at IS NULL AND d.deactivated_at IS NULL) AS reachable,
                        -- The activity's next change of status, if it moved on before this event was
                        -- fanned out (a reminder about it supersedes nothing).
+                       -- The event by its key, then the activity's later events on their index (a
+                       -- LATERAL with its own LIMIT cannot be turned around: planned as a join, the
+                       -- tenant's whole outbox was read for every draft, minutes for a fan-out
+                       -- of 15,000 assignments).
                        CASE WHEN i.activity_id IS NOT NULL THEN (
                            SELECT o.kind FROM outbox e
-                           JOIN outbox o ON o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
-                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id AND o.kind = ANY(\(Self.statusChanges)::text[])
-                           ORDER BY o.seq LIMIT 1) END AS superseded_by
+                           CROSS JOIN LATERAL (
+                               SELECT o.kind FROM outbox o
+                               WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
+                                 AND o.kind = ANY(\(Self.statusChanges)::text[])
+                               ORDER BY o.seq LIMIT 1) o
+                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) END AS superseded_by
                 FROM input i
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
