@@ -87,6 +87,21 @@ extension Dispatcher {
         }
     }
 
+    /// The tenant's scope for fan-out's statements. For up to `genericPlanRecipients`
+    /// recipients they run on plans made once per connection: planned for their values (the
+    /// dispatcher's sessions default to that, for the queue's statements), the write of
+    /// notifications and deliveries took 4 ms to plan and 1.2 ms to run, most of a fan-out
+    /// at 200 events a second (latency p50 18 → 7 ms). A larger part keeps plans made for
+    /// its values: with the generic plan, a 10,000-person group's parts of 1,000 were written
+    /// in 4.8 s instead of 3.3 s.
+    static func fanOutScope(_ tenant: UUID, recipients: Int) -> String {
+        // (Both ways: one transaction may fan out several tenants' events.)
+        Store.tenantScope(tenant) + "; SET LOCAL plan_cache_mode = "
+            + (recipients <= genericPlanRecipients ? "force_generic_plan" : "force_custom_plan")
+    }
+
+    static let genericPlanRecipients = 200
+
     /// An event fanned out part by part, under this worker's lease on it.
     struct LargeEvent: Sendable {
         let event: ClaimedEvent
@@ -128,7 +143,7 @@ extension Dispatcher {
                     }
                     done.append(event.id)
                 }
-                connection.deferScript(Store.tenantScope(tenant))
+                connection.deferScript(Self.fanOutScope(tenant, recipients: recipients.count))
                 if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
                 guard !done.isEmpty else { continue }
                 let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
@@ -187,7 +202,7 @@ extension Dispatcher {
                 let written = try await withRoom(claiming) { room in
                     try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in
                         guard try await queue.holdsEvent(event.id, tenant: tenant, on: connection) else { return (nil, []) }
-                        connection.deferScript(Store.tenantScope(tenant))
+                        connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
                         let recipients = Array(large.payload.recipients[part])
                         let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                         var chat = try await DeliveryQueue.participantStates(
