@@ -32,6 +32,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         @Option(name: .customLong("throttled"), help: "Share of sends answered 429 (0 to 1).") var throttled = 0.0
         @Option(name: .customLong("retry-after"), help: "Seconds in Retry-After on injected failures.") var retryAfter = 1
         @Option(name: .customLong("latency-ms"), help: "Milliseconds added to every send.") var latency = 0
+        @Flag(name: .customLong("stop-at-end-of-input"), help: "Stop when standard input closes (as when the process that started it ends).")
+        var stopAtEndOfInput = false
 
         func validate() throws {
             guard (0...1).contains(unavailable), (0...1).contains(throttled), unavailable + throttled <= 1 else {
@@ -45,6 +47,13 @@ struct EmulatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             let logger = HeraldLogging.logger
+            if stopAtEndOfInput {
+                // A blocking read on a thread of its own; at end of input, the same stop as SIGTERM.
+                Thread.detachNewThread {
+                    _ = FileHandle.standardInput.readDataToEndOfFile()
+                    kill(getpid(), SIGTERM)
+                }
+            }
             let faults = EmulatorConfiguration.Faults(
                 deadTokenPrefix: deadPrefix.isEmpty ? nil : deadPrefix, unavailableShare: unavailable, throttledShare: throttled,
                 retryAfterSeconds: retryAfter, latency: .milliseconds(latency))

@@ -5,6 +5,8 @@ import Foundation
 /// own CPU must not share its process with the emulator's.
 struct EmulatorProcess {
     private let process: Process
+    /// The write end stays open in this process for as long as it lives.
+    private let input: Pipe
     private let home: URL
     /// The variables that point Herald at it (`GOOGLE_APPLICATION_CREDENTIALS`,
     /// `HERALD_FCM_ENDPOINT`, `HERALD_CA_FILE`).
@@ -20,12 +22,16 @@ struct EmulatorProcess {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = ["emulator", "--port", "0", "--h2c-port", "0", "--http1-port", "0"]
+        // It reads a pipe only this process holds: should this process be killed outright,
+        // the pipe closes and the emulator stops (Ctrl-C reaches both anyway).
+        process.arguments = ["emulator", "--port", "0", "--h2c-port", "0", "--http1-port", "0", "--stop-at-end-of-input"]
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_HOME"] = home.path
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
+        let input = Pipe()
+        process.standardInput = input
         try process.run()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, process.isRunning {
@@ -36,7 +42,7 @@ struct EmulatorProcess {
                     let parts = assignment.split(separator: "=", maxSplits: 1)
                     if parts.count == 2 { variables[String(parts[0])] = String(parts[1]) }
                 }
-                return EmulatorProcess(process: process, home: home, variables: variables)
+                return EmulatorProcess(process: process, input: input, home: home, variables: variables)
             }
             usleep(50_000)
         }

@@ -49,3 +49,35 @@ import Testing
         #expect((cpu["worker fan-out+send+acknowledge"] ?? 0) > 0 && (cpu["postgres fan-out+send+acknowledge"] ?? 0) > 0, "\(cpu)")
     }
 }
+
+/// The bench's emulator child must not outlive a bench that is killed outright.
+@Suite struct EmulatorChildTests {
+    @Test func anEmulatorStopsWhenItsInputCloses() async throws {
+        try await withTemporaryDirectory { home in
+            let output = home.appendingPathComponent("emulator.out")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            let input = Pipe()
+            let process = Process()
+            process.executableURL = HeraldCLI.binary
+            process.arguments = ["emulator", "--port", "0", "--h2c-port", "0", "--http1-port", "0", "--stop-at-end-of-input"]
+            process.environment = HeraldCLI(home: home, extra: [:]).environment
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = input
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            let ready = Date().addingTimeInterval(30)
+            while Date() < ready, !((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("export ") {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("export "), "the emulator started")
+            // Still serving while its input is open.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(process.isRunning)
+            try input.fileHandleForWriting.close()
+            let stopped = Date().addingTimeInterval(15)
+            while process.isRunning, Date() < stopped { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(!process.isRunning, "the emulator stopped when its input closed")
+        }
+    }
+}
