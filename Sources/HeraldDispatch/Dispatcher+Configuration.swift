@@ -12,8 +12,9 @@ extension Dispatcher {
         public var claimBatch: Int
         /// Events fanned out per round trip.
         public var eventBatch: Int
-        /// An event with more recipients than this is fanned out this many at a time, one
-        /// transaction each, so that sending starts after the first part is committed.
+        /// An event with more recipients than this is fanned out in parts of this many (after
+        /// a smaller first one), one transaction each, so that sending starts after the first
+        /// part is committed.
         public var fanOutPart: Int
         /// The first part of such an event is this small (at most `fanOutPart`): its
         /// pushes go out while the rest is written (a part of 1,000 took 200-350 ms to write).

@@ -40,11 +40,8 @@ extension Dispatcher {
                         logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
                     }
                     if batch.contains(where: { $0.status == .queued }) { hintQueue() }
-                    if batch.count < configuration.claimBatch && !done {
-                        // Not a full batch: let the next one gather (every statement costs its
-                        // plan and round trip whatever its size).
-                        await ackSignal.wait(timeout: .milliseconds(100))
-                    }
+                    // After a full batch the next may be full already.
+                    if batch.count >= configuration.claimBatch || done { continue }
                 } catch {
                     failures += 1
                     again = true
@@ -53,12 +50,14 @@ extension Dispatcher {
                     logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
                     if failures > 50, done { return }
                     await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
+                    continue
                 }
-                continue
             }
             if done { return }
-            // Outcomes are written in batches: a full batch at once, otherwise every 25 ms.
-            await ackSignal.wait(timeout: .milliseconds(25))
+            // Outcomes are written in batches: a full batch at once; otherwise, after a write,
+            // the next one gathers for 100 ms (every statement costs its plan and round trip
+            // whatever its size), and while idle one waits at most 25 ms.
+            await ackSignal.wait(timeout: batch.isEmpty ? .milliseconds(25) : .milliseconds(100))
         }
     }
 

@@ -50,7 +50,8 @@ final class CurlLoop: @unchecked Sendable {
         }
         _ = herald_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.maxStreamsPerConnection)
         let thread = Thread { [self] in
-            try? "herald.http".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)  // as the kernel sees it (see BlockingThread)
+            // Named where the kernel sees it too (Foundation keeps `thread.name` to itself).
+            try? "herald.http".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             self.run()
         }
         thread.name = "herald.http"

@@ -13,14 +13,7 @@ final class BlockingThread: Sendable {
     private let signal = DispatchSemaphore(value: 0)
 
     init(name: String) {
-        let thread = Thread { [self] in
-            // (Foundation keeps a name set before start to itself; the kernel's, which
-            // `top -H` and `herald bench` read, is set here, on the thread.)
-            try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-            self.loop()
-        }
-        thread.name = name
-        thread.start()
+        Thread.start(named: name) { [self] in self.loop() }
     }
 
     /// Runs `body` on the thread and returns its result.

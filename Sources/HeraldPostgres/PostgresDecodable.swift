@@ -72,7 +72,7 @@ extension Bool: PostgresDecodable {
 
 extension UUID: PostgresDecodable {
     public init(postgresText text: String, type: PostgresType) throws {
-        guard let value = UUIDText.parse(text) ?? UUID(uuidString: text) else { throw decodingFailure(UUID.self, text) }
+        guard let value = UUIDText.parse(text) else { throw decodingFailure(UUID.self, text) }
         self = value
     }
 }

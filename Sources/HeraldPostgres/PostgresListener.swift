@@ -41,12 +41,7 @@ public final class PostgresListener: Sendable {
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) != 0 { fds = [-1, -1] }
         wakePipe = (fds[0], fds[1])
-        let thread = Thread { [self] in
-            try? "herald.listen".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)  // as the kernel sees it (see BlockingThread)
-            self.loop()
-        }
-        thread.name = "herald.listen"
-        thread.start()
+        Thread.start(named: "herald.listen") { [self] in self.loop() }
     }
 
     /// Stops listening and finishes `events`. Safe to call twice.
