@@ -210,18 +210,18 @@ extension DeliveryQueue {
                        CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
                        CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
                 FROM targets t
-                ON CONFLICT (tenant_id, id) DO NOTHING
+                ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
             )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
             )
-            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int
+            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id
             FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
             JOIN inserted n ON n.id = c.notification_id
             WHERE c.status = 'sending'
             UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int FROM created
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL FROM created
             """)
         var created = 0
         var claimed: [ClaimedDelivery] = []
@@ -239,7 +239,7 @@ extension DeliveryQueue {
             else { continue }
             let draft = drafts[index]
             claimed.append(ClaimedDelivery(
-                tenantID: tenant, id: id, deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
+                tenantID: tenant, id: id, notificationID: try row.decode(UUID.self, at: 9), deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
                 firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, content: draft.content,
                 eventAt: draft.eventAt, claimedAt: now))
         }

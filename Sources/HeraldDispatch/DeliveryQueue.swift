@@ -48,7 +48,8 @@ struct DeliveryQueue: Sendable {
                 badge: try row.decode(column: "badge"), sound: try row.decode(column: "sound"),
                 threadID: try row.decode(column: "thread_id"), imageURL: try row.decode(column: "image_url"))
             return ClaimedDelivery(
-                tenantID: try row.decode(column: "tenant_id"), id: try row.decode(column: "id"), deviceID: try row.decode(column: "device_id"),
+                tenantID: try row.decode(column: "tenant_id"), id: try row.decode(column: "id"),
+                notificationID: try row.decode(column: "notification_id"), deviceID: try row.decode(column: "device_id"),
                 provider: PushProvider(rawValue: try row.decode(column: "provider")) ?? .fcm,
                 app: AppKind(rawValue: try row.decode(column: "app")) ?? .member, attempt: try row.decode(column: "attempts"),
                 firstAttemptAt: try row.decode(column: "first_attempt_at"), deadlineAt: try row.decode(column: "deadline_at"),
@@ -127,7 +128,7 @@ struct DeliveryQueue: Sendable {
                   AND d.id = ANY(ARRAY(SELECT id FROM picked))
                 RETURNING d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at
             )
-            SELECT d.tenant_id, d.id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
+            SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
                    n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
             FROM leased d
@@ -175,13 +176,14 @@ struct DeliveryQueue: Sendable {
         return """
             WITH input AS (
                 SELECT *, \(worker)::text AS worker FROM unnest(
-                    \(batch.map(\.tenantID))::uuid[], \(batch.map(\.deliveryID))::uuid[], \(batch.map(\.deviceID))::uuid[],
+                    \(batch.map(\.tenantID))::uuid[], \(batch.map(\.deliveryID))::uuid[], \(batch.map(\.notificationID))::uuid[],
+                    \(batch.map(\.deviceID))::uuid[],
                     \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
                     \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[],
                     \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[])
-                AS i(tenant_id, id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
+                AS i(tenant_id, id, notification_id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
                      finished_at, spent, attempted, attempt_id)
             ), acked AS (
                 UPDATE deliveries d
@@ -202,7 +204,7 @@ struct DeliveryQueue: Sendable {
                 -- leaves the table's estimate whole: each row is looked up by key, or a small
                 -- table is hashed against the batch once.
                 -- (A leased delivery is live: it lies within the window.)
-                WHERE d.tenant_id = i.tenant_id AND d.id = i.id AND d.lease_owner = i.worker
+                WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id AND d.lease_owner = i.worker
                   AND d.id >= \(lower) AND d.id < \(upper)
                 RETURNING d.tenant_id, d.id
             ), recorded AS (
@@ -238,10 +240,10 @@ struct DeliveryQueue: Sendable {
         try await pool.query(
             """
             UPDATE deliveries d SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
-            FROM (SELECT tenant_id, id FROM deliveries
+            FROM (SELECT tenant_id, notification_id, id FROM deliveries
                   WHERE status = 'sending' AND lease_owner = \(worker) AND id >= \(window.lower) AND id < \(window.upper)
                   FOR NO KEY UPDATE SKIP LOCKED) held
-            WHERE d.tenant_id = held.tenant_id AND d.id = held.id AND d.id >= \(window.lower) AND d.id < \(window.upper)
+            WHERE d.tenant_id = held.tenant_id AND d.notification_id = held.notification_id AND d.id = held.id AND d.id >= \(window.lower) AND d.id < \(window.upper)
             """)
     }
 

@@ -298,7 +298,7 @@ public final class Dispatcher: Sendable {
             messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true
         ) -> Acknowledgement {
             Acknowledgement(
-                tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, provider: delivery.provider,
+                tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID, provider: delivery.provider,
                 attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
                 startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())

@@ -16,6 +16,8 @@ struct ClaimedEvent: Sendable {
 struct ClaimedDelivery: Sendable {
     let tenantID: UUID
     let id: UUID
+    /// Part of the delivery's key (tenant, notification, id).
+    let notificationID: UUID
     let deviceID: UUID
     let provider: PushProvider
     let app: AppKind
@@ -38,6 +40,7 @@ struct Acknowledgement: Sendable {
 
     let tenantID: UUID
     let deliveryID: UUID
+    let notificationID: UUID
     let deviceID: UUID
     let provider: PushProvider
     let attempt: Int

@@ -246,7 +246,7 @@ import Testing
                     let now = Date()
                     func ack(_ delivery: ClaimedDelivery) -> Acknowledgement {
                         Acknowledgement(
-                            tenantID: delivery.tenantID, deliveryID: delivery.id, deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
+                            tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
                             status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
                             startedAt: now, finishedAt: now)
                     }

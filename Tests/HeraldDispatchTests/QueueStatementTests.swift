@@ -24,7 +24,7 @@ import Testing
                 let now = Date()
                 let batch = claimed.map {
                     Acknowledgement(
-                        tenantID: $0.tenantID, deliveryID: $0.id, deviceID: $0.deviceID, provider: $0.provider, attempt: $0.attempt, status: .sent,
+                        tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider, attempt: $0.attempt, status: .sent,
                         outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil, startedAt: now,
                         finishedAt: now)
                 }
