@@ -169,7 +169,8 @@ struct DeliveryQueue: Sendable {
         let earlier = again
             ? """
               UNION
-              SELECT a.delivery_id FROM delivery_attempts a JOIN input i ON a.tenant_id = i.tenant_id AND a.id = i.attempt_id
+              SELECT a.delivery_id FROM delivery_attempts a
+              JOIN input i ON a.tenant_id = i.tenant_id AND a.delivery_id = i.id AND a.id = i.attempt_id
               WHERE a.counted
               """
             : ""
@@ -217,7 +218,7 @@ struct DeliveryQueue: Sendable {
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i
                 WHERE i.attempted
-                ON CONFLICT (tenant_id, id) DO NOTHING
+                ON CONFLICT (tenant_id, delivery_id, id) DO NOTHING
             ), dead AS (
                 UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
                 FROM input i
