@@ -63,13 +63,22 @@ extension DeliveryQueue {
         _ conversations: [UUID], people: [UUID]? = nil, tenant: UUID, on connection: PostgresConnection
     ) async throws -> [ParticipantKey: ParticipantState] {
         guard !conversations.isEmpty else { return [:] }
+        // Two statements, not one with `(all OR person_id = ANY(…))`: planned once for any
+        // values (a small fan-out's generic plan), that condition cannot reach the index, and
+        // the first part of a message to 10,000 people read all 10,000 participants, each
+        // against the part's 100 (85 ms before its first request).
         let rows = try await connection.query(
-            """
-            SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
-            FROM conversation_participants
-            WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
-              AND (\(people == nil) OR person_id = ANY(\(people ?? [])))
-            """)
+            people.map { people in
+                """
+                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+                FROM conversation_participants
+                WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND person_id = ANY(\(people)) AND left_at IS NULL
+                """
+            } ?? """
+                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+                FROM conversation_participants
+                WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
+                """)
         var result: [ParticipantKey: ParticipantState] = [:]
         for row in rows {
             let (conversation, person, muted, viewing) = try row.decode((UUID, UUID, Bool, Bool).self)
