@@ -7,21 +7,56 @@ extension DeliveryQueue {
     /// the transaction on `connection` (which works as `herald_dispatcher`). Another worker
     /// skips them; if this one dies, its transaction ends and they are free again. Events
     /// under a live lease (a large event another worker is fanning out in parts) are skipped.
-    func claimEvents(limit: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
+    /// The recipients of events of up to `part` recipients are read with them.
+    func claimEvents(limit: Int, part: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
         let rows = try await connection.query(
             """
             -- A leased event is being fanned out part by part by the lease holder (a large
             -- group's message): it is left alone until the lease expires.
-            SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox
+            -- The snapshot comes without its recipients, and the recipients of a small event
+            -- as two arrays of text, in their order. Nothing here can fail on a snapshot this
+            -- version cannot read (that would stop the queue): the fan-out reports such an
+            -- event and passes it over.
+            -- (Every mention of `payload` reads the whole of it again from its compressed
+            -- copy: the list is taken out once, in a subquery the planner keeps apart.)
+            SELECT o.tenant_id, o.id, o.kind, o.occurred_at,
+                   (CASE WHEN jsonb_typeof(o.payload) = 'object' THEN o.payload || '{"recipients": []}' ELSE o.payload END)::text AS payload,
+                   CASE WHEN jsonb_typeof(r.list) = 'array' THEN jsonb_array_length(r.list) END AS recipient_count,
+                   CASE WHEN jsonb_typeof(r.list) = 'array' AND jsonb_array_length(r.list) <= \(part) THEN ARRAY(
+                       SELECT e ->> 'id' FROM jsonb_array_elements(r.list) WITH ORDINALITY AS x(e, n) ORDER BY n)
+                   END AS recipient_ids,
+                   CASE WHEN jsonb_typeof(r.list) = 'array' AND jsonb_array_length(r.list) <= \(part) THEN ARRAY(
+                       SELECT e ->> 'app' FROM jsonb_array_elements(r.list) WITH ORDINALITY AS x(e, n) ORDER BY n)
+                   END AS recipient_apps
+            FROM outbox o CROSS JOIN LATERAL (SELECT o.payload -> 'recipients' AS list OFFSET 0) r
             WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
               AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
             ORDER BY seq LIMIT \(limit)
-            FOR UPDATE SKIP LOCKED
+            FOR UPDATE OF o SKIP LOCKED
             """)
         return try rows.map { row in
-            let (tenantID, id, kind, payload, occurredAt) = try row.decode((UUID, UUID, String, String, Date).self)
-            return ClaimedEvent(tenantID: tenantID, id: id, kind: kind, payload: payload, occurredAt: occurredAt)
+            let (tenantID, id, kind, occurredAt, payload) = try row.decode((UUID, UUID, String, Date, String).self)
+            let count = try row.decode(Int?.self, column: "recipient_count")
+            let ids = try row.decode([String?]?.self, column: "recipient_ids")
+            let apps = try row.decode([String?]?.self, column: "recipient_apps")
+            return ClaimedEvent(
+                tenantID: tenantID, id: id, kind: kind, payload: payload, recipientCount: count,
+                recipients: Self.recipients(ids: ids, apps: apps), occurredAt: occurredAt)
         }
+    }
+
+    /// Recipients from their ids and apps as text; `nil` if any cannot be read.
+    static func recipients(ids: [String?]?, apps: [String?]?) -> [EventRecipient]? {
+        guard let ids, let apps, ids.count == apps.count else { return nil }
+        var recipients: [EventRecipient] = []
+        recipients.reserveCapacity(ids.count)
+        for (id, app) in zip(ids, apps) {
+            guard let id, let app, let person = try? UUID(postgresText: id, type: .unspecified), let app = AppKind(rawValue: app) else {
+                return nil
+            }
+            recipients.append(EventRecipient(id: person, app: app))
+        }
+        return recipients
     }
 
     /// Holds events for this worker (in the tenant's scope) for one lease: other workers'
@@ -35,15 +70,28 @@ extension DeliveryQueue {
     }
 
     /// Locks the event for the rest of the transaction if this worker still holds its lease
-    /// and it is not done; `false` when its lease passed to another worker.
-    func holdsEvent(_ event: UUID, tenant: UUID, on connection: PostgresConnection) async throws -> Bool {
-        try await connection.query(
+    /// and it is not done (`held` is false when its lease passed to another worker), and
+    /// reads the recipients of its `part`, in order (`nil` if any cannot be read).
+    func holdEventPart(
+        _ event: UUID, tenant: UUID, part: Range<Int>, on connection: PostgresConnection
+    ) async throws -> (held: Bool, recipients: [EventRecipient]?) {
+        let rows = try await connection.query(
             """
-            SELECT 1 FROM outbox
-            WHERE tenant_id = \(tenant) AND id = \(event) AND lease_owner = \(worker) AND fanned_out_at IS NULL
-            FOR UPDATE
-            """
-        ).count == 1
+            -- The list read once (see `claimEvents`), its part's elements by position.
+            SELECT CASE WHEN jsonb_typeof(r.list) = 'array' THEN ARRAY(
+                       SELECT r.list -> i::int ->> 'id' FROM generate_series(\(part.lowerBound), \(part.upperBound - 1)) i ORDER BY i)
+                   END,
+                   CASE WHEN jsonb_typeof(r.list) = 'array' THEN ARRAY(
+                       SELECT r.list -> i::int ->> 'app' FROM generate_series(\(part.lowerBound), \(part.upperBound - 1)) i ORDER BY i)
+                   END
+            FROM outbox o CROSS JOIN LATERAL (SELECT o.payload -> 'recipients' AS list OFFSET 0) r
+            WHERE o.tenant_id = \(tenant) AND o.id = \(event) AND o.lease_owner = \(worker) AND o.fanned_out_at IS NULL
+            FOR UPDATE OF o
+            """)
+        guard let row = rows.first else { return (false, nil) }
+        let (ids, apps) = try row.decode(([String?]?, [String?]?).self)
+        let recipients = Self.recipients(ids: ids, apps: apps)
+        return (true, recipients?.count == part.count ? recipients : nil)
     }
 
     /// Gives back the events this worker leased and has not finished fanning out, so that any

@@ -103,16 +103,29 @@ extension Dispatcher {
     static let genericPlanRecipients = 200
 
     /// An event fanned out part by part, under this worker's lease on it.
+    /// What became of one part of a large event.
+    enum PartOutcome {
+        case written(Int)
+        /// Another worker holds the event now.
+        case passed
+        /// Its recipients cannot be read: the event is marked done.
+        case unreadable
+    }
+
     struct LargeEvent: Sendable {
         let event: ClaimedEvent
-        let payload: FanOut.Payload
+        let snapshot: FanOut.Payload.Snapshot
+        let recipientCount: Int
+        /// (Read when the event is claimed: read from `snapshot` in `fanOutLarge`, it crashed
+        /// Swift 6.3's optimizer in a release build, "Found ownership error".)
+        let conversation: UUID?
     }
 
     /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
     /// and commits once. Large events are only leased here.
     func fanOutTransaction(room: Int) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
         try await queue.pool.withTransaction { connection in
-            let events = try await queue.claimEvents(limit: configuration.eventBatch, on: connection)
+            let events = try await queue.claimEvents(limit: configuration.eventBatch, part: configuration.fanOutPart, on: connection)
             guard !events.isEmpty else { return ((0, 0, []), []) }
             var room = room
             var queued = 0
@@ -127,12 +140,13 @@ extension Dispatcher {
                 var leased: [UUID] = []
                 for event in events {
                     do {
-                        let payload = try FanOut.payload(of: event, decoder: decoder)
-                        if payload.recipients.count > configuration.fanOutPart {
-                            large.append(LargeEvent(event: event, payload: payload))
+                        if let count = event.recipientCount, count > configuration.fanOutPart {
+                            let snapshot = try FanOut.snapshot(of: event, decoder: decoder)
+                            large.append(LargeEvent(event: event, snapshot: snapshot, recipientCount: count, conversation: snapshot.conversation))
                             leased.append(event.id)
                             continue
                         }
+                        let payload = try FanOut.payload(of: event, decoder: decoder)
                         recipients += payload.recipients
                         if let conversation = payload.conversation { conversations.insert(conversation) }
                         readable.append((event, payload))
@@ -194,30 +208,46 @@ extension Dispatcher {
     /// - Returns: how many deliveries it created.
     func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
         let event = large.event, tenant = event.tenantID
-        let count = large.payload.recipients.count
+        let count = large.recipientCount
         var created = 0
         do {
             for part in configuration.fanOutParts(of: count) {
                 let last = part.upperBound == count
-                let written = try await withRoom(claiming) { room in
-                    try await queue.pool.withTransaction { connection -> (Int?, claimed: [ClaimedDelivery]) in
-                        guard try await queue.holdsEvent(event.id, tenant: tenant, on: connection) else { return (nil, []) }
+                let outcome = try await withRoom(claiming) { room in
+                    try await queue.pool.withTransaction { connection -> (PartOutcome, claimed: [ClaimedDelivery]) in
+                        let held = try await queue.holdEventPart(event.id, tenant: tenant, part: part, on: connection)
+                        guard held.held else { return (.passed, []) }
                         connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
-                        let recipients = Array(large.payload.recipients[part])
+                        guard let recipients = held.recipients else {
+                            // Like an event that cannot be read at all: marked done and left
+                            // in the outbox for inspection (trying again would never end).
+                            _ = try await write([], events: [event.id], tenant: tenant, room: 0, on: connection)
+                            return (.unreadable, [])
+                        }
+                        let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)
                         let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                         var chat = try await DeliveryQueue.participantStates(
-                            large.payload.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
+                            large.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
                         try await DeliveryQueue.addDeferred(
                             to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
-                        let drafts = try await fanOut.drafts(for: event, large.payload, part: part, profiles: profiles, chat: chat)
+                        let drafts = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
                         if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
                         let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
-                        return (written.created, written.claimed)
+                        return (.written(written.created), written.claimed)
                     }
                 }
-                guard let written else {
+                let written: Int
+                switch outcome {
+                case .passed:
                     logger.info("a large event passed to another worker mid-fan-out", metadata: ["event": "\(event.id)"])
                     return created
+                case .unreadable:
+                    logger.error(
+                        "skipping the rest of an event whose recipients cannot be read",
+                        metadata: ["event": "\(event.id)", "from": "\(part.lowerBound)"])
+                    return created
+                case .written(let count):
+                    written = count
                 }
                 state.withLock {
                     $0.counters.deliveriesQueued += written

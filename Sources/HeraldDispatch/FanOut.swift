@@ -18,26 +18,38 @@ struct FanOut: Sendable {
     }
 
     /// An event's snapshot, read once per fan-out.
-    enum Payload: Sendable {
-        case activity(ActivityEventPayload)
-        case chat(ChatEventPayload)
+    struct Payload: Sendable {
+        enum Snapshot: Sendable {
+            case activity(ActivityEventPayload)
+            case chat(ChatEventPayload)
 
-        /// Who the event names (routing was decided when it happened).
-        var recipients: [EventRecipient] {
-            switch self {
-            case .activity(let payload): payload.recipients
-            case .chat(let payload): payload.recipients
+            /// The conversation a chat event belongs to.
+            var conversation: UUID? {
+                if case .chat(let payload) = self { payload.conversationID } else { nil }
             }
         }
 
+        let snapshot: Snapshot
+        /// Who the event names (routing was decided when it happened).
+        let recipients: [EventRecipient]
+
         /// The conversation a chat event belongs to.
-        var conversation: UUID? {
-            if case .chat(let payload) = self { payload.conversationID } else { nil }
-        }
+        var conversation: UUID? { snapshot.conversation }
     }
 
+    /// The snapshot of an event and all its recipients (an event of up to a part of them).
     static func payload(of event: ClaimedEvent, decoder: JSONDecoder) throws -> Payload {
+        let snapshot = try snapshot(of: event, decoder: decoder)
+        guard let recipients = event.recipients else { throw Failure.unreadable(event: event.id, reason: unreadableRecipients) }
+        return Payload(snapshot: snapshot, recipients: recipients)
+    }
+
+    static let unreadableRecipients = "its recipients are not a list of ids and apps"
+
+    /// The snapshot of an event, without its recipients.
+    static func snapshot(of event: ClaimedEvent, decoder: JSONDecoder) throws -> Payload.Snapshot {
         do {
+            guard event.recipientCount != nil else { throw Failure.unreadable(event: event.id, reason: unreadableRecipients) }
             let data = Data(event.payload.utf8)
             if event.kind == EventKind.chatMessage.rawValue {
                 return .chat(try decoder.decode(ChatEventPayload.self, from: data))
@@ -54,14 +66,14 @@ struct FanOut: Sendable {
         }
     }
 
-    /// The notification drafts of one event, for all its recipients or for the range
-    /// `part` of them (a large event is fanned out a part per transaction).
+    /// The notification drafts of one event for the recipients in `payload` (all of them,
+    /// or one part of a large event: a part per transaction).
     func drafts(
-        for event: ClaimedEvent, _ payload: Payload, part: Range<Int>? = nil, profiles: [DeliveryQueue.Key: RecipientProfile],
+        for event: ClaimedEvent, _ payload: Payload, profiles: [DeliveryQueue.Key: RecipientProfile],
         chat: [DeliveryQueue.ParticipantKey: ParticipantState]
     ) async throws -> [NotificationDraft] {
-        let recipients = part.map { payload.recipients[$0] } ?? payload.recipients[...]
-        return switch payload {
+        let recipients = payload.recipients[...]
+        return switch payload.snapshot {
         case .chat(let payload): try await chatDrafts(for: event, payload, recipients: recipients, profiles: profiles, chat: chat)
         case .activity(let payload): try await activityDrafts(for: event, payload, recipients: recipients, profiles: profiles)
         }

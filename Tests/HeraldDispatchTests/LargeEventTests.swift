@@ -79,14 +79,17 @@ import Testing
                 let event = try await harness.store.pool.query(
                     "SELECT tenant_id, id, kind, payload::text, occurred_at FROM outbox WHERE kind = 'chat.message'"
                 ).single().decode((UUID, UUID, String, String, Date).self)
-                let claimed = ClaimedEvent(tenantID: event.0, id: event.1, kind: event.2, payload: event.3, occurredAt: event.4)
+                let snapshot = try JSONDecoder().decode(ChatEventPayload.self, from: Data(event.3.utf8))
+                let claimed = ClaimedEvent(
+                    tenantID: event.0, id: event.1, kind: event.2, payload: event.3, recipientCount: snapshot.recipients.count,
+                    recipients: Array(snapshot.recipients[0..<5]), occurredAt: event.4)
                 let payload = try FanOut.payload(of: claimed, decoder: JSONDecoder())
                 try await harness.store.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
-                    let recipients = Array(payload.recipients[0..<5])
+                    let recipients = payload.recipients
                     let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                     let chat = try await DeliveryQueue.participantStates(
                         [conversation], people: recipients.map(\.id), tenant: tenant, on: connection)
-                    let drafts = try await FanOut(templates: TemplateCatalog()).drafts(for: claimed, payload, part: 0..<5, profiles: profiles, chat: chat)
+                    let drafts = try await FanOut(templates: TemplateCatalog()).drafts(for: claimed, payload, profiles: profiles, chat: chat)
                     #expect(drafts.count == 5)
                     _ = try await DeliveryQueue.write(drafts, events: [], tenant: tenant, deadline: .seconds(60), claim: nil, on: connection)
                     try await connection.query(
