@@ -14,8 +14,36 @@ enum PostgresTimestamp {
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (year, month, day) = civilDate(fromDays: days)
         let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
-            + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(micros, 6) + "+00"
+        guard (0...9999).contains(year) else {
+            return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
+                + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(micros, 6) + "+00"
+        }
+        // Written byte by byte into one string: an acknowledgement binds two per delivery, and
+        // fifteen small strings joined were a tenth of building its statement (`perf`).
+        return String(unsafeUninitializedCapacity: 29) { text in
+            var position = 0
+            func digits(_ value: Int64, _ width: Int, then separator: UInt8?) {
+                var value = value
+                for offset in stride(from: width - 1, through: 0, by: -1) {
+                    text[position + offset] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
+                position += width
+                if let separator {
+                    text[position] = separator
+                    position += 1
+                }
+            }
+            digits(year, 4, then: UInt8(ascii: "-"))
+            digits(month, 2, then: UInt8(ascii: "-"))
+            digits(day, 2, then: UInt8(ascii: " "))
+            digits(hour, 2, then: UInt8(ascii: ":"))
+            digits(minute, 2, then: UInt8(ascii: ":"))
+            digits(second, 2, then: UInt8(ascii: "."))
+            digits(micros, 6, then: UInt8(ascii: "+"))
+            digits(0, 2, then: nil)
+            return position
+        }
     }
 
     /// Parses `YYYY-MM-DD[ T]HH:MM:SS[.ffffff][±HH[:MM[:SS]]]`, or a bare date; `nil` otherwise.

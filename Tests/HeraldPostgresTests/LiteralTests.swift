@@ -29,6 +29,10 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_795_307_319.5)
         #expect(PostgresTimestamp.format(date) == "2026-11-22 00:28:39.500000+00")
         #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: -1)) == "1969-12-31 23:59:59.000000+00")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 0.000_001)) == "1970-01-01 00:00:00.000001+00")
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31 23:59:59.000000+00")
+        // Past the four digits of a year, the slower way writes all of them.
+        #expect(PostgresTimestamp.format(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01 00:00:00.000000+00")
     }
 
     @Test(arguments: [
