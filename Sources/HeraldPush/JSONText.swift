@@ -56,14 +56,21 @@ struct JSONText {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func writeString(_ value: String) {
+        var value = value
+        value.withUTF8 { write(utf8: $0) }
+    }
+
+    private mutating func write(utf8 value: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole (this runs for every field of every push).
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: value.utf8)
+        // (Read through a buffer: walking `String.UTF8View` byte by byte was 6 % of a
+        // worker's tasks in a burn-down.)
+        if !value.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: value)
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        for byte in value.utf8 {
+        for byte in value {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
