@@ -12,7 +12,8 @@ public enum FCMClassifier {
 
     public static func classify(_ response: ProviderResponse, now: Date = Date()) -> DeliveryOutcome {
         if (200..<300).contains(response.status) {
-            let name = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["name"] as? String
+            let name = simpleName(in: response.body)
+                ?? (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["name"] as? String
             return .delivered(messageID: name)
         }
         let error = ErrorBody(response.body)
@@ -40,6 +41,38 @@ public enum FCMClassifier {
         case 429, 500...599: return .retry(after: retryAfter, reason: reason)
         default: return .badRequest(reason: reason)
         }
+    }
+
+    /// The name in the answer FCM gives every accepted message, `{"name": "projects/…"}`,
+    /// read without a JSON parser (JSONSerialization was 5 % of a worker's tasks in a
+    /// burn-down); `nil` for anything else (other keys first, escapes), which the parser reads.
+    static func simpleName(in body: [UInt8]) -> String? {
+        var index = 0
+        func skipSpace() {
+            while index < body.count, [0x20, 0x09, 0x0A, 0x0D].contains(body[index]) { index += 1 }
+        }
+        func expect(_ text: String) -> Bool {
+            for byte in text.utf8 {
+                guard index < body.count, body[index] == byte else { return false }
+                index += 1
+            }
+            return true
+        }
+        skipSpace()
+        guard expect("{") else { return nil }
+        skipSpace()
+        guard expect("\"name\"") else { return nil }
+        skipSpace()
+        guard expect(":") else { return nil }
+        skipSpace()
+        guard expect("\"") else { return nil }
+        let start = index
+        while index < body.count, body[index] != UInt8(ascii: "\""), body[index] != UInt8(ascii: "\\"), body[index] >= 0x20 { index += 1 }
+        let end = index
+        guard expect("\"") else { return nil }
+        skipSpace()
+        guard index < body.count, body[index] == UInt8(ascii: "}") || body[index] == UInt8(ascii: ",") else { return nil }
+        return String(decoding: body[start..<end], as: UTF8.self)
     }
 
     /// The parts of a Google API error body that matter here.

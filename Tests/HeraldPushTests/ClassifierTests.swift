@@ -1,5 +1,5 @@
 import Foundation
-import HeraldPush
+@testable import HeraldPush
 import Testing
 
 /// FCM HTTP v1 error bodies in the shape Google sends them.
@@ -18,6 +18,26 @@ enum FCMBodies {
     @Test func anAcceptedMessageCarriesItsName() {
         let response = ProviderResponse(status: 200, body: #"{"name": "projects/demo/messages/0:1500415314455276%31bd1c9631bd1c96"}"#)
         #expect(FCMClassifier.classify(response) == .delivered(messageID: "projects/demo/messages/0:1500415314455276%31bd1c9631bd1c96"))
+    }
+
+    /// The name is read without a parser when the answer is the usual one; every other shape
+    /// goes to the parser, and gives the same name.
+    @Test(arguments: [
+        (#"{"name": "projects/demo/messages/1"}"#, "projects/demo/messages/1"),
+        ("{\n  \"name\": \"projects/demo/messages/2\"\n}\n", "projects/demo/messages/2"),
+        (#"{"name":"projects/demo/messages/3","extra":true}"#, "projects/demo/messages/3"),
+        (#"{"extra": 1, "name": "projects/demo/messages/4"}"#, "projects/demo/messages/4"),
+        (#"{"name": "projects/demo/messages/\u0035"}"#, "projects/demo/messages/5"),
+        (#"{"name": "projects/demo/messages/6\"quoted\""}"#, #"projects/demo/messages/6"quoted""#),
+    ])
+    func theNameIsReadFromAnyShapeOfAnswer(body: String, name: String) {
+        #expect(FCMClassifier.classify(ProviderResponse(status: 200, body: body)) == .delivered(messageID: name))
+    }
+
+    @Test(arguments: ["", "{", #"{"name": 7}"#, #"{"name": "unterminated"#, "[]", #"{"other": "x"}"#, "not json"])
+    func anAnswerWithoutANameIsDeliveredWithout(body: String) {
+        #expect(FCMClassifier.simpleName(in: Array(body.utf8)) == nil)
+        #expect(FCMClassifier.classify(ProviderResponse(status: 200, body: body)) == .delivered(messageID: nil))
     }
 
     @Test func unregisteredAndSenderMismatchAreDeadTokens() {
