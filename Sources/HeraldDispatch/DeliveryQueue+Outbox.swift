@@ -17,10 +17,11 @@ extension DeliveryQueue {
             -- as two arrays of text, in their order. Nothing here can fail on a snapshot this
             -- version cannot read (that would stop the queue): the fan-out reports such an
             -- event and passes it over.
-            -- (Every mention of `payload` reads the whole of it again from its compressed
-            -- copy: the list is taken out once, in a subquery the planner keeps apart.)
+            -- (Every mention of `o.payload` reads the whole of it again from its compressed
+            -- copy: it is read once, in subqueries the planner keeps apart, and the list
+            -- taken out of that copy.)
             SELECT o.tenant_id, o.id, o.kind, o.occurred_at,
-                   (CASE WHEN jsonb_typeof(o.payload) = 'object' THEN o.payload || '{"recipients": []}' ELSE o.payload END)::text AS payload,
+                   (CASE WHEN jsonb_typeof(r.payload) = 'object' THEN (r.payload - 'recipients') || '{"recipients": []}' ELSE r.payload END)::text AS payload,
                    CASE WHEN jsonb_typeof(r.list) = 'array' THEN jsonb_array_length(r.list) END AS recipient_count,
                    CASE WHEN jsonb_typeof(r.list) = 'array' AND jsonb_array_length(r.list) <= \(part) THEN ARRAY(
                        SELECT e ->> 'id' FROM jsonb_array_elements(r.list) WITH ORDINALITY AS x(e, n) ORDER BY n)
@@ -28,7 +29,11 @@ extension DeliveryQueue {
                    CASE WHEN jsonb_typeof(r.list) = 'array' AND jsonb_array_length(r.list) <= \(part) THEN ARRAY(
                        SELECT e ->> 'app' FROM jsonb_array_elements(r.list) WITH ORDINALITY AS x(e, n) ORDER BY n)
                    END AS recipient_apps
-            FROM outbox o CROSS JOIN LATERAL (SELECT o.payload -> 'recipients' AS list OFFSET 0) r
+            FROM outbox o
+            CROSS JOIN LATERAL (
+                SELECT d.payload, d.payload -> 'recipients' AS list
+                FROM (SELECT o.payload || '{}'::jsonb AS payload OFFSET 0) d
+                OFFSET 0) r
             WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
               AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
             ORDER BY seq LIMIT \(limit)
