@@ -207,7 +207,11 @@ public final class Dispatcher: Sendable {
 
     func sendLoop(_ mode: Mode) async {
         let concurrency = configuration.concurrency
-        let refill = max(1, min(configuration.claimBatch, concurrency) / 4)
+        // A claim waits for room for half a batch: each one costs the database 2 ms of
+        // planning and a look into every busy tenant's queue, so fewer, larger claims (from
+        // a quarter of a batch: 158 deliveries a claim on average in a burn-down of 30,000)
+        // cut its CPU by 7-10 µs per delivery and left the rate as it was.
+        let refill = max(1, min(configuration.claimBatch, concurrency) / 2)
         let draining = if case .drain = mode { true } else { false }
         // How soon to look at the queue again after a claim found nothing.
         let recheck: Duration = draining ? .milliseconds(50) : configuration.pollInterval / 4
