@@ -14,7 +14,9 @@ struct EmulatorProcess {
 
     /// Starts the emulator and waits (at most 30 s) until it says where it listens.
     static func start() throws -> EmulatorProcess {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-emulator-\(UUID().uuidString)")
+        let temporary = FileManager.default.temporaryDirectory
+        removeAbandonedHomes(in: temporary)
+        let home = temporary.appendingPathComponent("\(homePrefix)\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let output = home.appendingPathComponent("stdout")
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
@@ -49,6 +51,20 @@ struct EmulatorProcess {
         if process.isRunning { process.terminate() }
         try? FileManager.default.removeItem(at: home)
         throw UserFacingMessage("the bench's emulator did not start within 30 s")
+    }
+
+    static let homePrefix = "herald-bench-emulator-"
+
+    /// Removes the homes of bench emulators whose bench is gone: a bench killed outright
+    /// cannot remove its own. Each name carries its bench's process id; a home whose
+    /// process still runs (or cannot be asked about) is left alone.
+    static func removeAbandonedHomes(in directory: URL) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(homePrefix) {
+            guard let bench = Int32(name.dropFirst(homePrefix.count).prefix { $0 != "-" }), bench > 0,
+                kill(bench, 0) == -1, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
     }
 
     /// Stops it (SIGTERM) and removes its home.

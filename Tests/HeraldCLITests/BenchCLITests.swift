@@ -5,10 +5,11 @@ import Testing
 /// `herald bench`: the real binary, its own emulator as a child process, the test database.
 /// What is checked is that each figure is measured and adds up, never how fast it is.
 @Suite struct BenchCLITests {
-    func bench(_ arguments: [String]) async throws -> [String: Any] {
+    func bench(_ arguments: [String], environment: [String: String] = [:]) async throws -> [String: Any] {
         try await TestDatabase.with { _, configuration in
             try await withTemporaryDirectory { home in
-                let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString])
+                let extra = environment.merging(["HERALD_DATABASE_URL": configuration.connectionString]) { $1 }
+                let cli = HeraldCLI(home: home, extra: extra)
                 #expect(try await cli.run(["db", "migrate"]).status == 0)
                 let result = try await cli.run(["bench"] + arguments + ["--json"])
                 #expect(result.status == 0, "\(result.stderr)")
@@ -33,6 +34,28 @@ import Testing
         #expect(parts.allSatisfy { $0 >= 0 })
         #expect(abs(parts.reduce(0, +) - (cpu["worker send+acknowledge"] ?? 0)) < 1, "\(cpu)")
         #expect((cpu["worker send+acknowledge: HTTP client thread"] ?? 0) > 0, "the HTTP thread names itself")
+    }
+
+    /// A bench killed outright leaves its emulator's home behind; the next bench removes it,
+    /// and leaves alone the home of a bench that still runs.
+    @Test func aBenchRemovesTheHomesOfEmulatorsWhoseBenchIsGone() async throws {
+        try await withTemporaryDirectory { temporary in
+            // A process that has ended stands for a bench that was killed.
+            let ended = Process()
+            ended.executableURL = URL(fileURLWithPath: "/bin/true")
+            try ended.run()
+            ended.waitUntilExit()
+            let abandoned = "herald-bench-emulator-\(ended.processIdentifier)-abandoned"
+            let running = "herald-bench-emulator-\(getpid())-running"
+            for name in [abandoned, running] {
+                try FileManager.default.createDirectory(at: temporary.appendingPathComponent(name), withIntermediateDirectories: true)
+            }
+            let report = try await bench(
+                ["burn-down", "--deliveries", "40", "--tenants", "1", "--devices-per-person", "10"], environment: ["TMPDIR": temporary.path])
+            #expect((report["counts"] as? [String: Int])?["sent"] == 40)
+            // The bench's own home is gone too.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("herald-bench-emulator-") } == [running])
+        }
     }
 
     /// A group message: written, leased, first and last request, in that order of sense.
