@@ -53,6 +53,11 @@ extension Dispatcher {
             self.historyRetention = historyRetention
         }
 
+        /// Outcomes waiting to be written that make a batch to write at once. A delivery
+        /// holds its slot in `concurrency` until its outcome is written, so the batch is
+        /// written when a quarter of the slots wait on it, well before sends run short of room.
+        public var acknowledgementFlush: Int { max(1, min(claimBatch, concurrency) / 4) }
+
         /// How an event for `count` recipients is cut into parts: `fanOutFirstPart`, then
         /// `fanOutPart` at a time.
         public func fanOutParts(of count: Int) -> [Range<Int>] {

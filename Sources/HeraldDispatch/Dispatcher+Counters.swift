@@ -21,6 +21,10 @@ extension Dispatcher {
         public var timersFired = 0
         /// Due timers this worker found no longer applied (the activity had moved on).
         public var timersSkipped = 0
+        /// Deliveries leased to this worker whose outcome is not written yet: being sent, or
+        /// sent and waiting in the next batch of acknowledgements. At most `concurrency`, so
+        /// that a worker that dies leaves at most that many sent and unrecorded (the
+        /// duplicates its deliveries may get once another worker takes them over).
         public var inFlight = 0
 
         public init() {}

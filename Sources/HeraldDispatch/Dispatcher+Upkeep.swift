@@ -31,6 +31,9 @@ extension Dispatcher {
                     let counted = try await queue.acknowledge(batch, again: again)
                     failures = 0
                     again = false
+                    // Written: their slots are free for the next sends.
+                    state.withLock { $0.counters.inFlight -= batch.count }
+                    sendSignal.signal()
                     for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
                         metrics.acknowledged(acknowledgement)
                     }
@@ -41,7 +44,7 @@ extension Dispatcher {
                     }
                     if batch.contains(where: { $0.status == .queued }) { hintQueue() }
                     // After a full batch the next may be full already.
-                    if batch.count >= configuration.claimBatch || done { continue }
+                    if batch.count >= configuration.acknowledgementFlush || done { continue }
                 } catch {
                     failures += 1
                     again = true
@@ -54,9 +57,9 @@ extension Dispatcher {
                 }
             }
             if done { return }
-            // Outcomes are written in batches: a full batch at once; otherwise, after a write,
-            // the next one gathers for 100 ms (every statement costs its plan and round trip
-            // whatever its size), and while idle one waits at most 25 ms.
+            // Outcomes are written in batches: a full batch (`acknowledgementFlush`) at once;
+            // otherwise, after a write, the next one gathers for 100 ms (every statement costs
+            // its plan and round trip whatever its size), and while idle one waits at most 25 ms.
             await ackSignal.wait(timeout: batch.isEmpty ? .milliseconds(25) : .milliseconds(100))
         }
     }

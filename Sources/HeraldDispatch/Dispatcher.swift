@@ -220,10 +220,9 @@ public final class Dispatcher: Sendable {
         await withDiscardingTaskGroup { group in
             func start(_ deliveries: [ClaimedDelivery]) {
                 for delivery in deliveries {
-                    group.addTask {
-                        await self.deliver(delivery)
-                        self.finished(refill: refill)
-                    }
+                    // Its slot is given back when its outcome is written (`ackLoop`), not when
+                    // the send ends.
+                    group.addTask { await self.deliver(delivery) }
                 }
             }
             while !isStopping {
@@ -266,16 +265,6 @@ public final class Dispatcher: Sendable {
                 await sendSignal.wait(timeout: wait)
             }
         }
-    }
-
-    /// A send finished: wake the send loop when that makes room for a claim, or (draining)
-    /// when nothing is left in flight.
-    func finished(refill: Int) {
-        let wake = state.withLock { state -> Bool in
-            state.counters.inFlight -= 1
-            return configuration.concurrency - state.counters.inFlight == refill || state.counters.inFlight == 0
-        }
-        if wake { sendSignal.signal() }
     }
 
     /// Nothing to fan out, nothing unacknowledged, nothing due soon.
@@ -391,7 +380,7 @@ public final class Dispatcher: Sendable {
             case .cancelled: state.counters.cancelled += 1
             case .sending: break  // an acknowledgement ends a send; never "sending"
             }
-            return state.acknowledgements.count >= configuration.claimBatch
+            return state.acknowledgements.count >= configuration.acknowledgementFlush
         }
         if flush { ackSignal.signal() }
     }
