@@ -102,7 +102,6 @@ extension Dispatcher {
 
     static let genericPlanRecipients = 200
 
-    /// An event fanned out part by part, under this worker's lease on it.
     /// What became of one part of a large event.
     enum PartOutcome {
         case written(Int)
@@ -112,6 +111,7 @@ extension Dispatcher {
         case unreadable
     }
 
+    /// An event fanned out part by part, under this worker's lease on it.
     struct LargeEvent: Sendable {
         let event: ClaimedEvent
         let snapshot: FanOut.Payload.Snapshot

@@ -25,19 +25,25 @@ import Testing
         #expect(DeliveryQueue.recipients(ids: [id], apps: ["admin"]) == nil)
     }
 
+    /// Chidi and Dana, each with a phone, in a conversation with Alice; returns how Alice
+    /// sends it a message.
+    func conversation(_ harness: DispatchHarness) async throws -> @Sendable (String) async throws -> Void {
+        try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+        try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
+        let conversation = try await harness.store.withTenant(harness.tenant) { session in
+            try await session.createConversation(
+                actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Ops", photoURL: nil, team: "ops").id
+        }
+        return { text in
+            _ = try await harness.store.withTenant(harness.tenant) {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: text, clientID: nil, sentAt: nil)
+            }
+        }
+    }
+
     @Test func badSnapshotsArePassedOverAndTheRestIsSent() async throws {
         try await DispatchHarness.with { harness in
-            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
-            try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
-            let conversation = try await harness.store.withTenant(harness.tenant) { session in
-                try await session.createConversation(
-                    actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Ops", photoURL: nil, team: "ops").id
-            }
-            func send(_ text: String) async throws {
-                _ = try await harness.store.withTenant(harness.tenant) {
-                    try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: text, clientID: nil, sentAt: nil)
-                }
-            }
+            let send = try await conversation(harness)
             try await send("before")
             // Copies of that event, each broken in one way, queued between two good ones.
             for (index, broken) in [
@@ -68,17 +74,7 @@ import Testing
     /// part ends the event there (the parts before it were sent), and the queue goes on.
     @Test func aLargeEventWithABadRecipientInALaterPartEndsThere() async throws {
         try await DispatchHarness.with { harness in
-            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
-            try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
-            let conversation = try await harness.store.withTenant(harness.tenant) { session in
-                try await session.createConversation(
-                    actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Ops", photoURL: nil, team: "ops").id
-            }
-            func send(_ text: String) async throws {
-                _ = try await harness.store.withTenant(harness.tenant) {
-                    try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: text, clientID: nil, sentAt: nil)
-                }
-            }
+            let send = try await conversation(harness)
             try await send("hello")
             try await harness.store.pool.query(
                 "UPDATE outbox SET payload = jsonb_set(payload, '{recipients,1,id}', '\"nobody\"') WHERE kind = 'chat.message'")
