@@ -1,0 +1,63 @@
+import Foundation
+import HeraldCore
+
+/// Fan-out's drafts as the columns its write binds: what the recipients of one event have in
+/// common (the event, the words, the data) once per distinct content, and per recipient only
+/// what differs. Bound as twenty arrays of one element per recipient, a group message's part
+/// of 1,000 spent about 20 ms of its 50–110 ms in PostgreSQL parsing them (the title, body
+/// and data, a few hundred bytes, repeated 1,000 times).
+struct DraftColumns {
+    /// What a draft shares with the others of its event and language.
+    struct Shared: Hashable {
+        let eventID: UUID
+        let kind: EventKind
+        let teamID: UUID?
+        let activityID: UUID?
+        let conversationID: UUID?
+        let title: String
+        let body: String
+        /// `data` as a JSON object, keys sorted.
+        let data: String
+        let sound: Bool
+        let threadID: String
+        let imageURL: String?
+        let eventAt: Date
+    }
+
+    /// The distinct contents, in the order of their first draft.
+    private(set) var shared: [Shared] = []
+    /// For each draft, its content's position in `shared`, counted from 1 (as
+    /// `WITH ORDINALITY` counts).
+    private(set) var content: [Int] = []
+
+    init(_ drafts: [NotificationDraft]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        // A group's drafts carry the same data: encoded once, not per recipient
+        // (JSONEncoder was a tenth of a group message's fan-out, measured with `perf`).
+        var texts: [[String: String]: String] = [:]
+        var positions: [Shared: Int] = [:]
+        content.reserveCapacity(drafts.count)
+        for draft in drafts {
+            let data: String
+            if let text = texts[draft.content.data] {
+                data = text
+            } else {
+                data = String(decoding: try encoder.encode(draft.content.data), as: UTF8.self)
+                texts[draft.content.data] = data
+            }
+            let entry = Shared(
+                eventID: draft.eventID, kind: draft.kind, teamID: draft.teamID, activityID: draft.activityID,
+                conversationID: draft.conversationID, title: draft.content.title, body: draft.content.body, data: data,
+                sound: draft.content.sound, threadID: draft.content.threadID, imageURL: draft.content.imageURL,
+                eventAt: draft.eventAt)
+            if let position = positions[entry] {
+                content.append(position)
+            } else {
+                shared.append(entry)
+                positions[entry] = shared.count
+                content.append(shared.count)
+            }
+        }
+    }
+}
