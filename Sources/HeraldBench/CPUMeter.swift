@@ -77,16 +77,25 @@ struct CPUMeter: Sendable {
         return Sample(process: process, threads: threads, server: postmaster.flatMap(serverSeconds))
     }
 
-    /// The postmaster with what its ended children spent, and its live children.
+    /// The postmaster with what its ended children spent, and its live children. A child the
+    /// postmaster reaps while the children are listed moves from the list to the
+    /// postmaster's count of ended children unseen and is counted in neither (the likely
+    /// cause of a fan-out that read 0.3 µs a delivery where its neighbours read 12): the list
+    /// is read again until that count holds still across it.
     private func serverSeconds(_ postmaster: Int32) -> Double? {
-        guard let own = Self.stat(of: "/proc/\(postmaster)/stat") else { return nil }
-        var total = own.ownSeconds + own.childrenSeconds
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in entries where entry.first?.isNumber == true {
-            guard let stat = Self.stat(of: "/proc/\(entry)/stat"), stat.parent == postmaster else { continue }
-            total += stat.ownSeconds
+        var result: Double?
+        for _ in 0..<5 {
+            guard let before = Self.stat(of: "/proc/\(postmaster)/stat") else { return nil }
+            var total = before.ownSeconds + before.childrenSeconds
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            for entry in entries where entry.first?.isNumber == true {
+                guard let stat = Self.stat(of: "/proc/\(entry)/stat"), stat.parent == postmaster else { continue }
+                total += stat.ownSeconds
+            }
+            result = total
+            guard let after = Self.stat(of: "/proc/\(postmaster)/stat"), after.childrenSeconds != before.childrenSeconds else { break }
         }
-        return total
+        return result
     }
 
     /// The fields of `/proc/…/stat` a meter needs.
