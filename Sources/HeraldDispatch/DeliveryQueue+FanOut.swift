@@ -143,12 +143,14 @@ extension DeliveryQueue {
                 -- Each recipient's content by its position in the shared arrays (a handful of
                 -- elements), not by a join: joined, the planner guessed 5 rows where there were
                 -- 1,000 and matched the new deliveries to their notifications in a nested loop.
+                -- The data is bound as jsonb[], parsed once: cast from text[] here, under a
+                -- generic plan the cast would run for every row, on every element again.
                 SELECT (\(shared.map(\.eventID))::uuid[])[i.content] AS event_id, (\(shared.map(\.kind.rawValue))::text[])[i.content] AS kind,
                        i.recipient_id, i.app, (\(shared.map(\.teamID))::uuid[])[i.content] AS team_id,
                        (\(shared.map(\.activityID))::uuid[])[i.content] AS activity_id,
                        (\(shared.map(\.conversationID))::uuid[])[i.content] AS conversation_id,
                        (\(shared.map(\.title))::text[])[i.content] AS title, (\(shared.map(\.body))::text[])[i.content] AS body,
-                       (\(shared.map(\.data))::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
+                       (\(shared.map { PostgresJSONText($0.data) })::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
                        (\(shared.map(\.threadID))::text[])[i.content] AS thread_id, (\(shared.map(\.imageURL))::text[])[i.content] AS image_url,
                        (\(shared.map(\.eventAt))::timestamptz[])[i.content] AS event_at, i.suppressed, i.decision,
                        i.deferred_until, i.deferred_reason, i.summarized

@@ -4,8 +4,8 @@ import HeraldCore
 /// Fan-out's drafts as the columns its write binds: what the recipients of one event have in
 /// common (the event, the words, the data) once per distinct content, and per recipient only
 /// what differs. Bound as twenty arrays of one element per recipient, a group message's part
-/// of 1,000 spent about 20 ms of its 50–110 ms in PostgreSQL parsing them (the title, body
-/// and data, a few hundred bytes, repeated 1,000 times).
+/// of 1,000 cost PostgreSQL about 20 ms just to parse them (the title, body and data, a few
+/// hundred bytes, repeated 1,000 times).
 struct DraftColumns {
     /// What a draft shares with the others of its event and language.
     struct Shared: Hashable {

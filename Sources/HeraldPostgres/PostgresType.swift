@@ -24,4 +24,5 @@ public struct PostgresType: RawRepresentable, Sendable, Hashable {
     public static let uuid = Self(rawValue: 2950)
     public static let uuidArray = Self(rawValue: 2951)
     public static let jsonb = Self(rawValue: 3802)
+    public static let jsonbArray = Self(rawValue: 3807)
 }

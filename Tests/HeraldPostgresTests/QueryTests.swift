@@ -99,6 +99,25 @@ import Testing
         }
     }
 
+    /// JSON text bound as `jsonb[]` arrives as jsonb values, quotes, backslashes and commas
+    /// included, and text that is not JSON is refused by the server.
+    @Test func jsonTextBindsAsAJSONBArray() async throws {
+        try await TestDatabase.with { pool, _ in
+            let documents = [#"{"type":"message","say":"a \"quoted\", {braced} \\ word"}"#, #"{"n":1}"#]
+            let row = try await pool.query(
+                """
+                SELECT pg_typeof(\(documents.map(PostgresJSONText.init)))::text, (\(documents.map(PostgresJSONText.init)))[1] ->> 'say',
+                       ((\(documents.map(PostgresJSONText.init)))[2] -> 'n')::int
+                """
+            ).single()
+            #expect(try row.decode(String.self, at: 0) == "jsonb[]")
+            #expect(try row.decode(String.self, at: 1) == #"a "quoted", {braced} \ word"#)
+            #expect(try row.decode(Int.self, at: 2) == 1)
+            await #expect(throws: PostgresError.self) {
+                _ = try await pool.query("SELECT \([PostgresJSONText("not json")])")
+            }
+        }
+    }
     @Test func timestampsFromOtherZonesDecodeToTheSameInstant() async throws {
         try await TestDatabase.with { pool, _ in
             let row = try await pool.query(
