@@ -229,7 +229,9 @@ struct DeliveryQueue: Sendable {
             """
     }
 
-    /// Extends the leases this worker holds on deliveries. (Events are held by the fan-out
+    /// Extends the leases this worker holds on `held`, the deliveries it has in hand; a
+    /// delivery leased to it that it does not have in hand (its claim committed, the answer
+    /// lost) is left to expire and be queued again. (Events are held by the fan-out
     /// transaction's row locks; a large event's lease is renewed by each of its parts.)
     ///
     /// A delivery locked at this moment is being acknowledged, so it is passed by rather than
@@ -237,12 +239,13 @@ struct DeliveryQueue: Sendable {
     /// for the rows this statement had locked, stalled both for a second at a time (measured
     /// in a burn-down). Should that acknowledgement fail, the next renewal, a third of a lease
     /// later, extends it.
-    func renewLeases() async throws {
+    func renewLeases(_ held: [UUID]) async throws {
+        guard !held.isEmpty else { return }
         try await pool.query(
             """
             UPDATE deliveries d SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             FROM (SELECT tenant_id, notification_id, id FROM deliveries
-                  WHERE status = 'sending' AND lease_owner = \(worker) AND id >= \(window.lower) AND id < \(window.upper)
+                  WHERE status = 'sending' AND lease_owner = \(worker) AND id = ANY(\(held)) AND id >= \(window.lower) AND id < \(window.upper)
                   FOR NO KEY UPDATE SKIP LOCKED) held
             WHERE d.tenant_id = held.tenant_id AND d.notification_id = held.notification_id AND d.id = held.id AND d.id >= \(window.lower) AND d.id < \(window.upper)
             """)

@@ -77,6 +77,7 @@ extension Dispatcher {
                 $0.counters.inFlight -= reserved - claimed.count
                 $0.counters.deliveriesLeased += claimed.count
                 $0.handOff += claimed
+                for delivery in claimed { $0.held.insert(delivery.id) }
             }
             if reserved > 0 { sendSignal.signal() }
             return result

@@ -32,7 +32,10 @@ extension Dispatcher {
                     failures = 0
                     again = false
                     // Written: their slots are free for the next sends.
-                    state.withLock { $0.counters.inFlight -= batch.count }
+                    state.withLock { state in
+                        state.counters.inFlight -= batch.count
+                        for acknowledgement in batch { state.held.remove(acknowledgement.deliveryID) }
+                    }
                     sendSignal.signal()
                     for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
                         metrics.acknowledged(acknowledgement)
@@ -102,7 +105,7 @@ extension Dispatcher {
             reloadChangedConfiguration()
             do {
                 if lastRenewal.duration(to: .now) >= renewEvery {
-                    try await queue.renewLeases()
+                    try await queue.renewLeases(state.withLock { Array($0.held) })
                     lastRenewal = .now
                 }
                 if lastWindow.duration(to: .now) >= Self.windowEvery {

@@ -45,6 +45,12 @@ public final class Dispatcher: Sendable {
         /// Deliveries fan-out leased to this worker, waiting for the send loop (counted in
         /// `counters.inFlight` already).
         var handOff: [ClaimedDelivery] = []
+        /// The deliveries this worker holds, from their claim until their outcome is written:
+        /// the only leases it renews. A claim the database committed but whose answer never
+        /// arrived (the connection lost at that moment, a failover) leased deliveries this
+        /// worker knows nothing of; renewed by owner, as before, their leases never ran out
+        /// and they were never sent.
+        var held: Set<UUID> = []
         /// Something may be waiting in the delivery queue (a hint from another worker, a
         /// retry, a reclaimed lease): the send loop claims on its next turn.
         var queueHint = false
@@ -253,6 +259,7 @@ public final class Dispatcher: Sendable {
                         state.withLock {
                             $0.counters.inFlight += claimed.count
                             $0.counters.deliveriesLeased += claimed.count
+                            for delivery in claimed { $0.held.insert(delivery.id) }
                         }
                         start(claimed)
                         continue
