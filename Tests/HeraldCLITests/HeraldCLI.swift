@@ -66,6 +66,10 @@ struct HeraldCLI {
         return try await Self.execute(process)
     }
 
+    /// How long one command may run: one that hangs is killed and fails its test instead of
+    /// holding the suite, and CI, until CI's own limit.
+    static let timeLimit: Duration = .seconds(600)
+
     private static func execute(_ process: Process) async throws -> Result {
         // Files, not pipes: a server the command starts must not hold our read end open.
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
@@ -80,21 +84,30 @@ struct HeraldCLI {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        var watchdog: Task<Void, Never>?
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in continuation.resume() }
             do {
                 try process.run()
+                let pid = process.processIdentifier
+                watchdog = Task {
+                    guard (try? await Task.sleep(for: timeLimit)) != nil else { return }
+                    kill(pid, SIGKILL)
+                }
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)
             }
         }
+        watchdog?.cancel()
         try out.close()
         try err.close()
+        let killed = process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
         return Result(
             status: process.terminationStatus,
             stdout: try String(contentsOf: outURL, encoding: .utf8),
-            stderr: try String(contentsOf: errURL, encoding: .utf8))
+            stderr: try String(contentsOf: errURL, encoding: .utf8)
+                + (killed ? "\n(killed by SIGKILL: the time limit for one command is \(timeLimit))" : ""))
     }
 }
 
