@@ -137,7 +137,8 @@ public final class Emulator: Sendable {
             application(.https, port: configuration.httpsPort, httpVersion: "1.1") { responder in
                 ConnectionCountingChannel(
                     base: try EmulatorTLSChannel(
-                        tlsConfiguration: tls, responder: EmulatorResponder(emulator: self, httpVersion: "2"), hummingbirdResponder: responder),
+                        tlsConfiguration: tls, offersHTTP2: self.configuration.httpsOffersHTTP2,
+                        responder: EmulatorResponder(emulator: self, httpVersion: "2"), hummingbirdResponder: responder),
                     counter: counter)
             },
             application(.http2, port: configuration.http2Port, httpVersion: "2") { responder in

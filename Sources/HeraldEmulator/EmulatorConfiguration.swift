@@ -38,6 +38,9 @@ public struct EmulatorConfiguration: Sendable {
     public var faults: Faults
     /// Record only each message's token and arrival time (for benchmarks).
     public var leanRecording = false
+    /// Whether the HTTPS endpoint offers HTTP/2 in ALPN; without it, it is a server that
+    /// speaks HTTP/1.1 only (an old gateway), for seeing clients fall back.
+    public var httpsOffersHTTP2 = true
 
     public init(
         host: String = "127.0.0.1", httpsPort: Int = 0, http2Port: Int = 0, http1Port: Int = 0, projectID: String = "herald-dev",

@@ -33,9 +33,12 @@ struct EmulatorTLSChannel: ServerChildChannel {
     let http1: HTTP1Channel
     let responder: EmulatorResponder
 
-    init(tlsConfiguration: TLSConfiguration, responder: EmulatorResponder, hummingbirdResponder: @escaping HTTPChannelHandler.Responder) throws {
+    init(
+        tlsConfiguration: TLSConfiguration, offersHTTP2: Bool, responder: EmulatorResponder,
+        hummingbirdResponder: @escaping HTTPChannelHandler.Responder
+    ) throws {
         var tlsConfiguration = tlsConfiguration
-        tlsConfiguration.applicationProtocols = ["h2", "http/1.1"]
+        tlsConfiguration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         sslContext = try NIOSSLContext(configuration: tlsConfiguration)
         http1 = HTTP1Channel(responder: hummingbirdResponder)
         self.responder = responder
