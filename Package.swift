@@ -44,6 +44,11 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev", "libssl-dev"])]
+        ),
 
         // posix_spawn with the GNU extensions Swift's Glibc module leaves out.
         .target(name: "CSpawn"),
@@ -69,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldHTTP",
-            dependencies: ["CCurl", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CCurl", "CHTTP2", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "HeraldPush",

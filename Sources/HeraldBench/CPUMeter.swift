@@ -12,7 +12,8 @@ struct CPUMeter: Sendable {
         /// `herald.postgres` and `herald.listen`: each connection's libpq calls (sending
         /// statements, receiving rows), and the listener's.
         case databaseClient = "database client threads"
-        /// `herald.http`: libcurl, nghttp2 and TLS.
+        /// `herald.http2` (HTTP/2 over TLS: nghttp2 and OpenSSL) and `herald.http` (libcurl:
+        /// everything else), counted together.
         case httpClient = "HTTP client thread"
         /// Everything else: Swift's tasks (building requests, reading answers, the queue's logic).
         case tasks = "tasks"
@@ -20,7 +21,7 @@ struct CPUMeter: Sendable {
         init(threadName: String) {
             switch threadName {
             case "herald.postgres", "herald.listen": self = .databaseClient
-            case "herald.http": self = .httpClient
+            case "herald.http", "herald.http2": self = .httpClient
             default: self = .tasks
             }
         }

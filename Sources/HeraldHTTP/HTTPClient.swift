@@ -4,11 +4,14 @@ import Foundation
 import Logging
 import Synchronization
 
-/// An HTTP/2 client on one libcurl multi handle, driven by one dedicated thread.
+/// An HTTP client for the push providers: HTTP/2 over TLS on Herald's own nghttp2 loop
+/// (`H2Loop`), everything else on libcurl multi handles, each loop driven by one thread.
 ///
 /// Callers `await send(_:)` from any task. `https://` negotiates HTTP/2 with ALPN, and
-/// requests to one host are multiplexed as streams on few connections (`CURLPIPE_MULTIPLEX`,
-/// `PIPEWAIT`). `http://` speaks HTTP/1.1 with keep-alive on several connections, or h2c with
+/// requests to one host are multiplexed as streams on few connections. An origin that does
+/// not choose HTTP/2, or any `https://` request while a proxy variable is set
+/// (`HTTPS_PROXY`, `ALL_PROXY`), goes through libcurl instead, as does every request when
+/// `engine` is `.libcurl` (`HERALD_HTTP_ENGINE=libcurl`). `http://` speaks HTTP/1.1 with keep-alive on several connections, or h2c with
 /// one connection per request when the server speaks only HTTP/2 (`CleartextProtocols` says
 /// how that is learnt and why h2c connections are not reused). At most `maxInFlight`
 /// requests run at once, and to one origin at most as many as its connections carry; later callers
@@ -32,11 +35,20 @@ public final class HTTPClient: Sendable {
         public var extraCAFile: String?
         /// Speak HTTP/1.1 only (for servers or proxies without HTTP/2); one request per connection at a time.
         public var http1Only: Bool
+        /// What carries HTTP/2 over TLS.
+        public var engine: Engine
+
+        public enum Engine: String, Sendable, CaseIterable {
+            /// Herald's own client on nghttp2 and OpenSSL (the default).
+            case nghttp2
+            /// libcurl, as every other request.
+            case libcurl
+        }
 
         public init(
             maxInFlight: Int = 200, maxConnectionsPerHost: Int = 2, maxStreamsPerConnection: Int = 100,
             maxCleartextConnectionsPerHost: Int = 32, connectTimeout: Duration = .seconds(10), extraCAFile: String? = nil,
-            http1Only: Bool = false
+            http1Only: Bool = false, engine: Engine = .nghttp2
         ) {
             self.maxInFlight = maxInFlight
             self.maxConnectionsPerHost = maxConnectionsPerHost
@@ -45,10 +57,15 @@ public final class HTTPClient: Sendable {
             self.connectTimeout = connectTimeout
             self.extraCAFile = extraCAFile
             self.http1Only = http1Only
+            self.engine = engine
         }
     }
 
-    /// `https://` origins: few connections, many streams each.
+    /// `https://` origins over HTTP/2, unless a proxy is set or `engine` says libcurl.
+    private let http2: H2Loop?
+    /// Origins that declined HTTP/2 in ALPN: sent through `loop` from then on.
+    private let declinedHTTP2 = Mutex<Set<String>>([])
+    /// `https://` origins that `http2` does not carry: few connections, many streams each.
     private let loop: CurlLoop
     /// `http://` origins: up to `maxCleartextConnectionsPerHost` connections, one request each
     /// at a time. A multi handle of its own, since libcurl's cap on connections per host
@@ -66,6 +83,8 @@ public final class HTTPClient: Sendable {
     /// - Throws: `HTTPClientError` when libcurl cannot start or the CA file cannot be read.
     public init(configuration: Configuration = .init(), logger: Logger) throws {
         loop = try CurlLoop(configuration: configuration, logger: logger)
+        let direct = configuration.engine == .nghttp2 && !configuration.http1Only && !Self.proxySet(ProcessInfo.processInfo.environment)
+        http2 = direct ? try H2Loop(configuration: configuration) : nil
         var cleartextConfiguration = configuration
         cleartextConfiguration.maxConnectionsPerHost = max(1, configuration.maxCleartextConnectionsPerHost)
         cleartextConfiguration.extraCAFile = nil
@@ -91,7 +110,7 @@ public final class HTTPClient: Sendable {
         defer { limiter.release() }
         inFlight.increment()
         defer { inFlight.decrement() }
-        guard origin.hasPrefix("http://") else { return try await loop.perform(request, over: http1Only ? .http1 : .tls) }
+        guard origin.hasPrefix("http://") else { return try await sendOverTLS(request, origin: origin) }
         if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
         let wire = cleartext.withLock { $0.protocolFor(origin) }
         do {
@@ -110,12 +129,29 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    private func sendOverTLS(_ request: HTTPRequest, origin: String) async throws -> HTTPResponse {
+        if let http2, let target = RequestTarget(url: request.url), !declinedHTTP2.withLock({ $0.contains(origin) }) {
+            do {
+                return try await http2.perform(request, to: target)
+            } catch is H2Declined {
+                declinedHTTP2.withLock { _ = $0.insert(origin) }
+            }
+        }
+        return try await loop.perform(request, over: http1Only ? .http1 : .tls)
+    }
+
+    /// Whether a proxy variable applies to `https://` requests (libcurl's names).
+    static func proxySet(_ environment: [String: String]) -> Bool {
+        ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"].contains { !(environment[$0] ?? "").isEmpty }
+    }
+
     /// Rereads `extraCAFile` if it changed since it was read: connections opened from now on
     /// trust what it holds now (open ones keep theirs).
     /// - Returns: whether it changed.
     /// - Throws: `HTTPClientError` when the changed file cannot be read; the CAs in use stay.
     public func reloadCAFile() throws -> Bool {
-        try loop.reloadCAFile()
+        let direct = try http2?.reloadCAFile() ?? false
+        return try loop.reloadCAFile() || direct
     }
 
     /// What a cleartext origin was found to speak, for tests and diagnostics.
@@ -126,8 +162,8 @@ public final class HTTPClient: Sendable {
     /// Slots of each limit that only urgent requests may take.
     static let urgentReserve = 2
 
-    /// The most transfers libcurl held at once (what it was running plus what it queued).
-    public var peakTransfers: Int { loop.peakTransfers + cleartextLoop.peakTransfers }
+    /// The most requests the loops held at once (what they ran plus what they queued).
+    public var peakTransfers: Int { loop.peakTransfers + cleartextLoop.peakTransfers + (http2?.peakTransfers ?? 0) }
 
     private func originLimiter(for origin: String) -> InFlightLimiter {
         perOrigin.withLock { limiters in
@@ -148,11 +184,12 @@ public final class HTTPClient: Sendable {
         return String(lowered[..<end])
     }
 
-    /// Connections libcurl opened so far (new TCP connections, not reused ones).
-    public var connectionsOpened: Int { loop.connectionsOpened + cleartextLoop.connectionsOpened }
+    /// Connections opened so far (new TCP connections, not reused ones).
+    public var connectionsOpened: Int { loop.connectionsOpened + cleartextLoop.connectionsOpened + (http2?.connectionsOpened ?? 0) }
 
     /// Fails what is in flight and stops the thread.
     public func shutdown() {
+        http2?.stop()
         loop.stop()
         cleartextLoop.stop()
     }

@@ -1,0 +1,99 @@
+import Foundation
+@testable import HeraldEmulator
+@testable import HeraldHTTP
+@testable import HeraldPush
+import Testing
+
+/// The `https://` path through both engines, against the real emulator over real TLS: what
+/// each sends and receives, and how the nghttp2 client meets a server without HTTP/2, a
+/// certificate it must not trust, and a server that went away.
+@Suite struct HTTP2ClientTests {
+    @Test(arguments: HTTPClient.Configuration.Engine.allCases)
+    func eachEngineCarriesARequestAndItsAnswer(_ engine: HTTPClient.Configuration.Engine) async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let http = try client(emulator, .init(engine: engine))
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            let token = try await fcm.tokens.token()
+            let body = #"{"message": {"token": "engine-\#(engine)", "data": {"a": "1"}, "notification": {"title": "T", "body": "B"}}}"#
+            let answer = try await http.send(HTTPRequest(
+                method: "post", url: fcm.sendURL,
+                headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Connection", "keep-alive")],
+                body: Array(body.utf8)))
+            #expect(answer.status == 200)
+            #expect(answer.httpVersion == "2")
+            #expect(answer.headers["content-type"]?.hasPrefix("application/json") == true)
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("projects/herald-dev/messages/"))
+            let messages = await emulator.messages()
+            #expect(messages.map(\.token) == ["engine-\(engine)"])
+            #expect(messages.map(\.httpVersion) == ["2"])
+
+            // A query, no body, and a path the emulator does not know.
+            let stats = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats?unused=1#fragment"))
+            #expect(stats.status == 200)
+            let missing = try await http.send(HTTPRequest(url: endpoints.https + "/no/such/path"))
+            #expect(missing.status == 404)
+            #expect(http.connectionsOpened == 1)
+        }
+    }
+
+    @Test func aServerWithoutHTTP2IsAnsweredOverHTTP1() async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.httpsOffersHTTP2 = false
+        try await Emulator.withRunning(configuration, logger: quiet) { emulator, endpoints in
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            for index in 0..<3 {
+                guard case .delivered = try await fcm.send(notification(token: "old-gateway-\(index)")) else {
+                    Issue.record("send \(index) was not delivered")
+                    return
+                }
+            }
+            let messages = await emulator.messages()
+            #expect(messages.count == 3)
+            #expect(messages.allSatisfy { $0.httpVersion == "1.1" })
+        }
+    }
+
+    @Test(arguments: HTTPClient.Configuration.Engine.allCases)
+    func aCertificateFromAnUntrustedAuthorityIsRefused(_ engine: HTTPClient.Configuration.Engine) async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            // No extra CA file: the emulator's own authority is not among the system's.
+            let http = try HTTPClient(configuration: .init(engine: engine), logger: quiet)
+            defer { http.shutdown() }
+            let error = await #expect(throws: HTTPClientError.self) {
+                _ = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats"))
+            }
+            #expect(error?.kind == .tls)
+            #expect(error?.message.contains("certificate") == true, "\(String(describing: error))")
+            #expect(await emulator.messages().isEmpty)
+        }
+    }
+
+    /// The emulator stops and another starts on the same port with a new certificate
+    /// authority: the client notices the old connection is gone (the stopping emulator
+    /// closes it after its 10-second grace), trusts the new authority once the CA file is
+    /// reread, and sends on a new connection.
+    @Test func aServerThatWentAwayIsReachedAgainOnANewConnection() async throws {
+        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("restart-ca-\(UUID().uuidString).pem")
+        defer { try? FileManager.default.removeItem(at: caFile) }
+        let (http, port) = try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+            let http = try HTTPClient(configuration: .init(extraCAFile: caFile.path), logger: quiet)
+            #expect(try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats")).status == 200)
+            return (http, try #require(URLComponents(string: endpoints.https)?.port))
+        }
+        defer { http.shutdown() }
+        var configuration = EmulatorConfiguration()
+        configuration.httpsPort = port
+        try await Emulator.withRunning(configuration, logger: quiet) { emulator, endpoints in
+            try emulator.certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+            #expect(try http.reloadCAFile())
+            let answer = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats"))
+            #expect(answer.status == 200 && answer.httpVersion == "2")
+            #expect(http.connectionsOpened == 2)
+            http.shutdown()  // before this emulator stops, so that it has no connection to wait for
+        }
+    }
+}
