@@ -2,6 +2,7 @@ import Foundation
 import HeraldDispatch
 import HeraldHTTP
 import HeraldPostgres
+import HeraldPush
 import HeraldStore
 import Logging
 
@@ -29,6 +30,18 @@ public struct HeraldEnvironment: Sendable {
     /// `HERALD_CA_FILE`: certificate authorities trusted besides the system's.
     public var extraCAFile: String? { self["HERALD_CA_FILE"] }
 
+    /// `HERALD_HTTP_ENGINE`: what carries HTTP/2 over TLS to the providers, `nghttp2`
+    /// (Herald's own client, the default) or `libcurl`.
+    /// - Throws: `PushConfigurationError` for any other value.
+    public func httpEngine() throws -> HTTPClient.Configuration.Engine {
+        guard let value = self["HERALD_HTTP_ENGINE"] else { return .nghttp2 }
+        guard let engine = HTTPClient.Configuration.Engine(rawValue: value.lowercased()) else {
+            let names = HTTPClient.Configuration.Engine.allCases.map(\.rawValue).joined(separator: " or ")
+            throw PushConfigurationError("HERALD_HTTP_ENGINE must be \(names), not \"\(value)\"")
+        }
+        return engine
+    }
+
     /// Where the database is: `HERALD_DATABASE_URL`, or the embedded cluster under `HERALD_HOME`.
     public func databaseSource() throws -> DatabaseSource {
         try DatabaseSource.resolve(environment: variables, logger: logger)
@@ -42,10 +55,11 @@ public struct HeraldEnvironment: Sendable {
         }
     }
 
-    /// An HTTP client trusting `HERALD_CA_FILE`, and the providers the environment
-    /// configures on it (`ProviderGateway.fromEnvironment`).
+    /// An HTTP client trusting `HERALD_CA_FILE` on `HERALD_HTTP_ENGINE`, and the providers
+    /// the environment configures on it (`ProviderGateway.fromEnvironment`).
     public func withGateway<Result>(maxInFlight: Int, _ body: (ProviderGateway) async throws -> Result) async throws -> Result {
-        let http = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, extraCAFile: extraCAFile), logger: logger)
+        let configuration = HTTPClient.Configuration(maxInFlight: maxInFlight, extraCAFile: extraCAFile, engine: try httpEngine())
+        let http = try HTTPClient(configuration: configuration, logger: logger)
         defer { http.shutdown() }
         return try await body(ProviderGateway.fromEnvironment(variables, http: http))
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CCurl
 import CLibPQ
 import Foundation
+import HeraldHTTP
 
 enum HeraldVersion {
     static let number = "0.1.0"
@@ -22,7 +23,7 @@ enum HeraldVersion {
 
 struct VersionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "version", abstract: "Print herald's version and the versions of libpq and libcurl it runs on.")
+        commandName: "version", abstract: "Print herald's version and the versions of libpq, libcurl, nghttp2 and OpenSSL it runs on.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -31,12 +32,17 @@ struct VersionCommand: ParsableCommand {
         let libpq: String
         let libcurl: String
         let http2: Bool
+        let nghttp2: String
+        let openssl: String
     }
 
     func run() throws {
         let curl = HeraldVersion.curl
-        let output = Output(herald: HeraldVersion.number, libpq: HeraldVersion.libpq, libcurl: curl.version, http2: curl.http2)
+        let output = Output(
+            herald: HeraldVersion.number, libpq: HeraldVersion.libpq, libcurl: curl.version, http2: curl.http2,
+            nghttp2: HTTPLibraries.nghttp2, openssl: HTTPLibraries.openSSL)
         if options.json { return try printJSON(output) }
-        print("herald \(output.herald) (libpq \(output.libpq), libcurl \(output.libcurl)\(curl.http2 ? " with HTTP/2" : ", no HTTP/2"))")
+        let libcurl = "libcurl \(output.libcurl)\(curl.http2 ? " with HTTP/2" : ", no HTTP/2")"
+        print("herald \(output.herald) (libpq \(output.libpq), \(libcurl), nghttp2 \(output.nghttp2), \(output.openssl))")
     }
 }

@@ -12,10 +12,12 @@ import Testing
             let text = try await cli.run(["version"])
             #expect(text.status == 0)
             #expect(text.stdout.hasPrefix("herald 0.1.0 (libpq "))
+            #expect(text.stdout.contains(", nghttp2 1.") && text.stdout.contains(", OpenSSL 3."), "\(text.stdout)")
             let json = try await cli.run(["version", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect(object?["herald"] as? String == "0.1.0")
             #expect(object?["http2"] as? Bool == true)
+            #expect((object?["nghttp2"] as? String)?.isEmpty == false)
         }
     }
 
