@@ -166,6 +166,14 @@ import Testing
         }
     }
 
+    @Test func aBadHTTPEngine() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = HeraldCLI(home: home, extra: ["HERALD_HTTP_ENGINE": "curl"])
+            expectOneLineFailure(
+                try await cli.run(["push", "test", "--token", "t"]), mentioning: #"HERALD_HTTP_ENGINE must be nghttp2 or libcurl, not "curl""#)
+        }
+    }
+
     @Test func anUnknownCommand() async throws {
         try await withTemporaryDirectory { home in
             let result = try await HeraldCLI(home: home).run(["db", "frobnicate"])
