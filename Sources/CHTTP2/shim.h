@@ -23,6 +23,11 @@ static inline long herald_ssl_ctx_set_min_tls12(SSL_CTX *context) {
 static inline long herald_ssl_ctx_set_partial_writes(SSL_CTX *context) {
     return SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
 }
+/// Lets OpenSSL read as much as the socket holds into its buffer, instead of each record's
+/// header and then its body with a read(2) each.
+static inline long herald_ssl_ctx_set_read_ahead(SSL_CTX *context) {
+    return SSL_CTX_set_read_ahead(context, 1);
+}
 /// The epoll_data of an event, as the file descriptor Herald stores there.
 static inline int herald_epoll_event_fd(const struct epoll_event *event) {
     return event->data.fd;
