@@ -176,12 +176,15 @@ public final class HTTPClient: Sendable {
     }
 
     /// `scheme://host:port` of a URL, lowercased as written (what libcurl pools connections by).
+    /// Scans bytes: this runs for every request (Foundation's `range(of:)` cost more than the rest of `send`).
     static func origin(of url: String) -> String {
-        let lowered = url.lowercased()
-        guard let scheme = lowered.range(of: "://") else { return lowered }
-        let rest = lowered[scheme.upperBound...]
-        let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        return String(lowered[..<end])
+        let bytes = url.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+            bytes[colon...].starts(with: "://".utf8)
+        else { return url.lowercased() }
+        let rest = bytes[bytes.index(colon, offsetBy: 3)...]
+        let end = rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? rest.endIndex
+        return String(url[..<end]).lowercased()
     }
 
     /// Connections opened so far (new TCP connections, not reused ones).

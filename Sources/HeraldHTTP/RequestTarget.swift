@@ -17,7 +17,7 @@ struct RequestTarget: Sendable, Hashable {
         let rest = url.dropFirst(8)
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = String(rest[..<authorityEnd])
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
+        guard !authority.isEmpty, !authority.contains(Character("@")) else { return nil }
         var remainder = rest[authorityEnd...]
         if let fragment = remainder.firstIndex(of: "#") { remainder = remainder[..<fragment] }
         let path = remainder.isEmpty ? "/" : (remainder.first == "?" ? "/" + remainder : String(remainder))
