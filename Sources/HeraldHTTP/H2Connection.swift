@@ -25,6 +25,8 @@ final class H2Connection: @unchecked Sendable {
     private(set) var goingAway = false
     /// The server finished the TLS handshake without choosing HTTP/2.
     private(set) var declinedHTTP2 = false
+    /// When a PING went out that nothing has been received since (monotonic nanoseconds).
+    private(set) var probeSent: UInt64?
     /// Requests that never left and should go to another connection.
     var moved: [H2Exchange] = []
     /// Ids of the requests finished here (answered or failed), for the loop to forget.
@@ -86,8 +88,7 @@ final class H2Connection: @unchecked Sendable {
             let socket = Glibc.socket(Int32(family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard socket >= 0 else { continue }
             socketGeneration += 1
-            var one: Int32 = 1
-            setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            Self.configure(socket)
             let length = socklen_t(address.count)
             let result = address.withUnsafeMutableBytes {
                 Glibc.connect(socket, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
@@ -110,6 +111,20 @@ final class H2Connection: @unchecked Sendable {
         }
         let reason = lastError.map { String(cString: strerror($0)) } ?? "no address"
         fail(HTTPClientError(kind: .connect, message: "cannot connect to \(target.authority): \(reason)"))
+    }
+
+    /// No delay for small writes; keepalives, so that an idle connection whose server
+    /// vanished is noticed within about a minute instead of on the next request.
+    private static func configure(_ socket: Int32) {
+        func set(_ level: Int32, _ option: Int32, _ value: Int32) {
+            var value = value
+            setsockopt(socket, level, option, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
+        set(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        set(SOL_SOCKET, SO_KEEPALIVE, 1)
+        set(Int32(IPPROTO_TCP), TCP_KEEPIDLE, 30)
+        set(Int32(IPPROTO_TCP), TCP_KEEPINTVL, 10)
+        set(Int32(IPPROTO_TCP), TCP_KEEPCNT, 3)
     }
 
     private func startTLS() {
@@ -211,6 +226,15 @@ final class H2Connection: @unchecked Sendable {
         streams[stream] = exchange
     }
 
+    /// Sends a PING unless one is out: anything received afterwards shows the connection
+    /// alive (the loop calls this when a request on it timed out, and fails the connection
+    /// when nothing comes back).
+    func probe(now: UInt64) {
+        guard state == .open, probeSent == nil, let session else { return }
+        nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+        probeSent = now
+    }
+
     /// Takes `exchange` back (cancelled or timed out): a stream is reset.
     func withdraw(_ exchange: H2Exchange) {
         exchange.connection = nil
@@ -253,6 +277,7 @@ final class H2Connection: @unchecked Sendable {
         while state == .open {
             let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
             if count > 0 {
+                probeSent = nil
                 let used = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int(count))
                 if used < 0 {
                     fail(HTTPClientError(kind: .transfer, message: "HTTP/2 framing error from \(target.authority): \(String(cString: nghttp2_strerror(Int32(used))))"))

@@ -250,13 +250,22 @@ final class H2Loop: @unchecked Sendable {
         return connection
     }
 
-    /// Fails requests past their timeout and connections past their connect timeout.
+    /// Fails requests past their timeout, connections past their connect timeout, and
+    /// connections that answered nothing to a PING sent when one of their requests timed out
+    /// (a server or network that went silent without closing the connection).
     private func expire(now: UInt64) -> [H2Connection] {
         var touched: [H2Connection] = []
         for exchange in live.values where exchange.deadline <= now {
             let timeout = Double(Self.nanoseconds(exchange.request.timeout)) / 1e9
             let error = HTTPClientError(kind: .timeout, message: "no answer from \(exchange.target.authority) within \(timeout) s")
+            exchange.connection?.probe(now: now)
             if let connection = end(exchange, .failure(error)) { touched.append(connection) }
+        }
+        for connection in byDescriptor.values where connection.state == .open {
+            guard let sent = connection.probeSent, now - sent > Self.probeTimeout else { continue }
+            let seconds = Self.probeTimeout / 1_000_000_000
+            connection.fail(HTTPClientError(kind: .timeout, message: "\(connection.target.authority) sent nothing for \(seconds) s after a PING; the connection was dropped"))
+            touched.append(connection)
         }
         for connections in pool.values {
             for connection in connections where connection.state != .open && connection.state != .closed && connection.connectDeadline <= now {
@@ -266,6 +275,9 @@ final class H2Loop: @unchecked Sendable {
         }
         return touched
     }
+
+    /// How long a connection may stay silent after a PING before it is taken for dead.
+    static let probeTimeout: UInt64 = 10_000_000_000
 
     /// After a connection acted: watch its socket for what it waits for, send on what it
     /// could not send, forget what finished, and drop it once closed.

@@ -96,4 +96,28 @@ import Testing
             http.shutdown()  // before this emulator stops, so that it has no connection to wait for
         }
     }
+
+    /// The path to the server goes silent without a reset: the request on it times out, the
+    /// PING sent then goes unanswered, and after `probeTimeout` the connection is dropped, so
+    /// that the next request goes out on a new connection instead of timing out too.
+    @Test func aConnectionThatWentSilentIsDroppedAfterAnUnansweredPing() async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let relay = try FreezingRelay(upstreamPort: try #require(URLComponents(string: endpoints.https)?.port))
+            defer { relay.stop() }
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let stats = "https://127.0.0.1:\(relay.port)/emulator/stats"
+            #expect(try await http.send(HTTPRequest(url: stats)).status == 200)
+
+            relay.freeze()
+            let error = await #expect(throws: HTTPClientError.self) {
+                _ = try await http.send(HTTPRequest(url: stats, timeout: .milliseconds(300)))
+            }
+            #expect(error?.kind == .timeout)
+            try await Task.sleep(for: .nanoseconds(H2Loop.probeTimeout) + .seconds(1))
+            let answer = try await http.send(HTTPRequest(url: stats, timeout: .seconds(5)))
+            #expect(answer.status == 200)
+            #expect(http.connectionsOpened == 2)
+        }
+    }
 }
