@@ -127,6 +127,10 @@ struct EmulatorTLSChannel: ServerChildChannel {
                 try await outbound.write(.head(response.head))
                 for chunk in collector.buffers { try await outbound.write(.body(chunk)) }
                 try await outbound.write(.end(nil))
+                // The stream closes by itself once the end has left (both sides ended).
+                // Closing it here instead would reset it with CANCEL while a large answer
+                // (the message list of a long bench) still sits in its buffers.
+                try await stream.channel.closeFuture.get()
             }
         } catch {
             logger.debug("emulator stream ended", metadata: ["error": "\(error)"])

@@ -120,4 +120,28 @@ import Testing
             #expect(http.connectionsOpened == 2)
         }
     }
+
+    /// An answer of several megabytes (the message list after a long bench) arrives whole:
+    /// the emulator used to close such a stream while its end still sat in its buffers,
+    /// which reached the client as a reset.
+    @Test(arguments: HTTPClient.Configuration.Engine.allCases)
+    func aLargeAnswerArrivesWhole(_ engine: HTTPClient.Configuration.Engine) async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let http = try client(emulator, .init(engine: engine))
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            let text = String(repeating: "A long body, so that the list is long. ", count: 90)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<3_000 {
+                    group.addTask { _ = try await fcm.send(notification(token: "large-\(index)", body: text)) }
+                }
+                try await group.waitForAll()
+            }
+            let listing = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/messages", timeout: .seconds(60)))
+            #expect(listing.status == 200)
+            #expect(listing.body.count > 16 << 20, "the list is \(listing.body.count) bytes")
+            let messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: Data(listing.body))
+            #expect(messages.count == 3_000)
+        }
+    }
 }
