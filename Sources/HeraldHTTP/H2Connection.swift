@@ -188,7 +188,7 @@ final class H2Connection: @unchecked Sendable {
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(Self.window)),
         ]
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
-        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(Self.window) * 16)
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(Self.connectionWindow))
         state = .open
         interest = EPOLLIN.rawValue
         let queued = waiting
@@ -197,9 +197,11 @@ final class H2Connection: @unchecked Sendable {
         flush()
     }
 
-    /// The flow-control window a stream opens with (responses are small; this keeps a large
-    /// one from waiting for WINDOW_UPDATE round trips).
-    private static let window = 1 << 20
+    /// The flow-control window a stream opens with, as large as libcurl's (32 MB): no answer
+    /// waits for a WINDOW_UPDATE.
+    private static let window = 32 << 20
+    /// The connection's window: several large answers at once.
+    private static let connectionWindow = 256 << 20
 
     // MARK: Requests
 
@@ -419,7 +421,8 @@ final class H2Connection: @unchecked Sendable {
             moved.append(exchange)
         } else {
             let reason = String(cString: nghttp2_http2_strerror(errorCode))
-            finish(exchange, .failure(HTTPClientError(kind: .transfer, message: "\(target.authority) reset the stream: \(reason)")))
+            let received = exchange.status > 0 ? " after status \(exchange.status) and \(exchange.body.count) bytes of the answer" : ""
+            finish(exchange, .failure(HTTPClientError(kind: .transfer, message: "\(target.authority) reset the stream: \(reason)\(received)")))
         }
     }
 
