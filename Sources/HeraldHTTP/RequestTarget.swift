@@ -11,32 +11,50 @@ struct RequestTarget: Sendable, Hashable {
     let path: String
 
     /// `nil` for anything but an `https://` URL with a host and a valid port, or with
-    /// credentials (`user@host`), which this client does not send.
+    /// credentials (`user@host`), which this client does not send. Scans the URL's bytes
+    /// once: it runs for every request.
     init?(url: String) {
-        guard url.count > 8, url.prefix(8).lowercased() == "https://" else { return nil }
-        let rest = url.dropFirst(8)
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authority = String(rest[..<authorityEnd])
-        guard !authority.isEmpty, !authority.contains(Character("@")) else { return nil }
-        var remainder = rest[authorityEnd...]
-        if let fragment = remainder.firstIndex(of: "#") { remainder = remainder[..<fragment] }
-        let path = remainder.isEmpty ? "/" : (remainder.first == "?" ? "/" + remainder : String(remainder))
+        let bytes = url.utf8
+        var cursor = bytes.startIndex
+        for expected in "https://".utf8 {
+            guard cursor < bytes.endIndex else { return nil }
+            let byte = bytes[cursor]
+            guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected else { return nil }
+            cursor = bytes.index(after: cursor)
+        }
+        let authorityStart = cursor
+        var authorityEnd = bytes.endIndex
+        var at = false
+        while cursor < bytes.endIndex {
+            let byte = bytes[cursor]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
+                authorityEnd = cursor
+                break
+            }
+            if byte == UInt8(ascii: "@") { at = true }
+            cursor = bytes.index(after: cursor)
+        }
+        guard authorityStart < authorityEnd, !at else { return nil }
+        let authority = url[authorityStart..<authorityEnd]
+        let pathEnd = bytes[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        let rawPath = url[authorityEnd..<pathEnd]
+        let path = rawPath.isEmpty ? "/" : (rawPath.utf8.first == UInt8(ascii: "?") ? "/" + rawPath : String(rawPath))
 
         var host: Substring
         var portText: Substring?
-        if authority.hasPrefix("[") {
+        if authority.utf8.first == UInt8(ascii: "[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             host = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
-                guard after.first == ":" else { return nil }
+                guard after.utf8.first == UInt8(ascii: ":") else { return nil }
                 portText = after.dropFirst()
             }
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.utf8.lastIndex(of: UInt8(ascii: ":")) {
             host = authority[..<colon]
             portText = authority[authority.index(after: colon)...]
         } else {
-            host = Substring(authority)
+            host = authority
         }
         var port = 443
         if let portText {
@@ -46,7 +64,7 @@ struct RequestTarget: Sendable, Hashable {
         guard !host.isEmpty else { return nil }
         self.host = host.lowercased()
         self.port = port
-        self.authority = authority
+        self.authority = String(authority)
         self.path = path
     }
 

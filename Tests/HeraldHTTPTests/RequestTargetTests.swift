@@ -20,6 +20,7 @@ import Testing
     @Test(arguments: [
         "http://example.com/", "https://", "https:///path", "https://user:secret@example.com/", "https://example.com:0/",
         "https://example.com:65536/", "https://example.com:port/", "https://[::1/", "https://[::1]x/", "example.com",
+        "https:/example.com/", "https:example.com", "httpx://example.com/", "https://@example.com/",
     ])
     func whatItCannotCarryIsRefused(_ url: String) {
         #expect(RequestTarget(url: url) == nil)
