@@ -17,7 +17,7 @@ import Synchronization
 /// does not choose HTTP/2 in ALPN fails the request with `H2Declined`, so the caller can
 /// send it another way.
 final class H2Loop: @unchecked Sendable {
-    // Safety: `pool`, `byDescriptor`, `registrations` and `live` belong to the loop thread; other threads
+    // Safety: `pool`, `byDescriptor`, `registrations`, `live` and `tombstones` belong to the loop thread; other threads
     // reach it only through `queue` (locked) and the wake-up descriptor.
     private let configuration: HTTPClient.Configuration
     private let epoll: Int32
@@ -29,6 +29,10 @@ final class H2Loop: @unchecked Sendable {
     /// Each connection's socket as it is in the epoll set.
     private var registrations: [ObjectIdentifier: (fd: Int32, generation: Int, interest: UInt32)] = [:]
     private var live: [Int: H2Exchange] = [:]
+    /// Cancellations of requests not seen yet (the caller was cancelled between taking its id
+    /// and queuing its request, and the loop read the cancellation first), with when they
+    /// came; kept 10 s, far longer than that gap, and dropped if the request already ended.
+    private var tombstones: [Int: UInt64] = [:]
     private var nextTimeoutCheck: UInt64 = 0
     private let opened = Atomic<Int>(0)
     private let peak = Atomic<Int>(0)
@@ -152,18 +156,26 @@ final class H2Loop: @unchecked Sendable {
                 connection.resolved(result)
                 touched[ObjectIdentifier(connection)] = connection
             }
+            let now = Self.now()
             for exchange in starting {
+                if tombstones.removeValue(forKey: exchange.id) != nil {
+                    exchange.finish(.failure(CancellationError()))
+                    continue
+                }
                 live[exchange.id] = exchange
                 if let connection = assign(exchange) { touched[ObjectIdentifier(connection)] = connection }
             }
             if live.count > peak.load(ordering: .relaxed) { peak.store(live.count, ordering: .relaxed) }
             for id in cancelling {
-                guard let exchange = live[id] else { continue }
+                guard let exchange = live[id] else {
+                    tombstones[id] = now
+                    continue
+                }
                 if let connection = end(exchange, .failure(CancellationError())) { touched[ObjectIdentifier(connection)] = connection }
             }
-            let now = Self.now()
             if now >= nextTimeoutCheck {
                 for connection in expire(now: now) { touched[ObjectIdentifier(connection)] = connection }
+                if !tombstones.isEmpty { tombstones = tombstones.filter { now - $0.value < 10_000_000_000 } }
                 nextTimeoutCheck = now + Self.timeoutCheckInterval
             }
             for connection in touched.values {

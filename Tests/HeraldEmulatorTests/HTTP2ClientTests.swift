@@ -145,4 +145,36 @@ import Testing
             #expect(messages.count == 3_000)
         }
     }
+
+    /// A caller already cancelled when it sends: its cancellation reaches the loop before, or
+    /// with, its request, and the request never leaves (against an emulator that would hold
+    /// any send for a minute, a request that left would end in a timeout instead).
+    @Test func aSendCancelledBeforeItIsQueuedNeverLeaves() async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.faults.latency = .seconds(60)
+        try await Emulator.withRunning(configuration, logger: quiet) { emulator, endpoints in
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let request = HTTPRequest(
+                method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer none")],
+                body: Array(#"{"message": {"token": "a"}}"#.utf8), timeout: .seconds(20))
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for _ in 0..<300 {
+                    group.addTask {
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        do {
+                            _ = try await http.send(request)
+                            return "answered"
+                        } catch is CancellationError {
+                            return "cancelled"
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(outcomes == ["cancelled": 300])
+        }
+    }
 }
