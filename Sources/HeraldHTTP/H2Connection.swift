@@ -2,7 +2,7 @@ import CHTTP2
 import Glibc
 
 /// One HTTP/2 connection to one origin: its nghttp2 session and the requests on it, over a
-/// `TLSStream`. Only the loop thread touches it.
+/// `H2Socket`. Only the loop thread touches it.
 ///
 /// It is `connecting` (resolving, connecting, handshaking: the stream's business), then
 /// `open`, then `closed`. Requests submitted before it is open wait in it. Everything a call
@@ -27,7 +27,7 @@ final class H2Connection: @unchecked Sendable {
     /// Ids of the requests finished here (answered or failed), for the loop to forget.
     var finishedIDs: [Int] = []
 
-    private let stream: TLSStream
+    private let socket: H2Socket
     private let maxStreams: Int
     private var session: OpaquePointer?
     private var waiting: [H2Exchange] = []
@@ -37,28 +37,29 @@ final class H2Connection: @unchecked Sendable {
     /// What to wait for on the socket once open.
     private var openInterest: UInt32 = EPOLLIN.rawValue
 
-    init(target: RequestTarget, tls: TLSContext, maxStreams: Int, connectDeadline: UInt64) {
+    /// - Parameter tls: nil for h2c.
+    init(target: RequestTarget, tls: TLSContext?, maxStreams: Int, connectDeadline: UInt64) {
         self.target = target
-        self.stream = TLSStream(target: target, tls: tls)
+        self.socket = H2Socket(target: target, tls: tls)
         self.maxStreams = maxStreams
         self.connectDeadline = connectDeadline
     }
 
     deinit { release() }
 
-    var fd: Int32 { stream.fd }
+    var fd: Int32 { socket.fd }
     /// Counts the sockets the stream opened: a new socket may get the number of a closed one.
-    var socketGeneration: Int { stream.socketGeneration }
+    var socketGeneration: Int { socket.socketGeneration }
     /// `EPOLLIN`/`EPOLLOUT` bits the loop should wait for on `fd`.
     var interest: UInt32 {
         switch state {
-        case .connecting: stream.interest
+        case .connecting: socket.interest
         case .open: openInterest
         case .closed: 0
         }
     }
     /// The server finished the TLS handshake without choosing HTTP/2.
-    var declinedHTTP2: Bool { stream.declinedHTTP2 }
+    var declinedHTTP2: Bool { socket.declinedHTTP2 }
 
     /// Requests waiting here or in flight on it.
     var load: Int { waiting.count + streams.count }
@@ -76,10 +77,10 @@ final class H2Connection: @unchecked Sendable {
     /// The resolver's answer: addresses to try in order (each a `sockaddr`), or why none.
     func resolved(_ result: Result<[[UInt8]], HTTPClientError>) {
         guard state == .connecting else { return }
-        apply(stream.resolved(result))
+        apply(socket.resolved(result))
     }
 
-    private func apply(_ step: TLSStream.Step) {
+    private func apply(_ step: H2Socket.Step) {
         switch step {
         case .waiting: break
         case .ready: startSession()
@@ -173,7 +174,7 @@ final class H2Connection: @unchecked Sendable {
         case .closed:
             return
         case .connecting:
-            apply(stream.advance())
+            apply(socket.advance())
         case .open:
             if events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { read(into: buffer) }
             if state == .open { flush() }
@@ -183,7 +184,7 @@ final class H2Connection: @unchecked Sendable {
     private func read(into buffer: UnsafeMutableRawBufferPointer) {
         guard let session else { return }
         while state == .open {
-            switch stream.read(into: buffer) {
+            switch socket.read(into: buffer) {
             case .bytes(let count):
                 probeSent = nil
                 let used = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
@@ -204,7 +205,7 @@ final class H2Connection: @unchecked Sendable {
         guard state == .open, let session else { return }
         while true {
             while outputOffset < output.count {
-                let result = output.withUnsafeBytes { stream.write(UnsafeRawBufferPointer(rebasing: $0[outputOffset...])) }
+                let result = output.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[outputOffset...])) }
                 switch result {
                 case .wrote(let count):
                     outputOffset += count
@@ -278,7 +279,7 @@ final class H2Connection: @unchecked Sendable {
     private func release() {
         if let session { nghttp2_session_del(session) }
         session = nil
-        stream.close()
+        socket.close()
     }
 
     // MARK: Called from nghttp2's callbacks

@@ -3,11 +3,12 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Herald's own HTTP/2-over-TLS client: nghttp2 frames, OpenSSL encrypts, and one thread
-/// waits on every socket with one `epoll`, writing each connection's frames in a few TLS
-/// records. It replaces libcurl on the `https://` path, where libcurl 7.88 wakes every
-/// transfer of a connection whenever its socket is readable (a `poll` and a `recvfrom`
-/// each), which cost about 70 µs of CPU a request against h2load's 20.
+/// Herald's own HTTP/2 client: nghttp2 frames, OpenSSL encrypts (`https://`; h2c goes in
+/// the clear), and one thread waits on every socket with one `epoll`, writing each
+/// connection's frames in a few TLS records. It replaces libcurl for HTTP/2, where libcurl
+/// 7.88 wakes every transfer of a connection whenever its socket is readable (a `poll` and
+/// a `recvfrom` each), which cost about 70 µs of CPU a request against h2load's 20, and
+/// cannot reuse an h2c connection.
 ///
 /// Requests to one origin share up to `maxConnectionsPerHost` connections: a new one is
 /// opened when every open one carries its stream limit. A request that never left (its
@@ -17,8 +18,9 @@ import Synchronization
 /// does not choose HTTP/2 in ALPN fails the request with `H2Declined`, so the caller can
 /// send it another way.
 final class H2Loop: @unchecked Sendable {
-    // Safety: `pool`, `byDescriptor`, `registrations`, `live` and `tombstones` belong to the loop thread; other threads
-    // reach it only through `queue` (locked) and the wake-up descriptor.
+    // Safety: `pool`, `byDescriptor`, `registrations`, `live` and `tombstones` belong to the
+    // loop thread; other threads reach it only through `queue` (locked) and the wake-up
+    // descriptor.
     private let configuration: HTTPClient.Configuration
     private let epoll: Int32
     private let wakeup: Int32
@@ -209,7 +211,7 @@ final class H2Loop: @unchecked Sendable {
             connection = least
         } else {
             connection = H2Connection(
-                target: exchange.target, tls: tls.withLock { $0 }, maxStreams: max(1, configuration.maxStreamsPerConnection),
+                target: exchange.target, tls: exchange.target.secure ? tls.withLock { $0 } : nil, maxStreams: max(1, configuration.maxStreamsPerConnection),
                 connectDeadline: Self.now() + UInt64(Self.nanoseconds(configuration.connectTimeout)))
             connections.append(connection)
             opened.add(1, ordering: .relaxed)

@@ -4,16 +4,17 @@ import Foundation
 import Logging
 import Synchronization
 
-/// An HTTP client for the push providers: HTTP/2 over TLS on Herald's own nghttp2 loop
-/// (`H2Loop`), everything else on libcurl multi handles, each loop driven by one thread.
+/// An HTTP client for the push providers: HTTP/2 on Herald's own nghttp2 loop (`H2Loop`),
+/// HTTP/1.1 on libcurl multi handles, each loop driven by one thread.
 ///
 /// Callers `await send(_:)` from any task. `https://` negotiates HTTP/2 with ALPN, and
 /// requests to one host are multiplexed as streams on few connections. An origin that does
-/// not choose HTTP/2, or any `https://` request while a proxy variable is set
-/// (`HTTPS_PROXY`, `ALL_PROXY`), goes through libcurl instead, as does every request when
-/// `engine` is `.libcurl` (`HERALD_HTTP_ENGINE=libcurl`). `http://` speaks HTTP/1.1 with keep-alive on several connections, or h2c with
-/// one connection per request when the server speaks only HTTP/2 (`CleartextProtocols` says
-/// how that is learnt and why h2c connections are not reused). At most `maxInFlight`
+/// not choose HTTP/2 goes through libcurl instead (HTTP/1.1), as does every request while a
+/// proxy variable for its scheme is set (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`) and when
+/// `engine` is `.libcurl` (`HERALD_HTTP_ENGINE=libcurl`). `http://` speaks HTTP/1.1 with
+/// keep-alive on several connections, or h2c when the server speaks only HTTP/2
+/// (`CleartextProtocols` says how that is learnt): on few reused connections, or on
+/// libcurl, one connection per request (it cannot reuse them). At most `maxInFlight`
 /// requests run at once, and to one origin at most as many as its connections carry; later callers
 /// wait here, first come first served (back-pressure). libcurl is never handed more than
 /// the connections can carry: its own queue of pending transfers is not fair (with 512 in
@@ -35,7 +36,7 @@ public final class HTTPClient: Sendable {
         public var extraCAFile: String?
         /// Speak HTTP/1.1 only (for servers or proxies without HTTP/2); one request per connection at a time.
         public var http1Only: Bool
-        /// What carries HTTP/2 over TLS.
+        /// What carries HTTP/2 (over TLS, and h2c).
         public var engine: Engine
 
         public enum Engine: String, Sendable, CaseIterable {
@@ -61,8 +62,11 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// `https://` origins over HTTP/2, unless a proxy is set or `engine` says libcurl.
+    /// HTTP/2 (over TLS, and h2c) on Herald's own client, unless `engine` says libcurl.
     private let http2: H2Loop?
+    /// Whether `https://` and h2c requests go to `http2` (no proxy variable for them).
+    private let http2ForTLS: Bool
+    private let http2ForH2c: Bool
     /// Origins that declined HTTP/2 in ALPN: sent through `loop` from then on.
     private let declinedHTTP2 = Mutex<Set<String>>([])
     /// `https://` origins that `http2` does not carry: few connections, many streams each.
@@ -83,8 +87,10 @@ public final class HTTPClient: Sendable {
     /// - Throws: `HTTPClientError` when libcurl cannot start or the CA file cannot be read.
     public init(configuration: Configuration = .init(), logger: Logger) throws {
         loop = try CurlLoop(configuration: configuration, logger: logger)
-        let direct = configuration.engine == .nghttp2 && !configuration.http1Only && !Self.proxySet(ProcessInfo.processInfo.environment)
-        http2 = direct ? try H2Loop(configuration: configuration) : nil
+        let environment = ProcessInfo.processInfo.environment
+        http2 = configuration.engine == .nghttp2 && !configuration.http1Only ? try H2Loop(configuration: configuration) : nil
+        http2ForTLS = !Self.proxySet(environment, secure: true)
+        http2ForH2c = !Self.proxySet(environment, secure: false)
         var cleartextConfiguration = configuration
         cleartextConfiguration.maxConnectionsPerHost = max(1, configuration.maxCleartextConnectionsPerHost)
         cleartextConfiguration.extraCAFile = nil
@@ -114,12 +120,12 @@ public final class HTTPClient: Sendable {
         if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
         let wire = cleartext.withLock { $0.protocolFor(origin) }
         do {
-            let response = try await cleartextLoop.perform(request, over: wire)
+            let response = try await sendCleartext(request, over: wire)
             cleartext.withLock { $0.answered(origin, over: wire) }
             return response
         } catch let error as HTTPClientError where wire == .http1 && cleartext.withLock({ $0.shouldTryH2c(origin, after: error) }) {
             do {
-                let response = try await cleartextLoop.perform(request, over: .h2c)
+                let response = try await sendCleartext(request, over: .h2c)
                 cleartext.withLock { $0.answered(origin, over: .h2c) }
                 return response
             } catch let second as HTTPClientError {
@@ -130,7 +136,7 @@ public final class HTTPClient: Sendable {
     }
 
     private func sendOverTLS(_ request: HTTPRequest, origin: String) async throws -> HTTPResponse {
-        if let http2, let target = RequestTarget(url: request.url), !declinedHTTP2.withLock({ $0.contains(origin) }) {
+        if let http2, http2ForTLS, let target = RequestTarget(url: request.url), !declinedHTTP2.withLock({ $0.contains(origin) }) {
             do {
                 return try await http2.perform(request, to: target)
             } catch is H2Declined {
@@ -140,9 +146,20 @@ public final class HTTPClient: Sendable {
         return try await loop.perform(request, over: http1Only ? .http1 : .tls)
     }
 
-    /// Whether a proxy variable applies to `https://` requests (libcurl's names).
-    static func proxySet(_ environment: [String: String]) -> Bool {
-        ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"].contains { !(environment[$0] ?? "").isEmpty }
+    /// A cleartext request: h2c on Herald's own client (connections reused), unless a proxy
+    /// or `engine` says libcurl (one connection per request there); HTTP/1.1 on libcurl.
+    private func sendCleartext(_ request: HTTPRequest, over wire: WireProtocol) async throws -> HTTPResponse {
+        if wire == .h2c, let http2, http2ForH2c, let target = RequestTarget(url: request.url) {
+            return try await http2.perform(request, to: target)
+        }
+        return try await cleartextLoop.perform(request, over: wire)
+    }
+
+    /// Whether a proxy variable applies to `https://` (`secure`) or `http://` requests
+    /// (libcurl's names).
+    static func proxySet(_ environment: [String: String], secure: Bool) -> Bool {
+        let names = secure ? ["HTTPS_PROXY", "https_proxy"] : ["HTTP_PROXY", "http_proxy"]
+        return (names + ["ALL_PROXY", "all_proxy"]).contains { !(environment[$0] ?? "").isEmpty }
     }
 
     /// Rereads `extraCAFile` if it changed since it was read: connections opened from now on

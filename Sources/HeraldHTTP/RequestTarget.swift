@@ -1,7 +1,9 @@
-/// Where an `https://` request goes: the host and port to connect to, the `:authority` and
-/// `:path` it is sent with. Parsed as bytes of the URL as written (no percent-decoding: the
+/// Where an HTTP/2 request goes: over TLS (`https://`) or not (h2c, `http://`), the host and
+/// port to connect to, the `:authority` and `:path` it is sent with. Parsed as bytes of the URL as written (no percent-decoding: the
 /// path goes on the wire as the caller wrote it).
 struct RequestTarget: Sendable, Hashable {
+    /// `https://`: over TLS.
+    let secure: Bool
     /// The host to resolve or the address to connect to, without brackets.
     let host: String
     let port: Int
@@ -10,18 +12,24 @@ struct RequestTarget: Sendable, Hashable {
     /// The path and query, `/` when the URL has none; never the fragment.
     let path: String
 
-    /// `nil` for anything but an `https://` URL with a host and a valid port, or with
+    /// `nil` for anything but an `https://` or `http://` URL with a host and a valid port, or with
     /// credentials (`user@host`), which this client does not send. Scans the URL's bytes
     /// once: it runs for every request.
     init?(url: String) {
         let bytes = url.utf8
         var cursor = bytes.startIndex
-        for expected in "https://".utf8 {
-            guard cursor < bytes.endIndex else { return nil }
-            let byte = bytes[cursor]
-            guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected else { return nil }
-            cursor = bytes.index(after: cursor)
+        func skip(_ literal: String) -> Bool {
+            for expected in literal.utf8 {
+                guard cursor < bytes.endIndex else { return false }
+                let byte = bytes[cursor]
+                guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected else { return false }
+                cursor = bytes.index(after: cursor)
+            }
+            return true
         }
+        guard skip("http") else { return nil }
+        let secure = skip("s")
+        guard skip("://") else { return nil }
         let authorityStart = cursor
         var authorityEnd = bytes.endIndex
         var at = false
@@ -56,12 +64,13 @@ struct RequestTarget: Sendable, Hashable {
         } else {
             host = authority
         }
-        var port = 443
+        var port = secure ? 443 : 80
         if let portText {
             guard let value = Int(portText), (1...65_535).contains(value) else { return nil }
             port = value
         }
         guard !host.isEmpty else { return nil }
+        self.secure = secure
         self.host = host.lowercased()
         self.port = port
         self.authority = String(authority)
@@ -69,5 +78,5 @@ struct RequestTarget: Sendable, Hashable {
     }
 
     /// What connections are shared by: requests to one host and port share them.
-    var origin: String { "\(host):\(port)" }
+    var origin: String { "\(secure ? "https" : "http")://\(host):\(port)" }
 }

@@ -6,10 +6,12 @@ import Synchronization
 ///   many streams on few connections.
 /// - `http1`: cleartext HTTP/1.1 with keep-alive, one request at a time per connection,
 ///   several connections per origin.
-/// - `h2c`: cleartext HTTP/2 with prior knowledge, one request per connection. Debian 12's
-///   libcurl (7.88.1) cannot reuse an h2c connection: the second request on it fails with
-///   "Error in the HTTP2 framing layer" (curl issue 10634, fixed in 7.89), so every h2c
-///   request opens a connection of its own and closes it after the answer.
+/// - `h2c`: cleartext HTTP/2 with prior knowledge: many streams on few connections on
+///   Herald's own client; on libcurl (`HERALD_HTTP_ENGINE=libcurl`, or behind a proxy) one
+///   request per connection. Debian 12's libcurl (7.88.1) cannot reuse an h2c connection:
+///   the second request on it fails with "Error in the HTTP2 framing layer" (curl issue
+///   10634, fixed in 7.89), so there every h2c request opens a connection of its own and
+///   closes it after the answer.
 enum WireProtocol: Sendable, Equatable {
     case tls, http1, h2c
 }

@@ -30,7 +30,7 @@ public struct HeraldEnvironment: Sendable {
     /// `HERALD_CA_FILE`: certificate authorities trusted besides the system's.
     public var extraCAFile: String? { self["HERALD_CA_FILE"] }
 
-    /// `HERALD_HTTP_ENGINE`: what carries HTTP/2 over TLS to the providers, `nghttp2`
+    /// `HERALD_HTTP_ENGINE`: what carries HTTP/2 (over TLS, and h2c) to the providers, `nghttp2`
     /// (Herald's own client, the default) or `libcurl`.
     /// - Throws: `PushConfigurationError` for any other value.
     public func httpEngine() throws -> HTTPClient.Configuration.Engine {

@@ -6,7 +6,11 @@ import Testing
         let fcm = try #require(RequestTarget(url: "https://fcm.googleapis.com/v1/projects/p/messages:send"))
         #expect(fcm.host == "fcm.googleapis.com" && fcm.port == 443)
         #expect(fcm.authority == "fcm.googleapis.com" && fcm.path == "/v1/projects/p/messages:send")
-        #expect(fcm.origin == "fcm.googleapis.com:443")
+        #expect(fcm.secure && fcm.origin == "https://fcm.googleapis.com:443")
+
+        let cleartext = try #require(RequestTarget(url: "http://gateway.internal/fcm/send"))
+        #expect(!cleartext.secure && cleartext.port == 80 && cleartext.origin == "http://gateway.internal:80")
+        #expect(cleartext.path == "/fcm/send")
 
         let local = try #require(RequestTarget(url: "HTTPS://Example.COM:8443?x=1#top"))
         #expect(local.host == "example.com" && local.port == 8443)
@@ -18,7 +22,7 @@ import Testing
     }
 
     @Test(arguments: [
-        "http://example.com/", "https://", "https:///path", "https://user:secret@example.com/", "https://example.com:0/",
+        "ftp://example.com/", "https://", "https:///path", "http://", "httpss://example.com/", "https://user:secret@example.com/", "https://example.com:0/",
         "https://example.com:65536/", "https://example.com:port/", "https://[::1/", "https://[::1]x/", "example.com",
         "https:/example.com/", "https:example.com", "httpx://example.com/", "https://@example.com/",
     ])
@@ -34,6 +38,8 @@ import Testing
             body: Array("{}".utf8))
         let fields = H2Request.fields(of: request, target: target)
         #expect(fields.map(\.name) == [":method", ":scheme", ":authority", ":path", "apns-topic", "content-length"])
+        let h2c = try #require(RequestTarget(url: "http://127.0.0.1:8080/x"))
+        #expect(H2Request.fields(of: HTTPRequest(url: "http://127.0.0.1:8080/x"), target: h2c).first { $0.name == ":scheme" }?.value == "http")
         #expect(fields.map(\.value) == ["POST", "https", "api.push.apple.com", "/3/device/abc", "com.example", "2"])
 
         let get = H2Request.fields(of: HTTPRequest(url: "https://api.push.apple.com/3/device/abc"), target: target)
@@ -42,10 +48,13 @@ import Testing
         #expect(H2Request.fields(of: stated, target: target).filter { $0.name == "content-length" }.count == 1)
     }
 
-    @Test func aProxyVariableSendsHTTPSThroughLibcurl() {
-        #expect(!HTTPClient.proxySet([:]))
-        #expect(!HTTPClient.proxySet(["HTTPS_PROXY": "", "NO_PROXY": "*"]))
-        #expect(HTTPClient.proxySet(["https_proxy": "http://proxy:3128"]))
-        #expect(HTTPClient.proxySet(["ALL_PROXY": "socks5://proxy"]))
+    @Test func aProxyVariableSendsItsSchemeThroughLibcurl() {
+        #expect(!HTTPClient.proxySet([:], secure: true))
+        #expect(!HTTPClient.proxySet(["HTTPS_PROXY": "", "NO_PROXY": "*"], secure: true))
+        #expect(HTTPClient.proxySet(["https_proxy": "http://proxy:3128"], secure: true))
+        #expect(!HTTPClient.proxySet(["https_proxy": "http://proxy:3128"], secure: false))
+        #expect(HTTPClient.proxySet(["HTTP_PROXY": "http://proxy:3128"], secure: false))
+        #expect(HTTPClient.proxySet(["ALL_PROXY": "socks5://proxy"], secure: true))
+        #expect(HTTPClient.proxySet(["all_proxy": "socks5://proxy"], secure: false))
     }
 }

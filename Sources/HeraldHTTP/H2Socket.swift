@@ -1,20 +1,21 @@
 import CHTTP2
 import Glibc
 
-/// A non-blocking TCP connection with TLS on it, for the HTTP/2 loop: it tries the resolved
-/// addresses in turn, verifies the server's certificate and host name, asks for `h2` in
-/// ALPN, and then reads and writes through OpenSSL. Only the loop thread touches it.
+/// The socket under an HTTP/2 connection: a non-blocking TCP connection that tries the
+/// resolved addresses in turn, with TLS on it for `https://` (the server's certificate and
+/// host name verified, `h2` asked for in ALPN; reads and writes through OpenSSL) or without
+/// for h2c. Only the loop thread touches it.
 ///
 /// Each call says what happened and what to wait for next (`interest` on `fd`); it never
 /// blocks.
-final class TLSStream {
+final class H2Socket {
     enum Phase: Equatable { case resolving, connecting, handshaking, ready, closed }
 
     /// Where connecting stands after a step.
     enum Step {
         /// Wait for `interest` on `fd`, then call `advance`.
         case waiting
-        /// TLS is up and the server chose HTTP/2.
+        /// Connected (TLS up and HTTP/2 chosen, for `https://`).
         case ready
         case failed(HTTPClientError)
     }
@@ -42,11 +43,12 @@ final class TLSStream {
     /// The server finished the handshake without choosing HTTP/2.
     private(set) var declinedHTTP2 = false
 
-    private let tls: TLSContext
+    /// nil for h2c.
+    private let tls: TLSContext?
     private var addresses: [[UInt8]] = []
     private var ssl: OpaquePointer?
 
-    init(target: RequestTarget, tls: TLSContext) {
+    init(target: RequestTarget, tls: TLSContext?) {
         self.target = target
         self.tls = tls
     }
@@ -79,7 +81,7 @@ final class TLSStream {
                 closeSocket()
                 return connectNext(lastError: error)
             }
-            return startTLS()
+            return connected()
         case .handshaking:
             return handshake()
         case .resolving, .ready, .closed:
@@ -104,7 +106,7 @@ final class TLSStream {
                 Glibc.connect(socket, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length)
             }
             fd = socket
-            if result == 0 { return startTLS() }
+            if result == 0 { return connected() }
             if errno == EINPROGRESS {
                 phase = .connecting
                 interest = EPOLLOUT.rawValue
@@ -132,7 +134,16 @@ final class TLSStream {
         set(Int32(IPPROTO_TCP), TCP_KEEPCNT, 3)
     }
 
-    private func startTLS() -> Step {
+    private func connected() -> Step {
+        guard let tls else {
+            phase = .ready
+            interest = EPOLLIN.rawValue
+            return .ready
+        }
+        return startTLS(tls)
+    }
+
+    private func startTLS(_ tls: TLSContext) -> Step {
         guard let ssl = SSL_new(tls.context) else {
             close()
             return .failed(HTTPClientError(kind: .tls, message: "OpenSSL could not create a connection"))
@@ -184,9 +195,16 @@ final class TLSStream {
 
     // MARK: Reading and writing
 
-    /// Decrypts what has arrived into `buffer`.
+    /// Reads (and decrypts) what has arrived into `buffer`.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
-        guard phase == .ready, let ssl else { return .failed(closedError) }
+        guard phase == .ready else { return .failed(closedError) }
+        guard let ssl else {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .failed(HTTPClientError(kind: .transfer, message: "\(target.authority) closed the connection")) }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wouldBlock(wantsWrite: false) }
+            return .failed(HTTPClientError(kind: .transfer, message: "the connection to \(target.authority) failed: \(String(cString: strerror(errno)))"))
+        }
         let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
@@ -197,10 +215,16 @@ final class TLSStream {
         }
     }
 
-    /// Encrypts and sends what it can of `bytes`. After `.wouldBlock`, call again with the
+    /// Sends (encrypted) what it can of `bytes`. After `.wouldBlock`, call again with the
     /// same bytes once the socket is writable.
     func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
-        guard phase == .ready, let ssl else { return .failed(closedError) }
+        guard phase == .ready else { return .failed(closedError) }
+        guard let ssl else {
+            let count = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count > 0 { return .wrote(count) }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wouldBlock }
+            return .failed(HTTPClientError(kind: .transfer, message: "writing to \(target.authority) failed: \(String(cString: strerror(errno)))"))
+        }
         let written = SSL_write(ssl, bytes.baseAddress, Int32(bytes.count))
         if written > 0 { return .wrote(Int(written)) }
         switch SSL_get_error(ssl, written) {
