@@ -33,8 +33,6 @@ final class H2Exchange: @unchecked Sendable {
         self.continuation = continuation
     }
 
-    var isFinished: Bool { continuation == nil }
-
     func finish(_ result: Result<HTTPResponse, any Error>) {
         continuation?.resume(with: result)
         continuation = nil

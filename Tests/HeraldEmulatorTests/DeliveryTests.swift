@@ -24,6 +24,14 @@ func provider(_ emulator: Emulator, _ endpoints: Emulator.Endpoints, http: HTTPC
     return FCMProvider(account: account, endpoint: endpoints.https, http: http)
 }
 
+/// An FCM send without a valid access token: answered 401, after the emulator's injected
+/// latency (a send held for as long as the test needs).
+func unauthorizedSend(_ endpoints: Emulator.Endpoints, timeout: Duration = .seconds(30)) -> HTTPRequest {
+    HTTPRequest(
+        method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer none")],
+        body: Array(#"{"message": {"token": "a"}}"#.utf8), timeout: timeout)
+}
+
 /// A client that trusts the emulator's certificate authority (beside the system's).
 func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .init()) throws -> HTTPClient {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-ca-\(UUID().uuidString).pem")
@@ -268,9 +276,7 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             let http = try client(emulator)
             defer { http.shutdown() }
             // Any send waits out the injected latency before it is answered (here: 401, no token).
-            let request = HTTPRequest(
-                method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer none")],
-                body: Array(#"{"message": {"token": "a"}}"#.utf8))
+            let request = unauthorizedSend(endpoints)
             let waiting = Task { try await http.send(request) }
             try await Task.sleep(for: .milliseconds(200))
             waiting.cancel()

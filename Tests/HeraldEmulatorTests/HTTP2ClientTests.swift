@@ -155,9 +155,7 @@ import Testing
         try await Emulator.withRunning(configuration, logger: quiet) { emulator, endpoints in
             let http = try client(emulator)
             defer { http.shutdown() }
-            let request = HTTPRequest(
-                method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer none")],
-                body: Array(#"{"message": {"token": "a"}}"#.utf8), timeout: .seconds(20))
+            let request = unauthorizedSend(endpoints, timeout: .seconds(20))
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for _ in 0..<300 {
                     group.addTask {
