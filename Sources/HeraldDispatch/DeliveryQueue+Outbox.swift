@@ -76,7 +76,9 @@ extension DeliveryQueue {
 
     /// Locks the event for the rest of the transaction if this worker still holds its lease
     /// and it is not done (`held` is false when its lease passed to another worker), and
-    /// reads the recipients of its `part`, in order (`nil` if any cannot be read).
+    /// reads the recipients of its `part`, in order (`nil` if any cannot be read). The lock
+    /// is `FOR KEY SHARE`: other workers' claims pass the event by, while this worker's other
+    /// parts of it, written at the same time, hold it too and renew its lease.
     func holdEventPart(
         _ event: UUID, tenant: UUID, part: Range<Int>, on connection: PostgresConnection
     ) async throws -> (held: Bool, recipients: [EventRecipient]?) {
@@ -91,7 +93,7 @@ extension DeliveryQueue {
                    END
             FROM outbox o CROSS JOIN LATERAL (SELECT o.payload -> 'recipients' AS list OFFSET 0) r
             WHERE o.tenant_id = \(tenant) AND o.id = \(event) AND o.lease_owner = \(worker) AND o.fanned_out_at IS NULL
-            FOR UPDATE OF o
+            FOR KEY SHARE OF o
             """)
         guard let row = rows.first else { return (false, nil) }
         let (ids, apps) = try row.decode(([String?]?, [String?]?).self)

@@ -19,6 +19,9 @@ extension Dispatcher {
         /// The first part of such an event is this small (at most `fanOutPart`): its
         /// pushes go out while the rest is written (a part of 1,000 took 200-350 ms to write).
         public var fanOutFirstPart: Int
+        /// Parts of such an event written at once (after the first, each on a connection of
+        /// its own), so that a large group's fan-out is not one round trip after another.
+        public var fanOutConcurrency: Int
         /// How long a claim holds without renewal; renewed at a third of it.
         public var lease: Duration
         public var retry: RetryPolicy
@@ -35,7 +38,7 @@ extension Dispatcher {
 
         public init(
             worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
-            eventBatch: Int = 200, fanOutPart: Int = 1_000, fanOutFirstPart: Int = 100, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
+            eventBatch: Int = 200, fanOutPart: Int = 1_000, fanOutFirstPart: Int = 100, fanOutConcurrency: Int = 2, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
             pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = [],
             historyRetention: HistoryRetention? = nil
         ) {
@@ -45,6 +48,7 @@ extension Dispatcher {
             self.eventBatch = max(1, eventBatch)
             self.fanOutPart = max(1, fanOutPart)
             self.fanOutFirstPart = min(max(1, fanOutFirstPart), self.fanOutPart)
+            self.fanOutConcurrency = max(1, fanOutConcurrency)
             self.lease = lease
             self.retry = retry
             self.pollInterval = pollInterval

@@ -108,8 +108,8 @@ extension Dispatcher {
         case written(Int)
         /// Another worker holds the event now.
         case passed
-        /// Its recipients cannot be read: the event is marked done.
-        case unreadable
+        /// Its recipients (from this position on) cannot be read: the event is marked done.
+        case unreadable(from: Int)
     }
 
     /// An event fanned out part by part, under this worker's lease on it.
@@ -201,60 +201,23 @@ extension Dispatcher {
         return written
     }
 
-    /// Fans out a large event part by part (`fanOutParts`), a transaction each; the last part marks it
-    /// done. Each part first checks that this worker still holds the event: if its lease
-    /// lapsed and another worker took the event, that one carries on (a part written twice
-    /// adds nothing: the write is idempotent). If a part fails, the worker's event leases are
-    /// given back.
+    /// Fans out a large event part by part (`fanOutParts`), a transaction each: the first
+    /// part alone (its pushes go out while the rest is written), then the middle parts up to
+    /// `fanOutConcurrency` at once, then the last, which marks the event done once every
+    /// other part is committed. Each part first checks that this worker still holds the
+    /// event, and renews the lease as it ends: if the lease lapsed and another worker took
+    /// the event, that one carries on (a part written twice adds nothing: the write is
+    /// idempotent). If a part fails, the worker's event leases are given back.
     /// - Returns: how many deliveries it created.
     func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
-        let event = large.event, tenant = event.tenantID
-        let count = large.recipientCount
-        var created = 0
+        let parts = configuration.fanOutParts(of: large.recipientCount)
+        guard let first = parts.first, let last = parts.last, parts.count > 1 else {
+            return try await fanOutParts(parts, of: large, claiming: claiming) ?? 0
+        }
         do {
-            for part in configuration.fanOutParts(of: count) {
-                let last = part.upperBound == count
-                let outcome = try await withRoom(claiming) { room in
-                    try await queue.pool.withTransaction { connection -> (PartOutcome, claimed: [ClaimedDelivery]) in
-                        let held = try await queue.holdEventPart(event.id, tenant: tenant, part: part, on: connection)
-                        guard held.held else { return (.passed, []) }
-                        connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
-                        guard let recipients = held.recipients else {
-                            // Like an event that cannot be read at all: marked done and left
-                            // in the outbox for inspection (trying again would never end).
-                            _ = try await write([], events: [event.id], tenant: tenant, room: 0, on: connection)
-                            return (.unreadable, [])
-                        }
-                        let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)
-                        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                        var chat = try await DeliveryQueue.participantStates(
-                            large.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
-                        try await DeliveryQueue.addDeferred(
-                            to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
-                        let drafts = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
-                        if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
-                        let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
-                        return (.written(written.created), written.claimed)
-                    }
-                }
-                let written: Int
-                switch outcome {
-                case .passed:
-                    logger.info("a large event passed to another worker mid-fan-out", metadata: ["event": "\(event.id)"])
-                    return created
-                case .unreadable:
-                    logger.error(
-                        "skipping the rest of an event whose recipients cannot be read",
-                        metadata: ["event": "\(event.id)", "from": "\(part.lowerBound)"])
-                    return created
-                case .written(let count):
-                    written = count
-                }
-                state.withLock {
-                    $0.counters.deliveriesQueued += written
-                    if last { $0.counters.eventsFannedOut += 1 }
-                }
-                metrics.fannedOut(events: last ? 1 : 0, deliveries: written)
+            var created = 0
+            for group in [[first], Array(parts.dropFirst().dropLast()), [last]] {
+                guard let written = try await fanOutParts(group, of: large, claiming: claiming) else { return created }
                 created += written
             }
             return created
@@ -264,5 +227,77 @@ extension Dispatcher {
             try? await queue.releaseEventLeases()
             throw error
         }
+    }
+
+    /// Writes `parts` of a large event, up to `fanOutConcurrency` at once.
+    /// - Returns: how many deliveries they created, or `nil` when the event passed to
+    ///   another worker or its recipients cannot be read (nothing more is to be done).
+    func fanOutParts(_ parts: [Range<Int>], of large: LargeEvent, claiming: Bool) async throws -> Int? {
+        try await withThrowingTaskGroup(of: PartOutcome.self) { group in
+            var pending = parts[...]
+            var created = 0
+            var stopped = false
+            for _ in 0..<configuration.fanOutConcurrency {
+                guard let part = pending.popFirst() else { break }
+                group.addTask { try await self.fanOutPart(part, of: large, claiming: claiming) }
+            }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .passed:
+                    if !stopped { logger.info("a large event passed to another worker mid-fan-out", metadata: ["event": "\(large.event.id)"]) }
+                    stopped = true
+                case .unreadable(let from):
+                    logger.error(
+                        "skipping the rest of an event whose recipients cannot be read",
+                        metadata: ["event": "\(large.event.id)", "from": "\(from)"])
+                    stopped = true
+                case .written(let count):
+                    created += count
+                }
+                if !stopped, let part = pending.popFirst() {
+                    group.addTask { try await self.fanOutPart(part, of: large, claiming: claiming) }
+                }
+            }
+            return stopped ? nil : created
+        }
+    }
+
+    /// One part of a large event in a transaction of its own; the one that ends the list
+    /// marks the event done.
+    func fanOutPart(_ part: Range<Int>, of large: LargeEvent, claiming: Bool) async throws -> PartOutcome {
+        let event = large.event, tenant = event.tenantID
+        let last = part.upperBound == large.recipientCount
+        let outcome = try await withRoom(claiming) { room in
+            try await queue.pool.withTransaction { connection -> (PartOutcome, claimed: [ClaimedDelivery]) in
+                let held = try await queue.holdEventPart(event.id, tenant: tenant, part: part, on: connection)
+                guard held.held else { return (.passed, []) }
+                connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
+                guard let recipients = held.recipients else {
+                    // Like an event that cannot be read at all: marked done and left
+                    // in the outbox for inspection (trying again would never end).
+                    _ = try await write([], events: [event.id], tenant: tenant, room: 0, on: connection)
+                    return (.unreadable(from: part.lowerBound), [])
+                }
+                let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)
+                let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+                var chat = try await DeliveryQueue.participantStates(
+                    large.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
+                try await DeliveryQueue.addDeferred(
+                    to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
+                let drafts = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+                let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
+                // Last, so that parts written at once wait on each other only for this.
+                if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
+                return (.written(written.created), written.claimed)
+            }
+        }
+        if case .written(let count) = outcome {
+            state.withLock {
+                $0.counters.deliveriesQueued += count
+                if last { $0.counters.eventsFannedOut += 1 }
+            }
+            metrics.fannedOut(events: last ? 1 : 0, deliveries: count)
+        }
+        return outcome
     }
 }

@@ -99,12 +99,15 @@ public final class Dispatcher: Sendable {
 
     /// A dispatcher on `store`'s database, with a pool of its own working as
     /// `herald_dispatcher`, the tenants' template overrides, and (with `listen`) the outbox
-    /// hint; the pool is closed when `body` ends.
+    /// hint; the pool is closed when `body` ends. The pool has `poolSize` connections, by
+    /// default one for each part of a large event written at once, one for claims and one
+    /// for outcomes.
     public static func with<Result>(
-        store: Store, listen: Bool, gateway: any PushGateway, configuration: Configuration = Configuration(), poolSize: Int = 3,
+        store: Store, listen: Bool, gateway: any PushGateway, configuration: Configuration = Configuration(), poolSize: Int? = nil,
         logger: Logger, _ body: (Dispatcher) async throws -> Result
     ) async throws -> Result {
-        let pool = PostgresPool(configuration: poolConfiguration(for: store.pool.configuration), size: poolSize, logger: logger)
+        let size = poolSize ?? configuration.fanOutConcurrency + 2
+        let pool = PostgresPool(configuration: poolConfiguration(for: store.pool.configuration), size: size, logger: logger)
         let dispatcher = Dispatcher(
             pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
             templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: logger)

@@ -65,14 +65,16 @@ public struct HeraldEnvironment: Sendable {
     }
 
     /// A dispatcher on `store`'s database with the environment's providers, sending up to
-    /// `configuration.concurrency` at once.
+    /// `configuration.concurrency` at once, with a connection to spare (upkeep: timers,
+    /// history partitions) besides the ones `Dispatcher.with` counts.
     public func withDispatcher<Result>(
-        store: Store, configuration: Dispatcher.Configuration, listen: Bool, poolSize: Int = 4,
+        store: Store, configuration: Dispatcher.Configuration, listen: Bool, poolSize: Int? = nil,
         _ body: (Dispatcher) async throws -> Result
     ) async throws -> Result {
         try await withGateway(maxInFlight: configuration.concurrency) { gateway in
             try await Dispatcher.with(
-                store: store, listen: listen, gateway: gateway, configuration: configuration, poolSize: poolSize, logger: logger, body)
+                store: store, listen: listen, gateway: gateway, configuration: configuration,
+                poolSize: poolSize ?? configuration.fanOutConcurrency + 3, logger: logger, body)
         }
     }
 }

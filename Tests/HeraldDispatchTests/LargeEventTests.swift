@@ -44,12 +44,15 @@ import Testing
         #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 5, 2])
     }
 
-    @Test func aLargeEventIsFannedOutInPartsOnceForEveryone() async throws {
+    /// One part at a time, and the middle parts (5, 5, 5, 5) three at once: each in a
+    /// transaction of its own that holds the event and renews its lease.
+    @Test(arguments: [1, 3]) func aLargeEventIsFannedOutInPartsOnceForEveryone(concurrency: Int) async throws {
         try await DispatchHarness.with { harness in
             let conversation = try await group(harness, people: 23)
             try await send(harness, to: conversation, "Standup moved to 10")
             // Parts of 2, 5, 5, 5, 5 and 1.
-            let counters = try await harness.drain(.init(fanOutPart: 5, fanOutFirstPart: 2, retry: RetryPolicy(base: .milliseconds(50))))
+            let counters = try await harness.drain(
+                .init(fanOutPart: 5, fanOutFirstPart: 2, fanOutConcurrency: concurrency, retry: RetryPolicy(base: .milliseconds(50))))
             #expect(counters.eventsFannedOut == 1)
             #expect(counters.deliveriesQueued == 23)
             #expect(counters.deliveriesLeased == 23)
