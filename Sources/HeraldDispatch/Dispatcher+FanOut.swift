@@ -211,12 +211,11 @@ extension Dispatcher {
     /// - Returns: how many deliveries it created.
     func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
         let parts = configuration.fanOutParts(of: large.recipientCount)
-        guard let first = parts.first, let last = parts.last, parts.count > 1 else {
-            return try await fanOutParts(parts, of: large, claiming: claiming) ?? 0
-        }
+        // The first alone, the middle ones at once, the last alone.
+        let groups = parts.count < 2 ? [parts] : [[parts[0]], Array(parts.dropFirst().dropLast()), [parts[parts.count - 1]]]
         do {
             var created = 0
-            for group in [[first], Array(parts.dropFirst().dropLast()), [last]] {
+            for group in groups {
                 guard let written = try await fanOutParts(group, of: large, claiming: claiming) else { return created }
                 created += written
             }
@@ -229,7 +228,9 @@ extension Dispatcher {
         }
     }
 
-    /// Writes `parts` of a large event, up to `fanOutConcurrency` at once.
+    /// Writes `parts` of a large event, up to `fanOutConcurrency` at once. A part that finds
+    /// the event passed to another worker, or its recipients unreadable, starts no more parts;
+    /// those already under way finish (each is whole, and the write is idempotent).
     /// - Returns: how many deliveries they created, or `nil` when the event passed to
     ///   another worker or its recipients cannot be read (nothing more is to be done).
     func fanOutParts(_ parts: [Range<Int>], of large: LargeEvent, claiming: Bool) async throws -> Int? {

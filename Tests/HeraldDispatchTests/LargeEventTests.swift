@@ -35,13 +35,17 @@ import Testing
 
     @Test func partsStartSmallThenTakeTheirFullSize() {
         let configuration = Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100)
-        #expect(configuration.fanOutParts(of: 10_000).map(\.count) == [100] + Array(repeating: 1_000, count: 9) + [900])
+        // After the first, twice the size that makes an event large.
+        #expect(configuration.fanOutParts(of: 10_000).map(\.count) == [100] + Array(repeating: 2_000, count: 4) + [1_900])
         #expect(configuration.fanOutParts(of: 10_000).first?.lowerBound == 0)
         #expect(configuration.fanOutParts(of: 10_000).last?.upperBound == 10_000)
         #expect(configuration.fanOutParts(of: 50) == [0..<50])
         #expect(configuration.fanOutParts(of: 0).isEmpty)
-        // A first part larger than a part is cut to a part.
-        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 5, 2])
+        #expect(Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100, fanOutLaterPart: 1_000).fanOutParts(of: 2_500)
+            .map(\.count) == [100, 1_000, 1_000, 400])
+        // A first part larger than a part is cut to a part; later parts are never smaller than one.
+        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 7])
+        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 2, fanOutLaterPart: 3).fanOutParts(of: 12).map(\.count) == [2, 5, 5])
     }
 
     /// One part at a time, and the middle parts (5, 5, 5, 5) three at once: each in a
@@ -52,7 +56,9 @@ import Testing
             try await send(harness, to: conversation, "Standup moved to 10")
             // Parts of 2, 5, 5, 5, 5 and 1.
             let counters = try await harness.drain(
-                .init(fanOutPart: 5, fanOutFirstPart: 2, fanOutConcurrency: concurrency, retry: RetryPolicy(base: .milliseconds(50))))
+                .init(
+                    fanOutPart: 5, fanOutFirstPart: 2, fanOutLaterPart: 5, fanOutConcurrency: concurrency,
+                    retry: RetryPolicy(base: .milliseconds(50))))
             #expect(counters.eventsFannedOut == 1)
             #expect(counters.deliveriesQueued == 23)
             #expect(counters.deliveriesLeased == 23)
