@@ -29,7 +29,9 @@ public final class HTTPClient: Sendable {
         public var maxConnectionsPerHost: Int
         /// Streams libcurl opens on one connection (servers commonly allow 100).
         public var maxStreamsPerConnection: Int
-        /// Connections to one `http://` origin, each carrying one request at a time.
+        /// Connections to one `http://` origin, each carrying one request at a time (HTTP/1.1,
+        /// or h2c through libcurl). An origin known to speak h2c on Herald's own client takes
+        /// `maxConnectionsPerHost` × `maxStreamsPerConnection` at once, as `https://` does.
         public var maxCleartextConnectionsPerHost: Int
         public var connectTimeout: Duration
         /// A PEM file of extra trusted CAs, used beside the system bundle.
@@ -109,7 +111,7 @@ public final class HTTPClient: Sendable {
         // The origin's turn first: a caller waiting for a busy origin holds no overall slot
         // that a request to another origin could use.
         let origin = Self.origin(of: request.url)
-        let originTurn = originLimiter(for: origin)
+        let originTurn = originLimiter(for: origin, streams: carriedOverHTTP2(origin))
         try await originTurn.acquire(urgent: request.urgent)
         defer { originTurn.release() }
         try await limiter.acquire(urgent: request.urgent)
@@ -182,14 +184,25 @@ public final class HTTPClient: Sendable {
     /// The most requests the loops held at once (what they ran plus what they queued).
     public var peakTransfers: Int { loop.peakTransfers + cleartextLoop.peakTransfers + (http2?.peakTransfers ?? 0) }
 
-    private func originLimiter(for origin: String) -> InFlightLimiter {
-        perOrigin.withLock { limiters in
-            if let limiter = limiters[origin] { return limiter }
+    /// The origin's own limit: streams over connections for `https://` and for an `http://`
+    /// origin known to speak h2c on Herald's client (`streams`), connections for the others.
+    private func originLimiter(for origin: String, streams: Bool) -> InFlightLimiter {
+        let key = streams && origin.hasPrefix("http://") ? origin + " h2c" : origin
+        return perOrigin.withLock { limiters in
+            if let limiter = limiters[key] { return limiter }
             let limiter = InFlightLimiter(
-                limit: origin.hasPrefix("http://") ? cleartextOriginLimit : tlsOriginLimit, reserve: Self.urgentReserve)
-            limiters[origin] = limiter
+                limit: origin.hasPrefix("http://") && !streams ? cleartextOriginLimit : tlsOriginLimit, reserve: Self.urgentReserve)
+            limiters[key] = limiter
             return limiter
         }
+    }
+
+    /// Whether a request to `origin` goes out as a stream on Herald's HTTP/2 client: an
+    /// `http://` origin once it is known to speak h2c (unless a proxy or the engine sends it
+    /// through libcurl, one connection per request); `https://` is decided per request.
+    private func carriedOverHTTP2(_ origin: String) -> Bool {
+        guard origin.hasPrefix("http://"), !http1Only, http2 != nil, http2ForH2c else { return false }
+        return cleartext.withLock { $0.protocolFor(origin) } == .h2c
     }
 
     /// `scheme://host:port` of a URL, lowercased as written (what libcurl pools connections by).

@@ -132,6 +132,30 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
         }
     }
 
+    /// An `http://` origin known to speak h2c is not held to the 32 requests at a time of an
+    /// HTTP/1.1 origin (one per connection): its requests are streams, as many at once as
+    /// over TLS. With every answer 100 ms late, 200 sends are in flight together.
+    @Test func anH2cOriginTakesAsManyRequestsAtOnceAsStreamsAllow() async throws {
+        let slow = EmulatorConfiguration(faults: .init(latency: .milliseconds(100)))
+        try await Emulator.withRunning(slow, logger: quiet) { emulator, endpoints in
+            let http = try client(emulator, .init(maxInFlight: 256))
+            defer { http.shutdown() }
+            let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.http2 + "/token"))
+            let fcm = FCMProvider(account: account, endpoint: endpoints.http2, http: http)
+            // One send alone: the origin is learnt to speak h2c (after one HTTP/1.1 try).
+            let first = try await fcm.send(notification(token: "first"))
+            #expect({ if case .delivered = first { true } else { false } }(), "\(first)")
+            #expect(http.cleartextKnowledge(of: endpoints.http2) == .h2c)
+            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+                for index in 0..<200 { group.addTask { try await fcm.send(notification(token: "wide-\(index)")) } }
+                return try await group.reduce(into: [DeliveryOutcome]()) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { if case .delivered = $0 { true } else { false } })
+            // Held to 32, the loops would have held at most 32 + the one HTTP/1.1 try.
+            #expect(http.peakTransfers > 64, "at most \(http.peakTransfers) requests were in flight at once")
+        }
+    }
+
     /// How a cleartext origin's protocol is learnt: HTTP/1.1 first; h2c only after an answer
     /// that was not HTTP/1 at all; and once known, kept.
     @Test func aCleartextOriginSwitchesToH2cOnlyWhenItDidNotSpeakHTTP1() {
