@@ -3,7 +3,8 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// Counts the TCP connections a server accepts, then hands each to the real channel setup.
+/// Counts the TCP connections a server accepts and keeps them at hand (see
+/// `ConnectionCounter.closeAll`), then hands each to the real channel setup.
 struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
 
@@ -11,7 +12,7 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     let counter: ConnectionCounter
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        counter.increment()
+        counter.opened(channel)
         return base.setup(channel: channel, logger: logger)
     }
 
@@ -20,8 +21,32 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     }
 }
 
+/// The connections the emulator accepted: how many since it started, and the ones still open.
 final class ConnectionCounter: Sendable {
     private let count = Atomic<Int>(0)
-    func increment() { count.add(1, ordering: .relaxed) }
+    private let open = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func opened(_ channel: any Channel) {
+        count.add(1, ordering: .relaxed)
+        let id = ObjectIdentifier(channel)
+        open.withLock { $0[id] = channel }
+        channel.closeFuture.whenComplete { [weak self] _ in self?.open.withLock { _ = $0.removeValue(forKey: id) } }
+    }
+
     var value: Int { count.load(ordering: .relaxed) }
+
+    /// Closes every connection still open: a client's idle HTTP/2 connection has nothing to
+    /// finish, and a graceful shutdown would wait on it until its last resort (cancelling the
+    /// server, whose connections then completed on event loops already shut down).
+    func closeAll() {
+        for channel in open.withLock({ Array($0.values) }) { channel.close(promise: nil) }
+    }
+
+    /// Returns once no connection is open, or after `limit`.
+    func waitUntilAllClosed(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while open.withLock({ !$0.isEmpty }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
 }

@@ -155,18 +155,44 @@ public final class Emulator: Sendable {
         // without calling finish()", swift-nio #2637), which took the whole test process with
         // it. So the groups run in tasks of their own, which this task's cancellation does not
         // reach: it asks them to shut down instead.
-        // (Should a shutdown hang, the tasks are cancelled after all, 10 s later.)
+        // Connections still open half a second after the listeners stopped (a client's idle
+        // HTTP/2 connections: nothing tells them to go) are closed, so that the shutdown ends.
+        // (Should it hang all the same, the tasks are cancelled after all, 10 s later.)
         let services = applications.map { ServiceGroup(configuration: .init(services: [$0], logger: serverLogger)) }
         let serving = TaskList()
         let stopAll: @Sendable () -> Void = {
             for service in services { Task { await service.triggerGracefulShutdown() } }
             Task {
+                try? await Task.sleep(for: .milliseconds(500))
+                counter.closeAll()
                 try? await Task.sleep(for: .seconds(10))
                 serving.cancelAll()
             }
         }
-        defer { group.shutdownGracefully { _ in } }
+        // The event loops stop last: after every connection has closed (work scheduled on
+        // them after that is refused, loudly, and will trap in later NIO versions).
+        func stopLoops() async {
+            counter.closeAll()
+            await counter.waitUntilAllClosed(within: .seconds(2))
+            try? await Task.sleep(for: .milliseconds(100))
+            // Not awaited: the emulator's own tasks may be running on these loops' threads.
+            group.shutdownGracefully { _ in }
+        }
         let failed = Flag()
+        do {
+            try await serve(services, on: configuredPorts, serving: serving, listening: listening, failed: failed, stopAll: stopAll)
+        } catch {
+            await stopLoops()
+            throw error
+        }
+        await stopLoops()
+    }
+
+    /// Runs the listeners one after another (see `run`) until one ends or the task is cancelled.
+    private func serve(
+        _ services: [ServiceGroup], on configuredPorts: [Int], serving: TaskList, listening: Counter, failed: Flag,
+        stopAll: @escaping @Sendable () -> Void
+    ) async throws {
         try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 for (index, (service, port)) in zip(services, configuredPorts).enumerated() {
