@@ -18,6 +18,20 @@ func notification(token: String, body: String = "Hi") -> PushNotification {
         badge: 1, sound: true, threadID: "c-1")
 }
 
+/// Sends `count` notifications at once (tokens `prefix-0`, `prefix-1`, …) and returns the
+/// outcomes that were not a delivery.
+func undeliveredSends(_ fcm: FCMProvider, count: Int, prefix: String, body: String = "Hi") async throws -> [DeliveryOutcome] {
+    try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
+        for index in 0..<count { group.addTask { try await fcm.send(notification(token: "\(prefix)-\(index)", body: body)) } }
+        var undelivered: [DeliveryOutcome] = []
+        for try await outcome in group {
+            if case .delivered = outcome { continue }
+            undelivered.append(outcome)
+        }
+        return undelivered
+    }
+}
+
 /// An FCM provider pointed at the emulator, with the service account the emulator wrote.
 func provider(_ emulator: Emulator, _ endpoints: Emulator.Endpoints, http: HTTPClient) throws -> FCMProvider {
     let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
@@ -51,15 +65,9 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
                 let http = try client(emulator, .init(maxInFlight: 200))
                 defer { http.shutdown() }
                 let fcm = try provider(emulator, endpoints, http: http)
-                let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
-                    for index in 0..<10_000 { group.addTask { try await fcm.send(notification(token: "token-\(index)")) } }
-                    var outcomes: [DeliveryOutcome] = []
-                    for try await outcome in group { outcomes.append(outcome) }
-                    return outcomes
-                }
-                let delivered = outcomes.filter { if case .delivered = $0 { true } else { false } }.count
+                let undelivered = try await undeliveredSends(fcm, count: 10_000, prefix: "token")
                 let messages = await emulator.messages()
-                #expect(delivered == 10_000, "\(delivered) of 10,000 delivered; the rest: \(outcomes.filter { if case .delivered = $0 { false } else { true } }.prefix(3))")
+                #expect(undelivered.isEmpty, "\(10_000 - undelivered.count) of 10,000 delivered; the rest: \(undelivered.prefix(3))")
                 // Each accepted exactly once, all over HTTP/2, on one or two connections.
                 #expect(messages.count == 10_000)
                 #expect(Set(messages.map(\.token)).count == 10_000)
@@ -108,11 +116,7 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             defer { http.shutdown() }
             let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: base + "/token"))
             let fcm = FCMProvider(account: account, endpoint: base, http: http)
-            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
-                for index in 0..<200 { group.addTask { try await fcm.send(notification(token: "clear-\(index)")) } }
-                return try await group.reduce(into: [DeliveryOutcome]()) { $0.append($1) }
-            }
-            let failed = outcomes.filter { if case .delivered = $0 { false } else { true } }
+            let failed = try await undeliveredSends(fcm, count: 200, prefix: "clear")
             #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
             let messages = await emulator.messages()
             #expect(messages.count == 200)
@@ -146,11 +150,8 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             let first = try await fcm.send(notification(token: "first"))
             #expect({ if case .delivered = first { true } else { false } }(), "\(first)")
             #expect(http.cleartextKnowledge(of: endpoints.http2) == .h2c)
-            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
-                for index in 0..<200 { group.addTask { try await fcm.send(notification(token: "wide-\(index)")) } }
-                return try await group.reduce(into: [DeliveryOutcome]()) { $0.append($1) }
-            }
-            #expect(outcomes.allSatisfy { if case .delivered = $0 { true } else { false } })
+            let failed = try await undeliveredSends(fcm, count: 200, prefix: "wide")
+            #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
             // Held to 32, the loops would have held at most 32 + the one HTTP/1.1 try.
             #expect(http.peakTransfers > 64, "at most \(http.peakTransfers) requests were in flight at once")
         }

@@ -132,13 +132,7 @@ import Testing
             defer { http.shutdown() }
             let fcm = try provider(emulator, endpoints, http: http)
             let text = String(repeating: "A long body, so that the list is long. ", count: 90)
-            let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
-                for index in 0..<3_000 {
-                    group.addTask { try await fcm.send(notification(token: "large-\(index)", body: text)) }
-                }
-                return try await group.reduce(into: [DeliveryOutcome]()) { $0.append($1) }
-            }
-            let failed = outcomes.filter { if case .delivered = $0 { false } else { true } }
+            let failed = try await undeliveredSends(fcm, count: 3_000, prefix: "large", body: text)
             #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
             let listing = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/messages", timeout: .seconds(60)))
             #expect(listing.status == 200)
