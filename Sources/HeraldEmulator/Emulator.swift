@@ -196,9 +196,9 @@ public final class Emulator: Sendable {
         try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 for (index, (service, port)) in zip(services, configuredPorts).enumerated() {
-                    // Every connection and handler below is a child task of this one, so all of
-                    // them run on the emulator's own threads (see `EmulatorExecutor`).
-                    let task = Task(executorPreference: EmulatorExecutor.shared) { try await service.run() }
+                    // The listener and its service groups run on Swift's shared pool; each
+                    // connection moves to the emulator's own threads (`ConnectionCountingChannel`).
+                    let task = Task { try await service.run() }
                     serving.append(task)
                     tasks.addTask {
                         do {

@@ -196,8 +196,15 @@ import Testing
         try await withTemporaryDirectory { home in
             try await Emulator.withRunning(logger: testLogger) { _, endpoints in
                 let taken = try #require(endpoints.https.split(separator: ":").last.map(String.init))
-                let result = try await HeraldCLI(home: home).run(["emulator", "--port", taken, "--h2c-port", "0", "--http1-port", "0"])
-                expectOneLineFailure(result, mentioning: "port \(taken) is already in use")
+                // Four at once: a stop that can deadlock (it did, in one run of five under
+                // load) shows here as a run killed at the time limit.
+                let results = try await withThrowingTaskGroup(of: HeraldCLI.Result.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask { try await HeraldCLI(home: home).run(["emulator", "--port", taken, "--h2c-port", "0", "--http1-port", "0"]) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                for result in results { expectOneLineFailure(result, mentioning: "port \(taken) is already in use") }
             }
         }
     }
