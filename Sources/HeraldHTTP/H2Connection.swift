@@ -155,6 +155,37 @@ final class H2Connection: @unchecked Sendable {
         probeSent = now
     }
 
+    /// When the connection was first seen with request data it could not send because the
+    /// server's window (the connection's or the stream's) was spent (monotonic nanoseconds);
+    /// nil while it is not.
+    private var windowSpentSince: UInt64?
+
+    /// Sends a PING when request data has waited `limit` for the server's flow-control window
+    /// and nothing arrived meanwhile: the server must answer it, and whatever it held back
+    /// (a WINDOW_UPDATE not yet flushed) goes out with the answer; a server that answers
+    /// nothing is dropped after `H2Loop.probeTimeout`, like one that went silent.
+    /// - Returns: whether a PING was queued (flush the connection).
+    func probeIfStalled(now: UInt64, after limit: UInt64) -> Bool {
+        guard state == .open, let session else { return false }
+        let connectionWindowSpent = nghttp2_session_get_remote_window_size(session) <= 0
+        let waiting = streams.contains { stream, exchange in
+            exchange.bodyOffset < exchange.request.body.count
+                && (connectionWindowSpent || nghttp2_session_get_stream_remote_window_size(session, stream) <= 0)
+        }
+        guard waiting else {
+            windowSpentSince = nil
+            return false
+        }
+        guard let since = windowSpentSince else {
+            windowSpentSince = now
+            return false
+        }
+        guard now - since >= limit, probeSent == nil else { return false }
+        windowSpentSince = now
+        probe(now: now)
+        return true
+    }
+
     /// Takes `exchange` back (cancelled or timed out): a stream is reset.
     func withdraw(_ exchange: H2Exchange) {
         exchange.connection = nil
@@ -187,6 +218,7 @@ final class H2Connection: @unchecked Sendable {
             switch socket.read(into: buffer) {
             case .bytes(let count):
                 probeSent = nil
+                windowSpentSince = nil
                 let used = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
                 if used < 0 {
                     fail(HTTPClientError(kind: .transfer, message: "HTTP/2 framing error from \(target.authority): \(String(cString: nghttp2_strerror(Int32(used))))"))

@@ -266,7 +266,8 @@ final class H2Loop: @unchecked Sendable {
 
     /// Fails requests past their timeout, connections past their connect timeout, and
     /// connections that answered nothing to a PING sent when one of their requests timed out
-    /// (a server or network that went silent without closing the connection).
+    /// or a request body waited `stallProbeDelay` for the server's window (a server or network
+    /// that went silent without closing the connection).
     private func expire(now: UInt64) -> [H2Connection] {
         var touched: [H2Connection] = []
         for exchange in live.values where exchange.deadline <= now {
@@ -274,6 +275,9 @@ final class H2Loop: @unchecked Sendable {
             let error = HTTPClientError(kind: .timeout, message: "no answer from \(exchange.target.authority) within \(timeout) s")
             exchange.connection?.probe(now: now)
             if let connection = end(exchange, .failure(error)) { touched.append(connection) }
+        }
+        for connection in byDescriptor.values where connection.probeIfStalled(now: now, after: Self.stallProbeDelay) {
+            touched.append(connection)
         }
         for connection in byDescriptor.values where connection.state == .open {
             guard let sent = connection.probeSent, now - sent > Self.probeTimeout else { continue }
@@ -289,6 +293,10 @@ final class H2Loop: @unchecked Sendable {
         }
         return touched
     }
+
+    /// How long request data may wait for the server's flow-control window, nothing arriving,
+    /// before a PING asks the server to answer (`H2Connection.probeIfStalled`).
+    static let stallProbeDelay: UInt64 = 1_000_000_000
 
     /// How long a connection may stay silent after a PING before it is taken for dead.
     static let probeTimeout: UInt64 = 10_000_000_000

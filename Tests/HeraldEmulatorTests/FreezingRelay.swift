@@ -5,13 +5,15 @@ import Synchronization
 /// A TCP relay on the loopback for tests: it forwards each connection to an upstream port
 /// until `freeze()`, after which the connections it has stay open and carry nothing, like a
 /// network path that went silent without a reset. Connections accepted afterwards are
-/// forwarded as before.
+/// forwarded as before. `holdAnswers()` stops only what the server sends, as a server that
+/// keeps reading but has stopped writing (its flow-control window updates included).
 final class FreezingRelay: Sendable {
     let port: Int
     private let listener: Int32
     private let upstreamPort: Int
     private let accepted = Atomic<Int>(0)
     private let frozenBelow = Atomic<Int>(0)
+    private let answersHeldBelow = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
 
     struct Failure: Error, CustomStringConvertible {
@@ -39,6 +41,10 @@ final class FreezingRelay: Sendable {
 
     /// Stops carrying bytes on every connection accepted so far.
     func freeze() { frozenBelow.store(accepted.load(ordering: .acquiring), ordering: .releasing) }
+
+    /// Stops carrying the server's bytes on every connection accepted so far; the client's
+    /// still reach the server.
+    func holdAnswers() { answersHeldBelow.store(accepted.load(ordering: .acquiring), ordering: .releasing) }
 
     func stop() {
         stopped.store(true, ordering: .releasing)
@@ -84,7 +90,11 @@ final class FreezingRelay: Sendable {
                 usleep(20_000)
                 continue
             }
-            var descriptors = [pollfd(fd: client, events: Int16(POLLIN), revents: 0), pollfd(fd: upstream, events: Int16(POLLIN), revents: 0)]
+            let answersHeld = index < answersHeldBelow.load(ordering: .acquiring)
+            var descriptors = [
+                pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: upstream, events: answersHeld ? 0 : Int16(POLLIN), revents: 0),
+            ]
             guard poll(&descriptors, 2, 50) > 0 else { continue }
             for (from, to) in [(client, upstream), (upstream, client)] where descriptors[from == client ? 0 : 1].revents != 0 {
                 let count = read(from, &buffer, buffer.count)

@@ -122,6 +122,32 @@ import Testing
         }
     }
 
+    /// A request body waits for the server's connection window, and nothing comes from the
+    /// server: after a second the client sends a PING (a server that merely held back its
+    /// WINDOW_UPDATE answers it and sends what it held), and when that goes unanswered too
+    /// the connection is dropped after `probeTimeout`, long before the request's own timeout.
+    @Test func aBodyStuckOnTheServersWindowGetsAPingAndThenADrop() async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let relay = try FreezingRelay(upstreamPort: try #require(URLComponents(string: endpoints.https)?.port))
+            defer { relay.stop() }
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let base = "https://127.0.0.1:\(relay.port)"
+            #expect(try await http.send(HTTPRequest(url: base + "/emulator/stats")).status == 200)
+
+            relay.holdAnswers()
+            let started = ContinuousClock.now
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 512 << 10)
+            let error = await #expect(throws: HTTPClientError.self) {
+                _ = try await http.send(HTTPRequest(method: "POST", url: base + "/no/such/path", body: body, timeout: .seconds(60)))
+            }
+            let waited = ContinuousClock.now - started
+            #expect(error?.message.contains("after a PING") == true, "\(String(describing: error))")
+            let probe = Duration.nanoseconds(H2Loop.probeTimeout), delay = Duration.nanoseconds(H2Loop.stallProbeDelay)
+            #expect(waited >= probe + delay && waited < probe + delay + .seconds(10), "\(waited)")
+        }
+    }
+
     /// An answer of several megabytes (the message list after a long bench) arrives whole:
     /// the emulator used to close such a stream while its end still sat in its buffers,
     /// which reached the client as a reset.
