@@ -55,9 +55,20 @@ struct EmulatorTLSChannel: ServerChildChannel {
         configuration.connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 1_000),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+            HTTP2Setting(parameter: .initialWindowSize, value: Self.streamWindow),
         ]
+        // Flow-control windows far above HTTP/2's 64 KB default, as large servers grant: with
+        // the default, a connection whose window was spent by 80-99 bodies of 4 KB in flight
+        // at once stopped getting WINDOW_UPDATEs from swift-nio-http2 while the emulator's
+        // threads sat idle, in about one full test run of three (the large-answer test); the
+        // client's side of a spent window is tested on its own, through a relay.
+        configuration.connection.targetWindowSize = 16 << 20
+        configuration.stream.targetWindowSize = Self.streamWindow
         return configuration
     }
+
+    /// Each stream's flow-control window (1 MB; the emulator takes bodies up to 1 MB).
+    static let streamWindow = 1 << 20
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {

@@ -137,7 +137,7 @@ import Testing
 
             relay.holdAnswers()
             let started = ContinuousClock.now
-            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 512 << 10)
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 4 << 20)  // beyond any window the emulator grants
             let error = await #expect(throws: HTTPClientError.self) {
                 _ = try await http.send(HTTPRequest(method: "POST", url: base + "/no/such/path", body: body, timeout: .seconds(60)))
             }
