@@ -196,7 +196,7 @@ import Testing
         try await withTemporaryDirectory { home in
             try await Emulator.withRunning(logger: testLogger) { _, endpoints in
                 let taken = try #require(endpoints.https.split(separator: ":").last.map(String.init))
-                // Four at once: a stop that can deadlock (it did, in one run of five under
+                // Four at once: a stop that can deadlock (it did, in one run of four under
                 // load) shows here as a run killed at the time limit.
                 let results = try await withThrowingTaskGroup(of: HeraldCLI.Result.self) { group in
                     for _ in 0..<4 {

@@ -1,6 +1,9 @@
 import Foundation
 import Glibc
 import Synchronization
+@testable import HeraldEmulator
+@testable import HeraldHTTP
+import Testing
 
 /// A TCP relay on the loopback for tests: it forwards each connection to an upstream port
 /// until `freeze()`, after which the connections it has stay open and carry nothing, like a
@@ -106,6 +109,20 @@ final class FreezingRelay: Sendable {
                     sent += written
                 }
             }
+        }
+    }
+}
+
+extension FreezingRelay {
+    /// Runs `body` with a relay in front of a running emulator's HTTPS port, a client that
+    /// trusts the emulator, and the relay's `https://` base URL.
+    static func inFrontOfAnEmulator(_ body: @Sendable (FreezingRelay, HTTPClient, String) async throws -> Void) async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let relay = try FreezingRelay(upstreamPort: try #require(URLComponents(string: endpoints.https)?.port))
+            defer { relay.stop() }
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            try await body(relay, http, "https://127.0.0.1:\(relay.port)")
         }
     }
 }

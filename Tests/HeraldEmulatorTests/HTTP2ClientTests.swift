@@ -101,12 +101,8 @@ import Testing
     /// PING sent then goes unanswered, and after `probeTimeout` the connection is dropped, so
     /// that the next request goes out on a new connection instead of timing out too.
     @Test func aConnectionThatWentSilentIsDroppedAfterAnUnansweredPing() async throws {
-        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
-            let relay = try FreezingRelay(upstreamPort: try #require(URLComponents(string: endpoints.https)?.port))
-            defer { relay.stop() }
-            let http = try client(emulator)
-            defer { http.shutdown() }
-            let stats = "https://127.0.0.1:\(relay.port)/emulator/stats"
+        try await FreezingRelay.inFrontOfAnEmulator { relay, http, base async throws in
+            let stats = base + "/emulator/stats"
             #expect(try await http.send(HTTPRequest(url: stats)).status == 200)
 
             relay.freeze()
@@ -127,12 +123,7 @@ import Testing
     /// WINDOW_UPDATE answers it and sends what it held), and when that goes unanswered too
     /// the connection is dropped after `probeTimeout`, long before the request's own timeout.
     @Test func aBodyStuckOnTheServersWindowGetsAPingAndThenADrop() async throws {
-        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
-            let relay = try FreezingRelay(upstreamPort: try #require(URLComponents(string: endpoints.https)?.port))
-            defer { relay.stop() }
-            let http = try client(emulator)
-            defer { http.shutdown() }
-            let base = "https://127.0.0.1:\(relay.port)"
+        try await FreezingRelay.inFrontOfAnEmulator { relay, http, base async throws in
             #expect(try await http.send(HTTPRequest(url: base + "/emulator/stats")).status == 200)
 
             relay.holdAnswers()
