@@ -1,26 +1,12 @@
 /// PostgreSQL's text form of one-dimensional arrays: `{a,"b c",NULL}`.
 enum PostgresArrayLiteral {
     static func format(_ elements: [String?]) -> String {
-        // Byte by byte: this runs over every element of every array a batch binds (fan-out
-        // to a large group binds tens of thousands), so no Character iteration here.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(elements.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
-        bytes.append(UInt8(ascii: "{"))
-        for (index, element) in elements.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            guard let element else {
-                bytes.append(contentsOf: "NULL".utf8)
-                continue
-            }
-            bytes.append(UInt8(ascii: "\""))
-            for byte in element.utf8 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
-                bytes.append(byte)
-            }
-            bytes.append(UInt8(ascii: "\""))
+        var text = PostgresArrayText(count: elements.count, width: 16)
+        for element in elements {
+            text.next()
+            text.append(quoting: element)
         }
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
+        return text.finish()
     }
 
     /// Parses a one-dimensional array; `nil` when the text is not one.

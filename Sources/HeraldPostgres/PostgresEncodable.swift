@@ -12,6 +12,15 @@ public protocol PostgresEncodable: Sendable {
 public protocol PostgresArrayElement: PostgresEncodable {
     /// The OID of the array type whose elements are `Self`.
     static var postgresArrayType: PostgresType { get }
+    /// Writes the value as one element of an array literal; by default its `postgresText`,
+    /// quoted.
+    func write(into literal: inout PostgresArrayText)
+}
+
+extension PostgresArrayElement {
+    public func write(into literal: inout PostgresArrayText) {
+        literal.append(quoting: postgresText)
+    }
 }
 
 extension String: PostgresArrayElement {
@@ -29,6 +38,7 @@ extension Int: PostgresArrayElement {
     public static var postgresType: PostgresType { .int8 }
     public static var postgresArrayType: PostgresType { .int8Array }
     public var postgresText: String? { String(self) }
+    public func write(into literal: inout PostgresArrayText) { literal.append(unquoted: String(self)) }
 }
 
 extension Int64: PostgresArrayElement {
@@ -47,6 +57,7 @@ extension Bool: PostgresArrayElement {
     public static var postgresType: PostgresType { .bool }
     public static var postgresArrayType: PostgresType { .boolArray }
     public var postgresText: String? { self ? "t" : "f" }
+    public func write(into literal: inout PostgresArrayText) { literal.append(unquoted: self ? "t" : "f") }
 }
 
 extension Double: PostgresEncodable {
@@ -62,12 +73,14 @@ extension UUID: PostgresArrayElement {
     public static var postgresType: PostgresType { .uuid }
     public static var postgresArrayType: PostgresType { .uuidArray }
     public var postgresText: String? { UUIDText.format(self) }
+    public func write(into literal: inout PostgresArrayText) { UUIDText.write(self, into: &literal) }
 }
 
 extension Date: PostgresArrayElement {
     public static var postgresType: PostgresType { .timestamptz }
     public static var postgresArrayType: PostgresType { .timestamptzArray }
     public var postgresText: String? { PostgresTimestamp.format(self) }
+    public func write(into literal: inout PostgresArrayText) { PostgresTimestamp.write(self, into: &literal) }
 }
 
 extension Data: PostgresEncodable {
@@ -96,11 +109,22 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
     public static var postgresType: PostgresType { Element.postgresArrayType }
-    // (A closure, not `map(\.postgresText)`: in generic code a key path is looked up at
-    // run time, for every element.)
-    public var postgresText: String? { PostgresArrayLiteral.format(map { $0.postgresText }) }
+    public var postgresText: String? {
+        var text = PostgresArrayText(count: count, width: 36)
+        for element in self {
+            text.next()
+            element.write(into: &text)
+        }
+        return text.finish()
+    }
 }
 
 extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
     public static var postgresArrayType: PostgresType { Wrapped.postgresArrayType }
+    public func write(into literal: inout PostgresArrayText) {
+        switch self {
+        case .none: literal.append(quoting: nil)
+        case .some(let value): value.write(into: &literal)
+        }
+    }
 }

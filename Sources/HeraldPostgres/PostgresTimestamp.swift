@@ -5,22 +5,55 @@ import Foundation
 enum PostgresTimestamp {
     /// Formats with microsecond precision in UTC, which the server parses exactly.
     static func format(_ date: Date) -> String {
-        let totalMicroseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        var seconds = Int64((totalMicroseconds / 1_000_000).rounded(.down))
-        var micros = Int64(totalMicroseconds - Double(seconds) * 1_000_000)
-        if micros < 0 { micros += 1_000_000; seconds -= 1 }
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
-        let (year, month, day) = civilDate(fromDays: days)
-        let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
-        guard (0...9999).contains(year) else {
-            return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
+        let fields = Fields(date)
+        guard fields.fitsFourDigits else { return fields.padded }
+        return String(unsafeUninitializedCapacity: Fields.width) { fields.write(into: $0) }
+    }
+
+    /// Writes `date` as an element of an array literal, quoted (it holds a space).
+    static func write(_ date: Date, into literal: inout PostgresArrayText) {
+        let fields = Fields(date)
+        guard fields.fitsFourDigits else { return literal.append(quoting: fields.padded) }
+        literal.append(reserving: Fields.width + 2) { text in
+            text[0] = UInt8(ascii: "\"")
+            let written = fields.write(into: UnsafeMutableBufferPointer(rebasing: text[1...]))
+            text[written + 1] = UInt8(ascii: "\"")
+            return written + 2
+        }
+    }
+
+    /// A moment's calendar fields in UTC, to the microsecond.
+    private struct Fields {
+        /// `2026-11-21 23:48:39.123456+00`
+        static let width = 29
+        var year, month, day, hour, minute, second, micros: Int64
+
+        init(_ date: Date) {
+            let totalMicroseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+            var seconds = Int64((totalMicroseconds / 1_000_000).rounded(.down))
+            var micros = Int64(totalMicroseconds - Double(seconds) * 1_000_000)
+            if micros < 0 { micros += 1_000_000; seconds -= 1 }
+            var days = seconds / 86_400
+            var secondOfDay = seconds % 86_400
+            if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+            (year, month, day) = PostgresTimestamp.civilDate(fromDays: days)
+            (hour, minute, second) = (secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
+            self.micros = micros
+        }
+
+        var fitsFourDigits: Bool { (0...9999).contains(year) }
+
+        /// Any year, as many digits as it takes (the slow way: years past 9999 are rare).
+        var padded: String {
+            pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " "
                 + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(micros, 6) + "+00"
         }
-        // Written byte by byte into one string: an acknowledgement binds two per delivery, and
-        // fifteen small strings joined were a tenth of building its statement (`perf`).
-        return String(unsafeUninitializedCapacity: 29) { text in
+
+        /// Writes the `width` bytes of a four-digit year, byte by byte (an acknowledgement
+        /// binds two per delivery, and fifteen small strings joined were a tenth of building
+        /// its statement, `perf`).
+        /// - Returns: how many bytes it wrote.
+        func write(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
             var position = 0
             func digits(_ value: Int64, _ width: Int, then separator: UInt8?) {
                 var value = value
@@ -43,6 +76,11 @@ enum PostgresTimestamp {
             digits(micros, 6, then: UInt8(ascii: "+"))
             digits(0, 2, then: nil)
             return position
+        }
+
+        private func pad(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         }
     }
 
@@ -116,11 +154,6 @@ enum PostgresTimestamp {
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-    }
-
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
     private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
@@ -131,7 +164,7 @@ enum PostgresTimestamp {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    private static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
+    fileprivate static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

@@ -7,20 +7,29 @@ enum UUIDText {
     private static let digits = Array("0123456789abcdef".utf8)
 
     static func format(_ uuid: UUID) -> String {
+        String(unsafeUninitializedCapacity: 36) { write(uuid, into: $0) }
+    }
+
+    /// Writes the 36 bytes of `uuid`'s text (an element of an array literal needs no quotes).
+    static func write(_ uuid: UUID, into literal: inout PostgresArrayText) {
+        literal.append(reserving: 36) { write(uuid, into: $0) }
+    }
+
+    /// Writes the 36 bytes of `uuid`'s text into `text`.
+    /// - Returns: 36.
+    private static func write(_ uuid: UUID, into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid.uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { text in
-                var position = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    text[position] = digits[Int(byte >> 4)]
-                    text[position + 1] = digits[Int(byte & 0x0f)]
-                    position += 2
+            var position = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
                 }
-                return position
+                text[position] = digits[Int(byte >> 4)]
+                text[position + 1] = digits[Int(byte & 0x0f)]
+                position += 2
             }
+            return position
         }
     }
 

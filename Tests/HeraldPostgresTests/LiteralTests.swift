@@ -25,6 +25,24 @@ import Testing
         #expect(PostgresArrayLiteral.parse(PostgresArrayLiteral.format(values)) == values)
     }
 
+    @Test func arraysOfEveryElementTypeSpellEachElementAsItsOwnText() throws {
+        let uuids = [UUID(), UUID()]
+        let dates: [Date?] = [Date(timeIntervalSince1970: 1_795_307_319.5), nil, Date(timeIntervalSince1970: 253_402_300_800)]
+        let numbers: [Int?] = [0, -12, nil, Int.max]
+        let flags = [true, false]
+        let texts: [String?] = ["a,b", nil, "NULL", "q\"uote", ""]
+        func elements<Element: PostgresArrayElement>(_ array: [Element]) throws -> [String?] {
+            let text = try #require(array.postgresText)
+            return try #require(PostgresArrayLiteral.parse(text))
+        }
+        #expect(try elements(uuids) == uuids.map(\.postgresText))
+        #expect(try elements(dates) == dates.map(\.postgresText))
+        #expect(try elements(numbers) == numbers.map(\.postgresText))
+        #expect(try elements(flags) == ["t", "f"])
+        #expect(try elements(texts) == texts)
+        #expect([UUID]().postgresText == "{}")
+    }
+
     @Test func timestampsFormatInUTCWithMicroseconds() {
         let date = Date(timeIntervalSince1970: 1_795_307_319.5)
         #expect(PostgresTimestamp.format(date) == "2026-11-22 00:28:39.500000+00")
