@@ -35,7 +35,19 @@ struct DeliveryQueue: Sendable {
         // A notification's deliveries share its data: each text is decoded once a batch.
         var decoded: [String: [String: String]] = [:]
         return try rows.map { row in
-            let dataText = try row.decode(String.self, column: "data")
+            // By position, in the order `claim` selects them (by name, each column was a hash
+            // of its name, twenty a delivery).
+            var column = 0
+            func next<Value: PostgresDecodable>(_ type: Value.Type = Value.self) throws -> Value {
+                defer { column += 1 }
+                return try row.decode(type, at: column)
+            }
+            let (tenantID, id, notificationID, deviceID) = (try next(UUID.self), try next(UUID.self), try next(UUID.self), try next(UUID.self))
+            let (provider, app, attempt) = (try next(String.self), try next(String.self), try next(Int.self))
+            let (firstAttemptAt, deadlineAt, token, deviceActive) = (try next(Date.self), try next(Date.self), try next(String.self), try next(Bool.self))
+            let (title, body, dataText) = (try next(String.self), try next(String.self), try next(String.self))
+            let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
+            let (eventAt, claimedAt) = (try next(Date.self), try next(Date.self))
             let data: [String: String]
             if let known = decoded[dataText] {
                 data = known
@@ -44,21 +56,17 @@ struct DeliveryQueue: Sendable {
                 decoded[dataText] = data
             }
             let content = NotificationContent(
-                title: try row.decode(column: "title"), body: try row.decode(column: "body"), data: data,
-                badge: try row.decode(column: "badge"), sound: try row.decode(column: "sound"),
-                threadID: try row.decode(column: "thread_id"), imageURL: try row.decode(column: "image_url"))
+                title: title, body: body, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL)
             return ClaimedDelivery(
-                tenantID: try row.decode(column: "tenant_id"), id: try row.decode(column: "id"),
-                notificationID: try row.decode(column: "notification_id"), deviceID: try row.decode(column: "device_id"),
-                provider: PushProvider(rawValue: try row.decode(column: "provider")) ?? .fcm,
-                app: AppKind(rawValue: try row.decode(column: "app")) ?? .member, attempt: try row.decode(column: "attempts"),
-                firstAttemptAt: try row.decode(column: "first_attempt_at"), deadlineAt: try row.decode(column: "deadline_at"),
-                token: try row.decode(column: "token"), deviceActive: try row.decode(column: "device_active"), content: content,
-                eventAt: try row.decode(column: "event_at"), claimedAt: try row.decode(column: "claimed_at"))
+                tenantID: tenantID, id: id, notificationID: notificationID, deviceID: deviceID,
+                provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
+                firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, deviceActive: deviceActive, content: content,
+                eventAt: eventAt, claimedAt: claimedAt)
         }
     }
 
-    /// The statement `claimDeliveries` runs (tests look at its plan).
+    /// The statement `claimDeliveries` runs (tests look at its plan). `claimDeliveries` reads
+    /// its columns by position: their order is part of it.
     func claim(limit: Int, paused: [PushProvider] = []) -> PostgresQuery {
         let (lower, upper) = (window.lower, window.upper)
         return """
