@@ -11,18 +11,20 @@ extension UUID {
     /// `v7(at:)` with an injected random source, for tests.
     public static func v7<Generator: RandomNumberGenerator>(at date: Date, using generator: inout Generator) -> UUID {
         let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
-        let random = generator.next() as UInt64
-        let more = generator.next() as UInt64
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        for shift in stride(from: 40, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: milliseconds >> UInt64(shift))) }
-        bytes.append(0x70 | UInt8(truncatingIfNeeded: random >> 8) & 0x0f)  // version 7
-        bytes.append(UInt8(truncatingIfNeeded: random))
-        bytes.append(0x80 | UInt8(truncatingIfNeeded: more >> 56) & 0x3f)  // RFC 4122 variant
-        for shift in stride(from: 48, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: more >> UInt64(shift))) }
+        func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: milliseconds >> shift) }
+        return v7(time: (byte(40), byte(32), byte(24), byte(16), byte(8), byte(0)), random: generator.next())
+    }
+
+    /// The UUIDv7 of the 48 bits of `time` and the 64 of `random`: the 12 bits after the
+    /// version are its top ones, the 62 after the variant its low ones (10 bits appear twice).
+    /// 64 random bits keep ids apart within a millisecond, and take one `getrandom` call
+    /// where the 74 the layout has room for took two (each attempt's id is one, `v7Sibling`).
+    static func v7(time: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8), random: UInt64) -> UUID {
+        func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: random >> shift) }
         return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            time.0, time.1, time.2, time.3, time.4, time.5,
+            0x70 | byte(60) & 0x0f, byte(52),  // version 7, then 12 random bits
+            0x80 | byte(56) & 0x3f, byte(48), byte(40), byte(32), byte(24), byte(16), byte(8), byte(0)  // RFC 4122 variant
         ))
     }
 }
@@ -48,14 +50,7 @@ extension UUID {
     /// bits after): a child row's id that sorts, and is partitioned, with its parent.
     public func v7Sibling() -> UUID {
         var generator = SystemRandomNumberGenerator()
-        let random = generator.next() as UInt64, more = generator.next() as UInt64
         let bytes = uuid
-        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
-        return UUID(uuid: (
-            bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5,
-            0x70 | byte(random, 8) & 0x0f, byte(random, 0),  // version 7
-            0x80 | byte(more, 56) & 0x3f, byte(more, 48), byte(more, 40), byte(more, 32),  // RFC 4122 variant
-            byte(more, 24), byte(more, 16), byte(more, 8), byte(more, 0)
-        ))
+        return UUID.v7(time: (bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5), random: generator.next())
     }
 }
