@@ -1,5 +1,5 @@
 import Foundation
-import HeraldPush
+@testable import HeraldPush
 import HeraldTemplates
 import Testing
 
@@ -63,6 +63,18 @@ import Testing
         #expect(aps["mutable-content"] == nil)
         #expect(apns["fcm_options"] == nil)
         #expect(((message["android"] as? [String: Any])?["notification"] as? [String: Any])?["sound"] == nil)
+    }
+
+    /// The buffer reserved for a request holds it whole when nothing needs escaping (one
+    /// allocation a delivery, not a copy as it grows).
+    @Test(arguments: [(nil, true), ("https://example.test/group.png", false)] as [(String?, Bool)])
+    func theRequestFitsTheRoomReservedForIt(image: String?, sound: Bool) {
+        for body in ["", "Hi", String(repeating: "Ship v2 by Friday. ", count: 20)] {
+            var notification = Self.notification(body: body, image: image, sound: sound)
+            notification.data["priority"] = "p0"
+            let encoded = FCMMessage.encode(notification, body: body)
+            #expect(encoded.count <= FCMMessage.capacity(notification, body: body), "\(encoded.count) bytes")
+        }
     }
 
     @Test func aLongBodyIsShortenedUntilTheRequestFits() throws {
