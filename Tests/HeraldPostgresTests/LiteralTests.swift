@@ -10,6 +10,7 @@ import Testing
         ("{\"a b\",NULL,\"NULL\"}", ["a b", nil, "NULL"]),
         ("{\"q\\\"uote\",\"back\\\\slash\"}", ["q\"uote", "back\\slash"]),
         ("[0:1]={x,y}", ["x", "y"]),
+        ("{\"é 中文 🔻\",  x y  ,null,\"\",NuLl}", ["é 中文 🔻", "x y", nil, "", nil]),
     ])
     func arrayLiteralsParse(text: String, expected: [String?]) {
         #expect(PostgresArrayLiteral.parse(text) == expected)
