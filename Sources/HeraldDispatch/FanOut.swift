@@ -87,7 +87,15 @@ struct FanOut: Sendable {
         guard let templateEvent = TemplateEvent(payload.event) else { return [] }
         let variables = TemplateVariables.Activity(payload)
         let now = Date()
+        // The same for every recipient: made once, and shared (a dictionary and three UUID
+        // strings a recipient otherwise, and every draft's copy hashed again to be written).
+        let activity = payload.activityID.uuidString.lowercased()
+        let data = [
+            "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.uuidString.lowercased(),
+            "priority": payload.priority.rawValue, "status": payload.status.rawValue,
+        ]
         var drafts: [NotificationDraft] = []
+        drafts.reserveCapacity(recipients.count)
         for recipient in recipients {
             // A person deleted since the event has no profile: nobody to tell.
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
@@ -99,13 +107,7 @@ struct FanOut: Sendable {
                     eventID: event.id, kind: payload.event, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
                     activityID: payload.activityID, conversationID: nil,
                     content: NotificationContent(
-                        title: message.title, body: message.body,
-                        data: [
-                            "type": payload.event.payloadType, "activityId": payload.activityID.uuidString.lowercased(),
-                            "teamId": payload.teamID.uuidString.lowercased(), "priority": payload.priority.rawValue,
-                            "status": payload.status.rawValue,
-                        ],
-                        badge: profile.badge, sound: true, threadID: payload.activityID.uuidString.lowercased()),
+                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: true, threadID: activity),
                     eventAt: payload.occurredAt, suppressedReason: decision == .preferenceOff ? why : nil)
             draft.decision = decision
             draft.deferredUntil = deferredUntil
@@ -126,6 +128,12 @@ struct FanOut: Sendable {
         let variables = TemplateVariables.Chat(
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
         let conversation = payload.conversationID.uuidString.lowercased()
+        // The same for every recipient: made once, and shared (see `activityDrafts`).
+        let data = [
+            "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
+            "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
+            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
+        ]
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
         var rendered: [String: RenderedMessage] = [:]
@@ -164,12 +172,7 @@ struct FanOut: Sendable {
                     eventID: event.id, kind: .chatMessage, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
                     activityID: nil, conversationID: payload.conversationID,
                     content: NotificationContent(
-                        title: message.title, body: message.body,
-                        data: [
-                            "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
-                            "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
-                            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
-                        ],
+                        title: message.title, body: message.body, data: data,
                         badge: profile.badge, sound: !state.muted, threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
                     eventAt: event.occurredAt, suppressedReason: decision == .viewing || decision == .preferenceOff ? why : nil)
             draft.decision = decision
