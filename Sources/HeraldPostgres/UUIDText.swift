@@ -37,31 +37,35 @@ enum UUIDText {
     static func parse(_ text: String) -> UUID? {
         var text = text
         return text.withUTF8 { bytes -> UUID? in
-            guard bytes.count == 36 else { return nil }
+            guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else { return nil }
             var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let parsed = withUnsafeMutableBytes(of: &value) { output -> Bool in
-                var position = 0
-                for index in 0..<16 {
-                    if position == 8 || position == 13 || position == 18 || position == 23 {
-                        guard bytes[position] == UInt8(ascii: "-") else { return false }
-                        position += 1
+            // Every digit's value looked up in a table, the invalid ones marked by their high
+            // bit and checked once at the end (a fan-out's part reads thousands of ids).
+            let invalid = withUnsafeMutableBytes(of: &value) { output -> UInt8 in
+                nibbles.withUnsafeBufferPointer { table in
+                    var invalid: UInt8 = 0
+                    for (index, position) in digitPositions.enumerated() {
+                        let high = table[Int(bytes[position])], low = table[Int(bytes[position + 1])]
+                        invalid |= high | low
+                        output[index] = high << 4 | low & 0x0f
                     }
-                    guard let high = nibble(bytes[position]), let low = nibble(bytes[position + 1]) else { return false }
-                    output[index] = high << 4 | low
-                    position += 2
+                    return invalid
                 }
-                return true
             }
-            return parsed ? UUID(uuid: value) : nil
+            return invalid & 0x80 == 0 ? UUID(uuid: value) : nil
         }
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
+    private static let dash = UInt8(ascii: "-")
+
+    /// Where each byte's two digits begin in the text.
+    private static let digitPositions = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]
+
+    /// Each byte's value as a hex digit (either case); 0x80 for a byte that is not one.
+    private static let nibbles: [UInt8] = {
+        var table = [UInt8](repeating: 0x80, count: 256)
+        for (value, digit) in "0123456789abcdef".utf8.enumerated() { table[Int(digit)] = UInt8(value) }
+        for (value, digit) in "ABCDEF".utf8.enumerated() { table[Int(digit)] = UInt8(10 + value) }
+        return table
+    }()
 }
