@@ -35,6 +35,7 @@ extension DeliveryQueue {
             LEFT JOIN quiet_hours q ON q.tenant_id = p.tenant_id AND q.person_id = p.id
             """)
         var result: [Key: RecipientProfile] = [:]
+        result.reserveCapacity(rows.count)
         for row in rows {
             let (id, app, locale, timeZone, badge, preferences, starts, ends, days) =
                 try row.decode((UUID, String, String, String, Int, [String], String?, String?, String?).self)
@@ -80,6 +81,7 @@ extension DeliveryQueue {
                 WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
                 """)
         var result: [ParticipantKey: ParticipantState] = [:]
+        result.reserveCapacity(rows.count)
         for row in rows {
             let (conversation, person, muted, viewing) = try row.decode((UUID, UUID, Bool, Bool).self)
             result[ParticipantKey(conversation: conversation, person: person)] = ParticipantState(muted: muted, viewing: viewing)
@@ -133,8 +135,13 @@ extension DeliveryQueue {
             writeStatement(drafts, events: events, tenant: tenant, deadline: deadline, claim: claim))
         var created = 0
         var claimed: [ClaimedDelivery] = []
-        // A notification is one event to one recipient (its id is made from the two).
-        let draftIndex = Dictionary(drafts.enumerated().map { (DraftKey(event: $1.eventID, recipient: $1.recipientID), $0) }) { first, _ in first }
+        // A notification is one event to one recipient (its id is made from the two). Only
+        // made when something was leased (the one row is the count otherwise: the middle
+        // parts of a large event lease nothing).
+        var draftIndex: [DraftKey: Int] = [:]
+        if rows.count > 1 {
+            draftIndex = Dictionary(drafts.enumerated().map { (DraftKey(event: $1.eventID, recipient: $1.recipientID), $0) }) { first, _ in first }
+        }
         for row in rows {
             if let count = try row.decode(Int?.self, at: 8) {
                 created = count
