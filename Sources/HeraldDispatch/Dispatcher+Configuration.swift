@@ -68,16 +68,33 @@ extension Dispatcher {
         /// written when a quarter of the slots wait on it, well before sends run short of room.
         public var acknowledgementFlush: Int { max(1, min(claimBatch, concurrency) / 4) }
 
-        /// How an event for `count` recipients is cut into parts: `fanOutFirstPart`, then
-        /// `fanOutLaterPart` at a time.
+        /// How an event for `count` recipients is cut into parts: `fanOutFirstPart` (its
+        /// pushes go out while the rest is written), then parts of at most `fanOutLaterPart`
+        /// in whole rounds of `fanOutConcurrency` of equal size, then a last part as small as
+        /// the first. The last one marks the event done, so it is written after all the others:
+        /// the less it holds, the sooner the event is done after them. (Cut into parts of
+        /// `fanOutLaterPart` as they came, a 10,000-person group was written as 100, two
+        /// rounds of 2,000 and 2,000, then 1,900 alone: 6,000 recipients one after another;
+        /// now 100, three rounds of 1,634 and 1,634, then 100: 5,102.)
         public func fanOutParts(of count: Int) -> [Range<Int>] {
-            var parts: [Range<Int>] = []
-            var start = 0
-            while start < count {
-                let end = min(count, start + (start == 0 ? fanOutFirstPart : fanOutLaterPart))
-                parts.append(start..<end)
-                start = end
+            guard count > fanOutFirstPart else { return count > 0 ? [0..<count] : [] }
+            let last = min(count - fanOutFirstPart, fanOutFirstPart)
+            let middle = count - fanOutFirstPart - last
+            var parts = [0..<fanOutFirstPart]
+            if middle > 0 {
+                var pieces = (middle + fanOutLaterPart - 1) / fanOutLaterPart
+                // Whole rounds, unless that made parts smaller than the first.
+                let rounded = (pieces + fanOutConcurrency - 1) / fanOutConcurrency * fanOutConcurrency
+                if middle / rounded >= fanOutFirstPart { pieces = rounded }
+                let size = (middle + pieces - 1) / pieces
+                var start = fanOutFirstPart
+                while start < fanOutFirstPart + middle {
+                    let end = min(fanOutFirstPart + middle, start + size)
+                    parts.append(start..<end)
+                    start = end
+                }
             }
+            parts.append((count - last)..<count)
             return parts
         }
 

@@ -33,19 +33,29 @@ import Testing
         }
     }
 
-    @Test func partsStartSmallThenTakeTheirFullSize() {
+    @Test func partsStartSmallTakeWholeRoundsAndEndSmall() {
         let configuration = Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100)
-        // After the first, twice the size that makes an event large.
-        #expect(configuration.fanOutParts(of: 10_000).map(\.count) == [100] + Array(repeating: 2_000, count: 4) + [1_900])
+        // After the first, at most twice the size that makes an event large, in rounds of two
+        // of equal size; the last (it marks the event done, after all the others) as small as
+        // the first.
+        #expect(configuration.fanOutParts(of: 10_000).map(\.count) == [100] + Array(repeating: 1_634, count: 5) + [1_630, 100])
         #expect(configuration.fanOutParts(of: 10_000).first?.lowerBound == 0)
         #expect(configuration.fanOutParts(of: 10_000).last?.upperBound == 10_000)
+        for count in [101, 150, 200, 201, 1_001, 2_001, 4_199, 10_000, 12_345] {
+            let parts = configuration.fanOutParts(of: count)
+            #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, "\(count): \(parts)")
+            #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == count && parts.allSatisfy { !$0.isEmpty })
+            #expect(parts.allSatisfy { $0.count <= configuration.fanOutLaterPart }, "\(count)")
+        }
         #expect(configuration.fanOutParts(of: 50) == [0..<50])
+        #expect(configuration.fanOutParts(of: 150).map(\.count) == [100, 50])
         #expect(configuration.fanOutParts(of: 0).isEmpty)
         #expect(Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100, fanOutLaterPart: 1_000).fanOutParts(of: 2_500)
-            .map(\.count) == [100, 1_000, 1_000, 400])
-        // A first part larger than a part is cut to a part; later parts are never smaller than one.
-        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 7])
-        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 2, fanOutLaterPart: 3).fanOutParts(of: 12).map(\.count) == [2, 5, 5])
+            .map(\.count) == [100, 575, 575, 575, 575, 100])
+        // A first part larger than a part is cut to a part; no round is cut into parts
+        // smaller than the first.
+        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 2, 5])
+        #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 2, fanOutLaterPart: 3).fanOutParts(of: 12).map(\.count) == [2, 4, 4, 2])
     }
 
     /// One part at a time, and the middle parts (5, 5, 5, 5) three at once: each in a
