@@ -19,9 +19,10 @@ extension Dispatcher {
         /// The first part of such an event is this small (at most `fanOutPart`): its
         /// pushes go out while the rest is written (a part of 1,000 took 200-350 ms to write).
         public var fanOutFirstPart: Int
-        /// The parts after the first are this large (at least `fanOutPart`; twice it unless
-        /// set): with two written at once, fewer and larger statements wrote a 10,000-person
-        /// group in 0.51-0.62 s instead of 0.80-1.06 s while the worker sent at full speed.
+        /// The parts between the first and the last are at most this large (at least
+        /// `fanOutPart`; twice it unless set): with two written at once, fewer and larger
+        /// statements wrote a 10,000-person group in 0.51-0.62 s instead of 0.80-1.06 s while
+        /// the worker sent at full speed (`fanOutParts(of:)` cuts them).
         public var fanOutLaterPart: Int
         /// Parts of such an event written at once (after the first, each on a connection of
         /// its own), so that a large group's fan-out is not one round trip after another.

@@ -1,14 +1,6 @@
-/// PostgreSQL's text form of one-dimensional arrays: `{a,"b c",NULL}`.
+/// PostgreSQL's text form of one-dimensional arrays, `{a,"b c",NULL}`, read (an array
+/// parameter is written by `PostgresArrayText`).
 enum PostgresArrayLiteral {
-    static func format(_ elements: [String?]) -> String {
-        var text = PostgresArrayText(count: elements.count, width: 16)
-        for element in elements {
-            text.next()
-            text.append(quoting: element)
-        }
-        return text.finish()
-    }
-
     /// Parses a one-dimensional array; `nil` when the text is not one.
     static func parse(_ text: String) -> [String?]? {
         var text = text

@@ -3,7 +3,6 @@
 /// arrays of a batch's length, and a string per UUID or timestamp was most of building it).
 public struct PostgresArrayText {
     private var bytes: [UInt8] = []
-    private var empty = true
 
     /// Room for `count` elements of about `width` bytes each.
     init(count: Int, width: Int) {
@@ -19,8 +18,8 @@ public struct PostgresArrayText {
 
     /// Starts the next element (the comma between elements).
     mutating func next() {
-        if !empty { bytes.append(UInt8(ascii: ",")) }
-        empty = false
+        // Past the opening brace, an element was written (none is written as nothing).
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
     }
 
     /// Appends `text` quoted, its quotes and backslashes escaped; `NULL` for `nil`.
