@@ -89,19 +89,35 @@ final class CurlLoop: @unchecked Sendable {
     /// Fails what is in flight and ends the thread; returns once the thread is done (at most
     /// two seconds), so that a process may exit right after without pulling libcurl's and
     /// OpenSSL's state from under a thread still cleaning up.
+    ///
+    /// The combined CA files are removed here once the thread is done: the loop thread keeps
+    /// this object alive, and a process usually exits right after, so `deinit` alone would
+    /// leave one file per client in the temporary directory.
     func stop() {
         queue.withLock { $0.stopping = true }
         curl_multi_wakeup(multi)
         for _ in 0..<2_000 where !finished.load(ordering: .acquiring) { usleep(1_000) }
+        if finished.load(ordering: .acquiring) { removeCABundles() }
     }
 
     deinit {
         // Here, not on the loop thread: until the last reference is gone, another thread may
         // still call curl_multi_wakeup (a caller that raced with shutdown, a cancellation).
         curl_multi_cleanup(multi)
+        removeCABundles()
+    }
+
+    /// The combined CA files this loop wrote (the current one first), while they exist.
+    var caBundlePaths: [String] {
+        ca.withLock { ca in ([ca.current].compactMap { $0 } + ca.retired).map(\.combinedPath) }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    private func removeCABundles() {
         ca.withLock { ca in
             ca.current?.remove()
             for bundle in ca.retired { bundle.remove() }
+            ca.retired.removeAll()
         }
     }
 

@@ -220,6 +220,9 @@ public final class HTTPClient: Sendable {
     /// Connections opened so far (new TCP connections, not reused ones).
     public var connectionsOpened: Int { loop.connectionsOpened + cleartextLoop.connectionsOpened + (http2?.connectionsOpened ?? 0) }
 
+    /// The combined CA files the client's loops wrote and have not removed yet.
+    var caBundlePaths: [String] { loop.caBundlePaths + cleartextLoop.caBundlePaths }
+
     /// Fails what is in flight and stops the thread.
     public func shutdown() {
         http2?.stop()
