@@ -101,6 +101,35 @@ extension DeliveryQueue {
         return (true, recipients?.count == part.count ? recipients : nil)
     }
 
+    /// Counts a failure against each of these events, with its error; an event that reaches
+    /// `limit` failures is passed over: marked fanned out (what was written of it before
+    /// stays) with `passed_over_at`, and its lease given back. Runs on `connection` (no
+    /// tenant scope needed: the dispatcher's policies see every tenant's outbox).
+    /// - Returns: the events passed over now.
+    @discardableResult
+    func recordFanOutFailures(
+        _ failures: [(tenant: UUID, event: UUID, error: String)], limit: Int, on connection: PostgresConnection
+    ) async throws -> [UUID] {
+        let rows = try await connection.query(
+            """
+            -- (Each expression reads the row as it was.)
+            UPDATE outbox o
+            SET fan_out_failures = o.fan_out_failures + 1, fan_out_error = f.error,
+                passed_over_at = CASE WHEN o.fan_out_failures + 1 >= \(limit) THEN now() END,
+                fanned_out_at = CASE WHEN o.fan_out_failures + 1 >= \(limit) THEN now() END,
+                lease_owner = CASE WHEN o.fan_out_failures + 1 >= \(limit) THEN NULL ELSE o.lease_owner END,
+                lease_expires_at = CASE WHEN o.fan_out_failures + 1 >= \(limit) THEN NULL ELSE o.lease_expires_at END
+            FROM unnest(\(failures.map(\.tenant))::uuid[], \(failures.map(\.event))::uuid[], \(failures.map(\.error))::text[])
+                AS f(tenant_id, id, error)
+            WHERE o.tenant_id = f.tenant_id AND o.id = f.id AND o.fanned_out_at IS NULL
+            RETURNING o.id, o.passed_over_at IS NOT NULL
+            """)
+        return try rows.compactMap { row in
+            let (id, passed) = try row.decode((UUID, Bool).self)
+            return passed ? id : nil
+        }
+    }
+
     /// Gives back the events this worker leased and has not finished fanning out, so that any
     /// worker may take them at once rather than when the lease runs out.
     func releaseEventLeases() async throws {

@@ -27,6 +27,10 @@ extension Dispatcher {
         /// Parts of such an event written at once (after the first, each on a connection of
         /// its own), so that a large group's fan-out is not one round trip after another.
         public var fanOutConcurrency: Int
+        /// An event whose own fan-out fails this many times with an error its rows raise (a
+        /// constraint, a value out of range; `FanOutFailure`) is marked fanned out with
+        /// that error and passed over, so that it does not hold the queue behind it.
+        public var fanOutAttempts: Int
         /// How long a claim holds without renewal; renewed at a third of it.
         public var lease: Duration
         public var retry: RetryPolicy
@@ -44,7 +48,7 @@ extension Dispatcher {
         public init(
             worker: String = Configuration.defaultWorkerName(), concurrency: Int = 256, claimBatch: Int = 256,
             eventBatch: Int = 200, fanOutPart: Int = 1_000, fanOutFirstPart: Int = 100, fanOutLaterPart: Int? = nil, fanOutConcurrency: Int = 2,
-            lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
+            fanOutAttempts: Int = 5, lease: Duration = .seconds(10), retry: RetryPolicy = RetryPolicy(),
             pollInterval: Duration = .seconds(1), pauseOnConfigurationError: Duration = .seconds(30), tenants: [UUID] = [],
             historyRetention: HistoryRetention? = nil
         ) {
@@ -56,6 +60,7 @@ extension Dispatcher {
             self.fanOutFirstPart = min(max(1, fanOutFirstPart), self.fanOutPart)
             self.fanOutLaterPart = max(self.fanOutPart, fanOutLaterPart ?? 2 * self.fanOutPart)
             self.fanOutConcurrency = max(1, fanOutConcurrency)
+            self.fanOutAttempts = max(1, fanOutAttempts)
             self.lease = lease
             self.retry = retry
             self.pollInterval = pollInterval

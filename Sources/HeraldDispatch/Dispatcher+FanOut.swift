@@ -8,10 +8,12 @@ import HeraldStore
 extension Dispatcher {
     func fanOutLoop() async {
         var failures = 0
+        var oneByOne = false
         while !isStopping {
             do {
-                let (events, _) = try await fanOutOnce(claiming: true)
+                let (events, _) = try await fanOutOnce(claiming: true, oneByOne: oneByOne)
                 failures = 0
+                oneByOne = false
                 if events == 0 {
                     state.withLock { $0.fanOutIdle = true }
                     await eventSignal.wait(timeout: jitteredPoll)
@@ -26,7 +28,10 @@ extension Dispatcher {
                 }
             } catch {
                 failures += 1
-                logger.error("fan-out failed; retrying", metadata: ["error": "\(error)"])
+                // An error the events' own rows may raise: the next batch is written event
+                // by event, so that the one at fault is found and the others go through.
+                oneByOne = FanOutFailure.mayBeTheEvents(error)
+                logger.error(oneByOne ? "fan-out failed; retrying event by event" : "fan-out failed; retrying", metadata: ["error": "\(error)"])
                 // Or sooner, when the listener is back (the database is, then: a failover's new
                 // primary is used within a moment of its promotion), or at shutdown.
                 await eventSignal.wait(timeout: LoopBackoff.after(failures: failures))
@@ -43,11 +48,14 @@ extension Dispatcher {
     /// Claims one batch of events and fans it out, in one transaction; an event with more
     /// recipients than `fanOutPart` is leased in that transaction and fanned out part by part
     /// in transactions of its own.
-    /// - Parameter claiming: lease the new deliveries this worker has room for to itself and
-    ///   hand them to the send loop (only while `run` is sending).
+    /// - Parameters:
+    ///   - claiming: lease the new deliveries this worker has room for to itself and hand
+    ///     them to the send loop (only while `run` is sending).
+    ///   - oneByOne: write the small events one at a time, each in a savepoint, counting
+    ///     the failures of those that fail on their own (`fanOutEventByEvent`).
     /// - Returns: how many events, and how many deliveries they created.
-    func fanOutOnce(claiming: Bool = false) async throws -> (events: Int, queued: Int) {
-        let (events, queued, large) = try await withRoom(claiming) { room in try await fanOutTransaction(room: room) }
+    func fanOutOnce(claiming: Bool = false, oneByOne: Bool = false) async throws -> (events: Int, queued: Int) {
+        let (events, queued, large) = try await withRoom(claiming) { room in try await fanOutTransaction(room: room, oneByOne: oneByOne) }
         state.withLock {
             $0.counters.eventsFannedOut += events - large.count
             $0.counters.deliveriesQueued += queued
@@ -105,7 +113,7 @@ extension Dispatcher {
 
     /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
     /// and commits once. Large events are only leased here.
-    func fanOutTransaction(room: Int) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
+    func fanOutTransaction(room: Int, oneByOne: Bool = false) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
         try await queue.pool.withTransaction { connection in
             let events = try await queue.claimEvents(limit: configuration.eventBatch, part: configuration.fanOutPart, on: connection)
             guard !events.isEmpty else { return ((0, 0, []), []) }
@@ -113,12 +121,12 @@ extension Dispatcher {
             var queued = 0
             var claimed: [ClaimedDelivery] = []
             var large: [LargeEvent] = []
+            var suspects = EventByEvent()
             let decoder = JSONDecoder()
             for (tenant, events) in Dictionary(grouping: events, by: \.tenantID) {
                 var readable: [(ClaimedEvent, FanOut.Payload)] = []
-                var recipients: [EventRecipient] = []
-                var conversations: Set<UUID> = []
-                var done: [UUID] = []
+                var recipients = 0
+                var unreadable: [(tenant: UUID, event: UUID, error: String)] = []
                 var leased: [UUID] = []
                 for event in events {
                     do {
@@ -129,41 +137,54 @@ extension Dispatcher {
                             continue
                         }
                         let payload = try FanOut.payload(of: event, decoder: decoder)
-                        recipients += payload.recipients
-                        if let conversation = payload.conversation { conversations.insert(conversation) }
+                        recipients += payload.recipients.count
                         readable.append((event, payload))
                     } catch {
                         // A snapshot this version cannot read would block the queue forever;
-                        // it is marked done, loudly, and left in the outbox for inspection.
+                        // it is passed over, loudly, and left in the outbox for inspection.
                         logger.error("skipping an event that cannot be fanned out", metadata: ["event": "\(event.id)", "error": "\(error)"])
+                        unreadable.append((tenant, event.id, FanOutFailure.recorded(error)))
                     }
-                    done.append(event.id)
                 }
-                connection.deferScript(Self.fanOutScope(tenant, recipients: recipients.count))
+                connection.deferScript(Self.fanOutScope(tenant, recipients: recipients))
                 if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
-                guard !done.isEmpty else { continue }
-                let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                var chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
-                try await DeliveryQueue.addDeferred(
-                    to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
-                var drafts: [NotificationDraft] = []
-                for (event, payload) in readable {
-                    let made = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
-                    // A later message of the batch counts the ones quiet hours hold back before it.
-                    for draft in made where draft.decision == .quietHours {
-                        guard let conversation = draft.conversationID else { continue }
-                        chat[DeliveryQueue.ParticipantKey(conversation: conversation, person: draft.recipientID)]?.deferred += 1
-                    }
-                    drafts += made
-                }
-                FanOut.summarize(&drafts)
-                let written = try await write(drafts, events: done, tenant: tenant, room: room, on: connection)
+                if !unreadable.isEmpty { try await queue.recordFanOutFailures(unreadable, limit: 1, on: connection) }
+                guard !readable.isEmpty else { continue }
+                let written = oneByOne
+                    ? try await fanOutEventByEvent(readable, tenant: tenant, room: room, into: &suspects, on: connection)
+                    : try await fanOutTogether(readable, tenant: tenant, room: room, on: connection)
                 room -= written.claimed.count
                 queued += written.created
                 claimed += written.claimed
             }
+            try await countFailures(suspects, on: connection)
             return ((events.count, queued, large), claimed)
         }
+    }
+
+    /// Writes a tenant's share of a batch in one statement: the events' notifications and
+    /// deliveries, the events marked fanned out.
+    func fanOutTogether(
+        _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int, on connection: PostgresConnection
+    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        let recipients = readable.flatMap { $0.1.recipients }
+        let conversations = Set(readable.compactMap { $0.1.conversation })
+        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+        var chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
+        try await DeliveryQueue.addDeferred(
+            to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
+        var drafts: [NotificationDraft] = []
+        for (event, payload) in readable {
+            let made = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+            // A later message of the batch counts the ones quiet hours hold back before it.
+            for draft in made where draft.decision == .quietHours {
+                guard let conversation = draft.conversationID else { continue }
+                chat[DeliveryQueue.ParticipantKey(conversation: conversation, person: draft.recipientID)]?.deferred += 1
+            }
+            drafts += made
+        }
+        FanOut.summarize(&drafts)
+        return try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, on: connection)
     }
 
     /// Writes drafts (marking `events` done), leasing up to `room` of the new deliveries to

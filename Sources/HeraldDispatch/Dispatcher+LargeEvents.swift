@@ -30,20 +30,24 @@ extension Dispatcher {
     /// other part is committed. Each part first checks that this worker still holds the
     /// event, and renews the lease as it ends: if the lease lapsed and another worker took
     /// the event, that one carries on (a part written twice adds nothing: the write is
-    /// idempotent). If a part fails, the worker's event leases are given back.
+    /// idempotent). If a part fails, the worker's event leases are given back; a failure
+    /// the event's own rows may raise is counted against it (`FanOutFailure`), and after
+    /// `fanOutAttempts` of them the event is passed over.
     /// - Returns: how many deliveries it created.
     func fanOutLarge(_ large: LargeEvent, claiming: Bool) async throws -> Int {
         let parts = configuration.fanOutParts(of: large.recipientCount)
         // The first alone, the middle ones at once, the last alone.
         let groups = parts.count < 2 ? [parts] : [[parts[0]], Array(parts.dropFirst().dropLast()), [parts[parts.count - 1]]]
+        var created = 0
         do {
-            var created = 0
             for group in groups {
                 guard let written = try await fanOutParts(group, of: large, claiming: claiming) else { return created }
                 created += written
             }
             return created
         } catch {
+            // (Passed over, it is marked done; the batch's other large events go on.)
+            if FanOutFailure.mayBeTheEvents(error), (try? await countFailure(of: large, error)) == true { return created }
             // Give back this event and any other large one of the batch not started yet: any
             // worker may take them at once rather than when their leases run out.
             try? await queue.releaseEventLeases()
@@ -97,9 +101,10 @@ extension Dispatcher {
                 guard held.held else { return (.passed, []) }
                 connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
                 guard let recipients = held.recipients else {
-                    // Like an event that cannot be read at all: marked done and left
-                    // in the outbox for inspection (trying again would never end).
-                    _ = try await write([], events: [event.id], tenant: tenant, room: 0, on: connection)
+                    // Like an event that cannot be read at all: passed over and left in
+                    // the outbox for inspection (trying again would never end).
+                    let error = "recipients from position \(part.lowerBound) on cannot be read"
+                    try await queue.recordFanOutFailures([(tenant, event.id, error)], limit: 1, on: connection)
                     return (.unreadable(from: part.lowerBound), [])
                 }
                 let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)

@@ -65,6 +65,9 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE kind = 'chat.message'") == 7)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 4)
+            // Passed over at once, each with why.
+            #expect(try await harness.count(
+                "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_failures = 1 AND fan_out_error LIKE '%cannot be read%'") == 5)
             let tokens = await harness.emulator.messages().map(\.token)
             #expect(tokens.sorted() == ["chidi-phone", "chidi-phone", "dana-phone", "dana-phone"])
         }
@@ -84,6 +87,8 @@ import Testing
             #expect(counters.deliveriesQueued == 3)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL OR lease_owner IS NOT NULL") == 0)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 3)
+            #expect(try await harness.count(
+                "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_error = 'recipients from position 1 on cannot be read'") == 1)
             #expect(await harness.emulator.messages().count == 3)
         }
     }

@@ -1,0 +1,81 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import Logging
+
+/// After a batch failed with an error its events' rows may raise (`FanOutFailure`), the
+/// next batch is written event by event, each in a savepoint: the events that go through
+/// are committed with the batch, and each one that fails on its own is counted against
+/// itself, so that an event at fault is passed over after `fanOutAttempts` instead of
+/// holding every event behind it forever.
+extension Dispatcher {
+    /// What a batch written event by event found.
+    struct EventByEvent {
+        var written = 0
+        var failed: [(event: ClaimedEvent, error: any Error)] = []
+    }
+
+    /// Writes a tenant's share of a batch one event at a time, each in a savepoint. An
+    /// event whose write fails with an error of its own is rolled back to its savepoint and
+    /// added to `found`; any other error ends the batch.
+    func fanOutEventByEvent(
+        _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int,
+        into found: inout EventByEvent, on connection: PostgresConnection
+    ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        var created = 0
+        var claimed: [ClaimedDelivery] = []
+        for (event, payload) in readable {
+            // (The tenant's scope, when still deferred, is set before the savepoint, and
+            // stays when the event's work is rolled back.)
+            try await connection.query("SAVEPOINT herald_fan_out_event")
+            do {
+                let written = try await fanOutTogether(
+                    [(event, payload)], tenant: tenant, room: room - claimed.count, on: connection)
+                try await connection.query("RELEASE SAVEPOINT herald_fan_out_event")
+                created += written.created
+                claimed += written.claimed
+                found.written += 1
+            } catch where FanOutFailure.mayBeTheEvents(error) {
+                try await connection.query("ROLLBACK TO SAVEPOINT herald_fan_out_event")
+                found.failed.append((event, error))
+            }
+        }
+        return (created, claimed)
+    }
+
+    /// Counts the failures a batch written event by event found, in its transaction; an
+    /// event that reached `fanOutAttempts` is marked fanned out with its error.
+    /// - Throws: the first failure, when they are not counted (`FanOutFailure.counts`):
+    ///   the batch is rolled back and tried again later.
+    func countFailures(_ found: EventByEvent, on connection: PostgresConnection) async throws {
+        guard let first = found.failed.first else { return }
+        guard FanOutFailure.counts(failed: found.failed.count, written: found.written) else { throw first.error }
+        let passed = Set(try await queue.recordFanOutFailures(
+            found.failed.map { ($0.event.tenantID, $0.event.id, FanOutFailure.recorded($0.error)) },
+            limit: configuration.fanOutAttempts, on: connection))
+        for (event, error) in found.failed {
+            let metadata: Logger.Metadata = ["event": "\(event.id)", "tenant": "\(event.tenantID)", "error": "\(error)"]
+            if passed.contains(event.id) {
+                logger.error("passing over an event whose fan-out keeps failing; it stays in the outbox with its error", metadata: metadata)
+            } else {
+                logger.warning("an event's fan-out failed on its own; it will be tried again", metadata: metadata)
+            }
+        }
+    }
+
+    /// Counts a large event's failed fan-out against it (`FanOutFailure`), in a transaction
+    /// of its own.
+    /// - Returns: whether the event is passed over now.
+    func countFailure(of large: LargeEvent, _ error: any Error) async throws -> Bool {
+        let event = large.event
+        let passed = try await queue.pool.withTransaction { connection in
+            try await queue.recordFanOutFailures(
+                [(event.tenantID, event.id, FanOutFailure.recorded(error))], limit: configuration.fanOutAttempts, on: connection)
+        }
+        guard passed.contains(event.id) else { return false }
+        logger.error(
+            "passing over a large event whose fan-out keeps failing; the parts written stay, and it stays in the outbox with its error",
+            metadata: ["event": "\(event.id)", "tenant": "\(event.tenantID)", "error": "\(error)"])
+        return true
+    }
+}
