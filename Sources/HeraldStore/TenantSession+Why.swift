@@ -11,6 +11,21 @@ public struct WhyEvent: Sendable, Codable, Equatable {
     public let actor: PersonReference?
     /// Each recipient the viewer may see: the decision, every device and every attempt.
     public let recipients: [HistoryDetail]
+    /// When writing the event's notifications failed (admins only).
+    public let fanOut: FanOutFailures?
+
+    /// How an event's fan-out failed: a snapshot that cannot be read, or rows the database
+    /// refused. Such an event is tried again, and passed over after a few failures of its own
+    /// (at once when it cannot be read); what was written of it before stays.
+    public struct FanOutFailures: Sendable, Codable, Equatable {
+        public let failures: Int
+        /// The last error.
+        public let error: String
+        /// When it was passed over, if it was.
+        public let passedOverAt: Date?
+        /// Whether it is still to be tried again (neither passed over nor written after all).
+        public let pending: Bool
+    }
 }
 
 extension TenantSession {
@@ -22,7 +37,8 @@ extension TenantSession {
         _ = try await activity(id: id, viewer: viewer)
         let events = try await connection.query(
             """
-            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, o.kind = ANY(\(Self.timerEvents)::text[])
+            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, o.kind = ANY(\(Self.timerEvents)::text[]),
+                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL
             FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
             WHERE o.tenant_id = \(tenantID) AND o.activity_id = \(id) ORDER BY o.seq
             """)
@@ -35,7 +51,8 @@ extension TenantSession {
     public func why(message id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
         let events = try await connection.query(
             """
-            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, false
+            SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, false,
+                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL
             FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
             WHERE o.tenant_id = \(tenantID) AND o.message_id = \(id)
               AND (\(viewer?.isAdmin ?? true) OR EXISTS (
@@ -61,7 +78,13 @@ extension TenantSession {
                 details.append(try await historyDetail(viewer: viewer, id: entry.id))
             }
             let actor = isTimer ? nil : actorID.flatMap { id in email.map { PersonReference(id: id, email: $0, name: name ?? $0) } }
-            result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details))
+            var fanOut: WhyEvent.FanOutFailures?
+            if viewer?.isAdmin ?? true, let error = try row.decode(String?.self, at: 8) {
+                fanOut = WhyEvent.FanOutFailures(
+                    failures: try row.decode(Int.self, at: 7), error: error, passedOverAt: try row.decode(Date?.self, at: 9),
+                    pending: try row.decode(Bool.self, at: 10))
+            }
+            result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details, fanOut: fanOut))
         }
         return result
     }

@@ -36,6 +36,7 @@ struct WhyCommand: AsyncParsableCommand {
         if options.json { return try printJSON(events) }
         for event in events {
             print("\(event.event) · \(event.at.shortDisplay)\(event.actor.map { " · by \($0.name) <\($0.email)>" } ?? "")")
+            if let fanOut = event.fanOut { print("  " + Self.line(fanOut)) }
             if let actor = event.actor, user == nil || user == actor.email {
                 print("  \(actor.email): not told — actor: it was their own action")
             }
@@ -45,6 +46,12 @@ struct WhyCommand: AsyncParsableCommand {
             }
         }
         if events.isEmpty { print("no events") }
+    }
+
+    /// How an event's fan-out failed, and what became of it, in one line.
+    static func line(_ fanOut: WhyEvent.FanOutFailures) -> String {
+        let state = fanOut.passedOverAt.map { "passed over at \($0.shortDisplay)" } ?? (fanOut.pending ? "to be tried again" : "written after all")
+        return "fan-out failed \(fanOut.failures == 1 ? "once" : "\(fanOut.failures) times"), \(state): \(fanOut.error)"
     }
 
     /// One recipient in one line: who, which app, the decision, and each device's outcome.

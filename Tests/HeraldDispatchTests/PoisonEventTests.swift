@@ -85,6 +85,19 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE activity_id = '\(poisoned.id.uuidString.lowercased())'") == 0)
             #expect(await harness.emulator.messages().map(\.token) == ["chidi-phone", "chidi-phone"])
 
+            // An admin asking why sees the failures and the error; the assignee does not.
+            let (admin, assignee) = try await harness.store.withTenant(harness.tenant) { session in
+                (try await session.why(activity: poisoned.id, viewer: try await session.person(email: "root@acme.test")),
+                 try await session.why(activity: poisoned.id, viewer: try await session.person(email: "chidi@acme.test")))
+            }
+            let fanOut = try #require(admin.first?.fanOut)
+            #expect(fanOut.failures == 3 && fanOut.passedOverAt != nil && !fanOut.pending)
+            #expect(fanOut.error.contains("this notification is refused"))
+            #expect(assignee.count == 1 && assignee.first?.fanOut == nil)
+            let other = try await harness.store.withTenant(harness.tenant) {
+                try await $0.why(activity: first.id, viewer: try await $0.person(email: "root@acme.test"))
+            }
+            #expect(other.first?.fanOut == nil)
         }
     }
 
