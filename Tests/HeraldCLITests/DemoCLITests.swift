@@ -49,6 +49,16 @@ import Testing
                 #expect(lines.contains { $0.contains("carol@demo.test (member app): sent") && $0.contains("dead_token (") && $0.contains("UNREGISTERED") },
                         "\(why.stdout)")
                 #expect(lines.contains { $0.contains("not told — actor") })
+                // An event whose fan-out failed says so, under its own line.
+                try await pool.query(
+                    """
+                    UPDATE outbox SET fan_out_failures = 5, fan_out_error = 'refused by a check constraint', passed_over_at = now()
+                    WHERE activity_id = \(carols) AND kind = 'activity.assigned'
+                    """)
+                let failed = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(failed.stdout.split(separator: "\n").contains {
+                    $0.hasPrefix("  fan-out failed 5 times, passed over at ") && $0.hasSuffix(": refused by a check constraint")
+                }, "\(failed.stdout)")
                 let muted = try await pool.query(
                     """
                     SELECT o.message_id FROM notifications n JOIN outbox o ON o.tenant_id = n.tenant_id AND o.id = n.event_id
