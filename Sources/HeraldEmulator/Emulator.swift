@@ -103,7 +103,8 @@ public final class Emulator: Sendable {
         // whose tasks NIO runs in batches between polls) must not delay another emulator's
         // TLS handshakes, as it did on the process-wide loops (a CLI test's token fetch,
         // waiting behind a 10,000-send test, ran past its 20 s timeout).
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        // (Not shut down at the end: see `EmulatorLoopPool`.)
+        let group = EmulatorLoopPool.take()
         // Hummingbird's own lines (a listener started; a connection or listener ended, e.g.
         // "Waiting on child channel: CancellationError()" when a sibling's port is taken) are
         // noise for a stand-in; they show only when debugging.
@@ -169,14 +170,11 @@ public final class Emulator: Sendable {
                 serving.cancelAll()
             }
         }
-        // The event loops stop last: after every connection has closed (work scheduled on
-        // them after that is refused, loudly, and will trap in later NIO versions).
+        // The event loops go back to the pool last, after every connection has closed.
         func stopLoops() async {
             counter.closeAll()
             await counter.waitUntilAllClosed(within: .seconds(2))
-            try? await Task.sleep(for: .milliseconds(100))
-            // Not awaited: the emulator's own tasks may be running on these loops' threads.
-            group.shutdownGracefully { _ in }
+            EmulatorLoopPool.giveBack(group)
         }
         let failed = Flag()
         do {
