@@ -30,6 +30,19 @@ import Testing
         }
     }
 
+    /// PostgreSQL's text cannot hold U+0000, and libpq takes parameters as C strings: a zero
+    /// is stored as U+FFFD, and nothing after it is lost, alone or in an array's element.
+    @Test func aZeroInTextIsStoredAsAReplacementCharacter() async throws {
+        try await TestDatabase.with { pool, _ in
+            let text = "UNAVAILABLE: bad\u{0}gateway\u{0}"
+            let stored = try await pool.query("SELECT \(text)::text").single().decode(String.self, at: 0)
+            #expect(stored == "UNAVAILABLE: bad\u{FFFD}gateway\u{FFFD}")
+            let elements = try await pool.query("SELECT \(["first", text, "last"])::text[]").single().decode([String].self, at: 0)
+            #expect(elements == ["first", "UNAVAILABLE: bad\u{FFFD}gateway\u{FFFD}", "last"])
+            #expect(try await pool.query("SELECT \("")::text").single().decode(String.self, at: 0) == "")
+        }
+    }
+
     @Test func connectionsRunWithoutJIT() async throws {
         try await TestDatabase.with { pool, _ in
             let jit = try await pool.withConnection { try await $0.query("SHOW jit").single().decode(String.self, at: 0) }
