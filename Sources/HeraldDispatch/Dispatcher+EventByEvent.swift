@@ -37,6 +37,7 @@ extension Dispatcher {
                 found.written += 1
             } catch where FanOutFailure.mayBeTheEvents(error) {
                 try await connection.query("ROLLBACK TO SAVEPOINT herald_fan_out_event")
+                try await connection.query("RELEASE SAVEPOINT herald_fan_out_event")
                 found.failed.append((event, error))
             }
         }
