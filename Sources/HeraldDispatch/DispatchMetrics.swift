@@ -19,6 +19,8 @@ struct DispatchMetrics: Sendable {
     private let eventToSent: CoreMetrics.Timer
     private let deliveriesWritten: Counter
     private let eventsFannedOut: Counter
+    private let fanOutFailures: Counter
+    private let eventsPassedOver: Counter
     private let timersFired: Counter
     private let paused: [PushProvider: Gauge]
     private let queueDepth: [QueueState: Gauge]
@@ -44,6 +46,8 @@ struct DispatchMetrics: Sendable {
         eventToSent = CoreMetrics.Timer(label: "herald_event_to_sent_seconds", preferredDisplayUnit: .seconds)
         deliveriesWritten = Counter(label: "herald_fanout_deliveries_total")
         eventsFannedOut = Counter(label: "herald_fanout_events_total")
+        fanOutFailures = Counter(label: "herald_fanout_failures_total")
+        eventsPassedOver = Counter(label: "herald_fanout_passed_over_total")
         timersFired = Counter(label: "herald_timers_fired_total")
         queueDepth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map {
             ($0, Gauge(label: "herald_queue_depth", dimensions: [("state", $0.rawValue)]))
@@ -74,6 +78,12 @@ struct DispatchMetrics: Sendable {
     func fannedOut(events: Int, deliveries: Int) {
         if events > 0 { eventsFannedOut.increment(by: events) }
         if deliveries > 0 { deliveriesWritten.increment(by: deliveries) }
+    }
+
+    /// Failures of events' own fan-out counted against them, and events passed over.
+    func fanOutFailed(counted: Int, passedOver: Int) {
+        if counted > 0 { fanOutFailures.increment(by: counted) }
+        if passedOver > 0 { eventsPassedOver.increment(by: passedOver) }
     }
 
     func firedTimers(_ count: Int) {

@@ -2,6 +2,10 @@ extension Dispatcher {
     /// Running totals, for progress lines and tests.
     public struct Counters: Sendable, Equatable {
         public var eventsFannedOut = 0
+        /// Failures of an event's own fan-out this worker counted against it (`FanOutFailure`).
+        public var fanOutFailures = 0
+        /// Events this worker passed over: unreadable, or failing on their own too often.
+        public var eventsPassedOver = 0
         public var deliveriesQueued = 0
         /// Deliveries this worker leased (by a claim, or as fan-out wrote them).
         public var deliveriesLeased = 0

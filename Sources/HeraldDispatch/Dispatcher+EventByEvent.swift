@@ -15,6 +15,29 @@ extension Dispatcher {
         var failed: [(event: ClaimedEvent, error: any Error)] = []
     }
 
+    /// Failures counted against events, and events passed over, in one transaction: added
+    /// to the counters and metrics once it is committed (`count(_:)`).
+    struct FailureCount {
+        var counted = 0
+        var passedOver = 0
+
+        mutating func add(counted: Int, passedOver: Int) {
+            self.counted += counted
+            self.passedOver += passedOver
+        }
+
+        mutating func add(_ other: FailureCount) { add(counted: other.counted, passedOver: other.passedOver) }
+    }
+
+    func count(_ failures: FailureCount) {
+        guard failures.counted > 0 || failures.passedOver > 0 else { return }
+        state.withLock {
+            $0.counters.fanOutFailures += failures.counted
+            $0.counters.eventsPassedOver += failures.passedOver
+        }
+        metrics.fanOutFailed(counted: failures.counted, passedOver: failures.passedOver)
+    }
+
     /// Writes a tenant's share of a batch one event at a time, each in a savepoint. An
     /// event whose write fails with an error of its own is rolled back to its savepoint and
     /// added to `found`; any other error ends the batch.
@@ -46,10 +69,11 @@ extension Dispatcher {
 
     /// Counts the failures a batch written event by event found, in its transaction; an
     /// event that reached `fanOutAttempts` is marked fanned out with its error.
+    /// - Returns: what it counted.
     /// - Throws: the first failure, when they are not counted (`FanOutFailure.counts`):
     ///   the batch is rolled back and tried again later.
-    func countFailures(_ found: EventByEvent, on connection: PostgresConnection) async throws {
-        guard let first = found.failed.first else { return }
+    func countFailures(_ found: EventByEvent, on connection: PostgresConnection) async throws -> FailureCount {
+        guard let first = found.failed.first else { return FailureCount() }
         guard FanOutFailure.counts(failed: found.failed.count, written: found.written) else { throw first.error }
         let passed = Set(try await queue.recordFanOutFailures(
             found.failed.map { ($0.event.tenantID, $0.event.id, FanOutFailure.recorded($0.error)) },
@@ -62,6 +86,7 @@ extension Dispatcher {
                 logger.warning("an event's fan-out failed on its own; it will be tried again", metadata: metadata)
             }
         }
+        return FailureCount(counted: found.failed.count, passedOver: passed.count)
     }
 
     /// Counts a large event's failed fan-out against it (`FanOutFailure`), in a transaction
@@ -73,6 +98,7 @@ extension Dispatcher {
             try await queue.recordFanOutFailures(
                 [(event.tenantID, event.id, FanOutFailure.recorded(error))], limit: configuration.fanOutAttempts, on: connection)
         }
+        count(FailureCount(counted: 1, passedOver: passed.count))
         guard passed.contains(event.id) else { return false }
         logger.error(
             "passing over a large event whose fan-out keeps failing; the parts written stay, and it stays in the outbox with its error",

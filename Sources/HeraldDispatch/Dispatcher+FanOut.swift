@@ -55,17 +55,18 @@ extension Dispatcher {
     ///     the failures of those that fail on their own (`fanOutEventByEvent`).
     /// - Returns: how many events, and how many deliveries they created.
     func fanOutOnce(claiming: Bool = false, oneByOne: Bool = false) async throws -> (events: Int, queued: Int) {
-        let (events, queued, large) = try await withRoom(claiming) { room in try await fanOutTransaction(room: room, oneByOne: oneByOne) }
+        let batch = try await withRoom(claiming) { room in try await fanOutTransaction(room: room, oneByOne: oneByOne) }
+        count(batch.failures)
         state.withLock {
-            $0.counters.eventsFannedOut += events - large.count
-            $0.counters.deliveriesQueued += queued
+            $0.counters.eventsFannedOut += batch.written
+            $0.counters.deliveriesQueued += batch.queued
         }
-        metrics.fannedOut(events: events - large.count, deliveries: queued)
-        var total = queued
-        for event in large {
+        metrics.fannedOut(events: batch.written, deliveries: batch.queued)
+        var total = batch.queued
+        for event in batch.large {
             total += try await fanOutLarge(event, claiming: claiming)
         }
-        return (events, total)
+        return (batch.events, total)
     }
 
     /// Reserves room among the sends in flight (when `claiming`) for what `body` leases, and
@@ -111,16 +112,30 @@ extension Dispatcher {
 
     static let genericPlanRecipients = 200
 
+    /// What one batch's transaction did.
+    struct Batch {
+        /// Events claimed: 0 when none were left.
+        var events = 0
+        /// Small events written (their notifications and deliveries made).
+        var written = 0
+        /// Deliveries they created.
+        var queued = 0
+        /// Events leased, to be fanned out part by part.
+        var large: [LargeEvent] = []
+        var failures = FailureCount()
+    }
+
     /// Locks a batch of events and fans it out, each tenant's share in that tenant's scope,
     /// and commits once. Large events are only leased here.
-    func fanOutTransaction(room: Int, oneByOne: Bool = false) async throws -> ((events: Int, queued: Int, large: [LargeEvent]), claimed: [ClaimedDelivery]) {
+    func fanOutTransaction(
+        room: Int, oneByOne: Bool = false
+    ) async throws -> (Batch, claimed: [ClaimedDelivery]) {
         try await queue.pool.withTransaction { connection in
             let events = try await queue.claimEvents(limit: configuration.eventBatch, part: configuration.fanOutPart, on: connection)
-            guard !events.isEmpty else { return ((0, 0, []), []) }
+            guard !events.isEmpty else { return (Batch(), []) }
             var room = room
-            var queued = 0
+            var batch = Batch(events: events.count)
             var claimed: [ClaimedDelivery] = []
-            var large: [LargeEvent] = []
             var suspects = EventByEvent()
             let decoder = JSONDecoder()
             for (tenant, events) in Dictionary(grouping: events, by: \.tenantID) {
@@ -132,7 +147,7 @@ extension Dispatcher {
                     do {
                         if let count = event.recipientCount, count > configuration.fanOutPart {
                             let snapshot = try FanOut.snapshot(of: event, decoder: decoder)
-                            large.append(LargeEvent(event: event, snapshot: snapshot, recipientCount: count, conversation: snapshot.conversation))
+                            batch.large.append(LargeEvent(event: event, snapshot: snapshot, recipientCount: count, conversation: snapshot.conversation))
                             leased.append(event.id)
                             continue
                         }
@@ -148,17 +163,22 @@ extension Dispatcher {
                 }
                 connection.deferScript(Self.fanOutScope(tenant, recipients: recipients))
                 if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
-                if !unreadable.isEmpty { try await queue.recordFanOutFailures(unreadable, limit: 1, on: connection) }
+                if !unreadable.isEmpty {
+                    try await queue.recordFanOutFailures(unreadable, limit: 1, on: connection)
+                    batch.failures.add(counted: unreadable.count, passedOver: unreadable.count)
+                }
                 guard !readable.isEmpty else { continue }
+                let before = suspects.written
                 let written = oneByOne
                     ? try await fanOutEventByEvent(readable, tenant: tenant, room: room, into: &suspects, on: connection)
                     : try await fanOutTogether(readable, tenant: tenant, room: room, on: connection)
+                batch.written += oneByOne ? suspects.written - before : readable.count
                 room -= written.claimed.count
-                queued += written.created
+                batch.queued += written.created
                 claimed += written.claimed
             }
-            try await countFailures(suspects, on: connection)
-            return ((events.count, queued, large), claimed)
+            batch.failures.add(try await countFailures(suspects, on: connection))
+            return (batch, claimed)
         }
     }
 

@@ -120,12 +120,17 @@ extension Dispatcher {
                 return (.written(written.created), written.claimed)
             }
         }
-        if case .written(let count) = outcome {
+        switch outcome {
+        case .written(let count):
             state.withLock {
                 $0.counters.deliveriesQueued += count
                 if last { $0.counters.eventsFannedOut += 1 }
             }
             metrics.fannedOut(events: last ? 1 : 0, deliveries: count)
+        case .unreadable:
+            count(FailureCount(counted: 1, passedOver: 1))
+        case .passed:
+            break
         }
         return outcome
     }

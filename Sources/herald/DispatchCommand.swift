@@ -150,6 +150,8 @@ struct DispatchCommand: AsyncParsableCommand {
 
     struct Output: Encodable {
         let eventsFannedOut: Int
+        /// Events passed over (unreadable, or their own fan-out failing too often).
+        let eventsPassedOver: Int
         let deliveriesQueued: Int
         let sent: Int
         let retried: Int
@@ -176,13 +178,14 @@ struct DispatchCommand: AsyncParsableCommand {
         }
         let elapsed = started.duration(to: .now)
         let output = Output(
-            eventsFannedOut: counters.eventsFannedOut, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
+            eventsFannedOut: counters.eventsFannedOut, eventsPassedOver: counters.eventsPassedOver, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
             retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
             cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
             heldBack: counters.heldBack, seconds: elapsed.timeInterval)
         if options.json { return try printJSON(output) }
         printFields([
-            ("events fanned out", "\(output.eventsFannedOut)"), ("deliveries queued", "\(output.deliveriesQueued)"),
+            ("events fanned out", "\(output.eventsFannedOut)"), ("events passed over", "\(output.eventsPassedOver)"),
+            ("deliveries queued", "\(output.deliveriesQueued)"),
             ("sent", "\(output.sent)"), ("retried", "\(output.retried)"), ("dead tokens", "\(output.deadTokens)"),
             ("failed", "\(output.failed)"), ("expired", "\(output.expired)"), ("cancelled", "\(output.cancelled)"),
             ("held back (configuration)", "\(output.pausedForConfiguration)"),

@@ -85,6 +85,7 @@ import Testing
             #expect(series["herald_deliveries_total{provider=\"fcm\",outcome=\"dead_token\"}"] == 1)
             #expect(Self.sum(series, "herald_deliveries_total") == Double(stats.values.reduce(0, +)))
             #expect(series["herald_fanout_deliveries_total"] == 4 && series["herald_fanout_events_total"] == 2)
+            #expect(series["herald_fanout_failures_total"] == 0 && series["herald_fanout_passed_over_total"] == 0, "\(series)")
             #expect(series["herald_send_duration_seconds_count{provider=\"fcm\"}"] == 3)
             #expect(series["herald_send_duration_seconds_count{provider=\"apns\"}"] == 1)
             #expect(series["herald_event_to_sent_seconds_count"] == 3)

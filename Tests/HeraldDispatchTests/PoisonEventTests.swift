@@ -71,7 +71,8 @@ import Testing
 
             // (A drain ends only once nothing is left to fan out.)
             let configuration = Dispatcher.Configuration(fanOutAttempts: 3, retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)))
-            _ = try await harness.drain(configuration)
+            let counters = try await harness.drain(configuration)
+            #expect(counters.fanOutFailures == 3 && counters.eventsPassedOver == 1 && counters.eventsFannedOut == 2)
 
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             let (failures, error) = try await harness.store.pool.query(
@@ -148,7 +149,8 @@ extension LargeEventTests {
 
             let configuration = Dispatcher.Configuration(
                 fanOutPart: 5, fanOutFirstPart: 2, fanOutAttempts: 2, retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)))
-            _ = try await harness.drain(configuration)
+            let counters = try await harness.drain(configuration)
+            #expect(counters.fanOutFailures == 2 && counters.eventsPassedOver == 1)
 
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             let (failures, error) = try await harness.store.pool.query(

@@ -61,7 +61,8 @@ import Testing
                     """)
             }
             try await send("after")
-            _ = try await harness.drain()
+            let counters = try await harness.drain()
+            #expect(counters.eventsPassedOver == 5 && counters.fanOutFailures == 5)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE kind = 'chat.message'") == 7)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 4)
@@ -85,6 +86,7 @@ import Testing
             let counters = try await harness.drain(
                 .init(fanOutPart: 1, fanOutFirstPart: 1, retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2))))
             #expect(counters.deliveriesQueued == 3)
+            #expect(counters.eventsPassedOver == 1)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL OR lease_owner IS NOT NULL") == 0)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 3)
             #expect(try await harness.count(
