@@ -11,9 +11,23 @@ import Testing
     @Test func aTransactionWhoseConnectionDiesRunsAgainOnANewOneAndCommitsOnce() async throws {
         try await TestDatabase.with(poolSize: 2) { pool, configuration in
             try await pool.query("CREATE TABLE items (name text NOT NULL)")
-            // Two connections idle in the pool: both go when one is found broken.
+            // Two connections idle in the pool: both go when one is found broken. (Each task
+            // holds its connection until the other has one too: two short queries at once
+            // could run one after the other on one connection when both cores are busy.)
+            let holding = HeldCount()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<2 { group.addTask { try await pool.query("SELECT pg_sleep(0.05)") } }
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await pool.withConnection { connection in
+                            holding.count.add(1, ordering: .relaxed)
+                            let deadline = ContinuousClock.now + .seconds(30)
+                            while holding.count.load(ordering: .relaxed) < 2, ContinuousClock.now < deadline {
+                                try await Task.sleep(for: .milliseconds(5))
+                            }
+                            try await connection.query("SELECT 1")
+                        }
+                    }
+                }
                 try await group.waitForAll()
             }
             #expect(pool.openConnections == 2)
@@ -97,4 +111,9 @@ import Testing
 
     /// A table whose first commit sleeps until the test terminates its backend.
     private let sleepingCommit = "CREATE TABLE items (id int NOT NULL); " + SleepingCommit.script(on: "items")
+}
+
+/// How many tasks hold a connection at once.
+private final class HeldCount: Sendable {
+    let count = Atomic<Int>(0)
 }
