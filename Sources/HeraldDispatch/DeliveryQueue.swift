@@ -173,18 +173,36 @@ struct DeliveryQueue: Sendable {
     /// The statement `acknowledge` runs (tests look at its plan).
     func acknowledgement(_ batch: [Acknowledgement], again: Bool = false) -> PostgresQuery {
         let (lower, upper) = (window.lower, window.upper)
-        // (Read only when a batch is sent again: rare, so its plan need not be pruned.)
+        // (Read only when a batch is sent again: rare, so its plan need not be pruned.) What
+        // the earlier write counted: an attempt row, or a first attempt kept on its delivery.
+        // (Every part of the statement sees the rows as they were before it.)
         let earlier = again
             ? """
               UNION
               SELECT a.delivery_id FROM delivery_attempts a
               JOIN input i ON a.tenant_id = i.tenant_id AND a.delivery_id = i.id AND a.id = i.attempt_id
               WHERE a.counted
+              UNION
+              SELECT d.id FROM deliveries d
+              JOIN input i ON d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
+                           AND d.sent_attempt_id = i.attempt_id
+              WHERE d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)'
+              """
+            : ""
+        // Written again, an attempt the earlier write kept on its delivery is not also written
+        // as a row. (A batch is written again only with `again`: otherwise each attempt is
+        // written once, and this lookup is left out.)
+        let keptBefore = again
+            ? """
+               AND NOT EXISTS (
+                  SELECT 1 FROM deliveries d
+                  WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
+                    AND d.sent_attempt_id = i.attempt_id AND d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)')
               """
             : ""
         return """
             WITH input AS (
-                SELECT *, \(worker)::text AS worker FROM unnest(
+                SELECT *, \(worker)::text AS worker, (status = 'sent' AND attempt = 1 AND attempted) AS kept FROM unnest(
                     \(batch.map(\.tenantID))::uuid[], \(batch.map(\.deliveryID))::uuid[], \(batch.map(\.notificationID))::uuid[],
                     \(batch.map(\.deviceID))::uuid[],
                     \(batch.map(\.attempt))::int[], \(batch.map(\.status.rawValue))::text[], \(batch.map(\.outcome.rawValue))::text[],
@@ -201,6 +219,11 @@ struct DeliveryQueue: Sendable {
                     first_attempt_at = CASE WHEN NOT i.spent AND d.attempts = 1 THEN NULL ELSE d.first_attempt_at END,
                     http_status = coalesce(i.http_status, d.http_status), message_id = coalesce(i.message_id, d.message_id),
                     last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
+                    -- A first attempt that sent it is kept here, not as a row of its own
+                    -- (delivery_attempt_history reads it as one).
+                    sent_by = CASE WHEN i.kept THEN i.worker ELSE d.sent_by END,
+                    sent_attempt_id = CASE WHEN i.kept THEN i.attempt_id ELSE d.sent_attempt_id END,
+                    sent_attempt_started_at = CASE WHEN i.kept THEN i.started_at ELSE d.sent_attempt_started_at END,
                     updated_at = now()
                 FROM input i
                 -- Only a lease holder has a lease_owner (a CHECK ties it to status 'sending'),
@@ -220,12 +243,13 @@ struct DeliveryQueue: Sendable {
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
                                                http_status, provider_error, message_id, next_attempt_at, counted)
                 -- In the delivery's time, so that it is kept (and dropped) with it; the same
-                -- attempt written twice (a batch sent again) is one row.
+                -- attempt written twice (a batch sent again) is one row. Not for a first
+                -- attempt that sent it and counted: that one is kept on the delivery.
                 SELECT i.tenant_id, i.attempt_id, i.id, i.attempt, i.worker, i.started_at, i.finished_at, i.outcome, i.http_status,
                        i.error, i.message_id, CASE WHEN i.status = 'queued' THEN i.next_at END,
                        EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id)
                 FROM input i
-                WHERE i.attempted
+                WHERE i.attempted AND NOT (i.kept AND EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id))\(unsafeRaw: keptBefore)
                 ON CONFLICT (tenant_id, delivery_id, id) DO NOTHING
             ), dead AS (
                 UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()

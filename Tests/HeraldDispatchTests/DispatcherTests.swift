@@ -52,7 +52,7 @@ import Testing
             #expect(devices.filter { $0.state == "active" }.count == 2)
 
             // Tried once, never again, and history says so.
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'dead_token'") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'dead_token'") == 1)
             let entry = try #require(try await harness.history().first)
             let detail = try await harness.store.withTenant(harness.tenant) {
                 try await $0.historyDetail(viewer: "root@acme.test", id: entry.id)
@@ -67,7 +67,7 @@ import Testing
             _ = try await harness.assign(name: "Second")
             _ = try await harness.drain()
             #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"])
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'dead_token'") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'dead_token'") == 1)
         }
     }
 
@@ -108,15 +108,15 @@ import Testing
             // is recorded without an HTTP status and retried on Herald's own backoff.
             let early = try await harness.count(
                 """
-                SELECT count(*) FROM delivery_attempts a JOIN delivery_attempts b
+                SELECT count(*) FROM delivery_attempt_history a JOIN delivery_attempt_history b
                   ON b.tenant_id = a.tenant_id AND b.delivery_id = a.delivery_id AND b.attempt = a.attempt + 1
                 WHERE a.outcome = 'retry'
                   AND (b.started_at < a.next_attempt_at
                        OR (a.http_status IN (429, 503) AND b.started_at < a.finished_at + interval '1 second'))
                 """)
             #expect(early == 0)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'retry' AND http_status = 429") > 0)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'retry' AND http_status = 503") > 0)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'retry' AND http_status = 429") > 0)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'retry' AND http_status = 503") > 0)
         }
     }
 
@@ -190,8 +190,8 @@ import Testing
             // Everything went; now check the order in which it was claimed.
             let firstGlobexAttempt = try await harness.count(
                 """
-                SELECT count(*) FROM delivery_attempts a
-                WHERE a.started_at < (SELECT min(b.started_at) FROM delivery_attempts b
+                SELECT count(*) FROM delivery_attempt_history a
+                WHERE a.started_at < (SELECT min(b.started_at) FROM delivery_attempt_history b
                                       JOIN tenants t ON t.id = b.tenant_id WHERE t.slug = 'globex')
                 """)
             let batch = Dispatcher.Configuration().claimBatch
@@ -254,8 +254,8 @@ import Testing
                     #expect(try await fastDispatcher.queue.acknowledge(theirs.map(ack)) == Set(theirs.map(\.id)))
                 }
             }
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE worker = 'slow' AND NOT counted") == 1)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE worker = 'fast' AND counted") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'slow' AND NOT counted") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'fast' AND counted") == 1)
         }
     }
 

@@ -42,7 +42,7 @@ struct HoldBackTests {
             #expect(await harness.emulator.acceptedCount() == 50)
             // The misconfigured worker's attempts are in history, not in the count.
             #expect(try await harness.count("SELECT max(attempts) FROM deliveries") == 1)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'configuration_error'") == bad.pausedForConfiguration)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'configuration_error'") == bad.pausedForConfiguration)
         }
     }
 
@@ -165,7 +165,7 @@ struct RotationTests {
                     return true
                 }
                 #expect(accepted == 20)
-                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'configuration_error'") == 0)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'configuration_error'") == 0)
                 #expect(try await harness.count("SELECT max(attempts) FROM deliveries") <= 2)
             }
         }

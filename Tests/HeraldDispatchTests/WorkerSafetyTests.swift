@@ -39,20 +39,20 @@ import Testing
                 // connections carry.) Whatever else is attempted is named.
                 let otherAttempts = try await harness.store.pool.query(
                     """
-                    SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts
+                    SELECT outcome, attempt, coalesce(provider_error, ''), count(*)::int FROM delivery_attempt_history
                     WHERE outcome <> 'delivered' GROUP BY 1, 2, 3
                     """)
                 for row in otherAttempts {
                     let (outcome, attempt, error, count) = try row.decode((String, Int, String, Int).self)
                     Issue.record("attempt \(attempt) not delivered × \(count): \(outcome) \(error)")
                 }
-                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 2_000)
-                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
-                #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempts WHERE outcome = 'delivered'") == 2_000)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history") == 2_000)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 2_000)
+                #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 2_000)
                 #expect(try await harness.count(
-                    "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempts GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0)
-                #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE NOT counted") == 0)
-                #expect(try await harness.count("SELECT count(DISTINCT worker) FROM delivery_attempts") > 1)
+                    "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempt_history GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE NOT counted") == 0)
+                #expect(try await harness.count("SELECT count(DISTINCT worker) FROM delivery_attempt_history") > 1)
                 #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
                 // What the emulator saw: every token, once.
                 let tokens = await harness.emulator.messages().map(\.token)
@@ -72,12 +72,12 @@ import Testing
             let counters = try await harness.drain(horizon: .zero)
             #expect(counters.sent == 200 && counters.retried == 0 && counters.pausedForConfiguration == 0, "\(counters)")
             let failures = try await harness.store.pool.query(
-                "SELECT outcome, coalesce(provider_error, ''), count(*)::int FROM delivery_attempts WHERE outcome <> 'delivered' GROUP BY 1, 2")
+                "SELECT outcome, coalesce(provider_error, ''), count(*)::int FROM delivery_attempt_history WHERE outcome <> 'delivered' GROUP BY 1, 2")
             for row in failures {
                 let (outcome, error, count) = try row.decode((String, String, Int).self)
                 Issue.record("\(count) × \(outcome): \(error)")
             }
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempts WHERE outcome = 'delivered'") == 200)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 200)
             #expect(await harness.emulator.messages().count == 200)
         }
     }
