@@ -19,9 +19,7 @@ enum FanOutFailure {
     static func mayBeTheEvents(_ error: any Error) -> Bool {
         switch error {
         case let error as PostgresError:
-            if error.kind == .decoding { return true }
-            guard error.kind == .server, let state = error.sqlState, !error.isConnectionFailure else { return false }
-            return ["22", "23", "54"].contains(state.prefix(2))
+            return error.isDataError
         case is InputError, is FanOut.Failure:
             return true
         default:

@@ -68,6 +68,16 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var isNotNullViolation: Bool { sqlState == "23502" }
     /// `40001` / `40P01`: the transaction may succeed if retried.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
+    /// Whether the rows a statement wrote or read, not the server or the connection, are the
+    /// likely cause: an SQLSTATE of class 22 (data exception), 23 (integrity constraint
+    /// violation) or 54 (program limit exceeded), or a value that cannot be decoded. The same
+    /// statement on the same rows fails the same way again; trying it forever would hold
+    /// whatever waits behind it.
+    public var isDataError: Bool {
+        if kind == .decoding { return true }
+        guard kind == .server, let state = sqlState, !isConnectionFailure else { return false }
+        return ["22", "23", "54"].contains(state.prefix(2))
+    }
     /// The connection is gone (class 08, or the server shutting down or terminating it), or
     /// it leads to a server that no longer takes writes (`25006` after a failover demoted it).
     public var isConnectionFailure: Bool {

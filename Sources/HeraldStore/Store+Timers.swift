@@ -10,6 +10,10 @@ extension Store {
     /// Fires the timers due at `now`, oldest first, up to `limit`, each in its own
     /// transaction in its tenant's scope (see `TenantSession.fireTimer`). Any number of
     /// workers may call this at once: each timer fires once.
+    ///
+    /// A timer whose firing fails with an error its own rows raise (`PostgresError.isDataError`:
+    /// it would fail the same way every time, and, oldest first, hold every timer behind it)
+    /// is skipped, with the error as its reason, and the others fire.
     /// - Parameter tenants: only these tenants (empty: all).
     /// - Returns: what each timer it took did (timers another worker held are left out).
     public func fireDueTimers(at now: Date = Date(), limit: Int = 100, tenants: [UUID] = []) async throws -> [TimerFiring] {
@@ -25,16 +29,38 @@ extension Store {
         }
         var firings: [TimerFiring] = []
         for (tenantID, id) in due {
-            let firing = try await withTenantTransaction(
-                tenantID, settings: "SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
-            ) { connection, ledger in
-                let tenant = try Self.tenant(
-                    try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
-                return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger).fireTimer(id, now: now)
+            let firing: TimerFiring
+            do {
+                firing = try await withTenantTransaction(
+                    tenantID, settings: "SET LOCAL idle_in_transaction_session_timeout = '\(Self.timerLease)'"
+                ) { connection, ledger in
+                    let tenant = try Self.tenant(
+                        try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
+                    return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger).fireTimer(id, now: now)
+                }
+            } catch let error as PostgresError where error.isDataError {
+                firing = try await skipTimer(id, tenant: tenantID, because: error)
             }
             if firing != .notDue { firings.append(firing) }
         }
         return firings
+    }
+
+    /// Settles a pending timer as skipped, its firing's error as the reason.
+    private func skipTimer(_ id: UUID, tenant: UUID, because error: PostgresError) async throws -> TimerFiring {
+        let reason = "could not be fired: \(String(error.description.prefix(400)))"
+        logger.error("skipping a timer whose firing fails", metadata: ["timer": "\(id)", "tenant": "\(tenant)", "error": "\(error)"])
+        let kind = try await withTenantTransaction(tenant) { connection, _ in
+            try await connection.query(
+                """
+                UPDATE activity_timers SET status = 'skipped', reason = \(reason), settled_at = now()
+                WHERE tenant_id = \(tenant) AND id = \(id) AND status = 'pending'
+                RETURNING kind
+                """
+            ).first.map { try $0.decode(String.self, at: 0) }
+        }
+        guard let kind, let timerKind = TimerKind(rawValue: kind) else { return .notDue }
+        return .skipped(timerKind, reason: reason)
     }
 
     /// Whether a timer falls due within `horizon` of now (a draining worker waits for it).

@@ -38,22 +38,22 @@ import Testing
         #expect(FanOutFailure.recorded(InputError(String(repeating: "x", count: 2_000))).count == 500)
     }
 
-    /// Makes PostgreSQL refuse, as a check constraint would, every notification row for
-    /// which `condition` holds (a boolean expression over `NEW`).
-    static func refuseNotifications(_ harness: DispatchHarness, where condition: String) async throws {
+    /// Makes PostgreSQL refuse, as a check constraint would, every row inserted into `table`
+    /// for which `condition` holds (a boolean expression over `NEW`).
+    static func refuse(_ harness: DispatchHarness, table: String = "notifications", where condition: String) async throws {
         try await harness.store.pool.query(
             """
-            CREATE FUNCTION refuse_notification() RETURNS trigger LANGUAGE plpgsql AS $$
+            CREATE FUNCTION refuse_\(unsafeRaw: table)() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF \(unsafeRaw: condition) THEN
-                    RAISE EXCEPTION 'this notification is refused' USING ERRCODE = 'check_violation';
+                    RAISE EXCEPTION 'this row of \(unsafeRaw: table) is refused' USING ERRCODE = 'check_violation';
                 END IF;
                 RETURN NEW;
             END
             $$
             """)
         try await harness.store.pool.query(
-            "CREATE TRIGGER refuse_notification BEFORE INSERT ON notifications FOR EACH ROW EXECUTE FUNCTION refuse_notification()")
+            "CREATE TRIGGER refuse_\(unsafeRaw: table) BEFORE INSERT ON \(unsafeRaw: table) FOR EACH ROW EXECUTE FUNCTION refuse_\(unsafeRaw: table)()")
     }
 
     static func eventID(of activity: ActivityRecord, _ harness: DispatchHarness) async throws -> UUID {
@@ -67,7 +67,7 @@ import Testing
             let poisoned = try await harness.assign(name: "Refused")
             let last = try await harness.assign(name: "Last")
             let poisonedEvent = try await Self.eventID(of: poisoned, harness)
-            try await Self.refuseNotifications(harness, where: "NEW.event_id = '\(poisonedEvent.uuidString.lowercased())'")
+            try await Self.refuse(harness, where: "NEW.event_id = '\(poisonedEvent.uuidString.lowercased())'")
 
             // (A drain ends only once nothing is left to fan out.)
             let configuration = Dispatcher.Configuration(fanOutAttempts: 3, retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)))
@@ -78,7 +78,7 @@ import Testing
             let (failures, error) = try await harness.store.pool.query(
                 "SELECT fan_out_failures, fan_out_error FROM outbox WHERE id = \(poisonedEvent)").single().decode((Int, String?).self)
             #expect(failures == 3)
-            #expect(error?.contains("this notification is refused") == true, "\(String(describing: error))")
+            #expect(error?.contains("this row of notifications is refused") == true, "\(String(describing: error))")
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fan_out_failures > 0 OR fan_out_error IS NOT NULL") == 1)
             for activity in [first, last] {
                 #expect(try await harness.count("SELECT count(*) FROM notifications WHERE activity_id = '\(activity.id.uuidString.lowercased())'") == 1)
@@ -93,7 +93,7 @@ import Testing
             }
             let fanOut = try #require(admin.first?.fanOut)
             #expect(fanOut.failures == 3 && fanOut.passedOverAt != nil && !fanOut.pending)
-            #expect(fanOut.error.contains("this notification is refused"))
+            #expect(fanOut.error.contains("this row of notifications is refused"))
             #expect(assignee.count == 1 && assignee.first?.fanOut == nil)
             let other = try await harness.store.withTenant(harness.tenant) {
                 try await $0.why(activity: first.id, viewer: try await $0.person(email: "root@acme.test"))
@@ -110,7 +110,7 @@ import Testing
             try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
             _ = try await harness.assign(name: "First")
             _ = try await harness.assign(name: "Second")
-            try await Self.refuseNotifications(harness, where: "true")
+            try await Self.refuse(harness, where: "true")
             try await harness.withDispatcher { dispatcher in
                 await #expect(throws: PostgresError.self) { try await dispatcher.fanOutOnce() }
                 await #expect(throws: PostgresError.self) { try await dispatcher.fanOutOnce(oneByOne: true) }
@@ -125,7 +125,7 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL AND fan_out_failures = 1") == 1)
 
             // The database fixed, both go out.
-            try await harness.store.pool.query("DROP TRIGGER refuse_notification ON notifications")
+            try await harness.store.pool.query("DROP TRIGGER refuse_notifications ON notifications")
             _ = try await harness.drain()
             #expect(try await harness.count("SELECT count(*) FROM notifications") == 2)
             #expect(await harness.emulator.messages().count == 2)
@@ -143,7 +143,7 @@ extension LargeEventTests {
             try await send(harness, to: conversation, "to everyone")
             let refused = try await harness.store.pool.query("SELECT id FROM people WHERE email = 'crowd11@acme.test'")
                 .single().decode(UUID.self, at: 0).uuidString.lowercased()
-            try await PoisonEventTests.refuseNotifications(harness, where: "NEW.recipient_id = '\(refused)'")
+            try await PoisonEventTests.refuse(harness, where: "NEW.recipient_id = '\(refused)'")
             try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
             _ = try await harness.assign(name: "Behind it")
 
@@ -156,7 +156,7 @@ extension LargeEventTests {
             let (failures, error) = try await harness.store.pool.query(
                 "SELECT fan_out_failures, fan_out_error FROM outbox WHERE kind = 'chat.message'").single().decode((Int, String?).self)
             #expect(failures == 2)
-            #expect(error?.contains("this notification is refused") == true, "\(String(describing: error))")
+            #expect(error?.contains("this row of notifications is refused") == true, "\(String(describing: error))")
             // The 12 recipients in parts of 2, 4, 4 and 2: the one that holds crowd 11 was
             // refused every time, the others stay written.
             let written = try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'")

@@ -178,4 +178,29 @@ import Testing
             #expect(try await harness.store.withTenant(harness.tenant) { try await $0.policy() }.approvalReminder.p0?.seconds == 2)
         }
     }
+
+    /// A timer whose firing the database refuses every time (here, its event in the outbox)
+    /// is skipped with the error as its reason; the timer behind it still fires.
+    @Test func aTimerTheDatabaseRefusesIsSkippedAndTheNextFires() async throws {
+        try await DispatchHarness.with { harness in
+            let deadline = Deadline()
+            let refused = try await harness.assign(name: "Refused", deadline: deadline.date.description)
+            let other = try await harness.assign(name: "Other", deadline: deadline.date.description)
+            try await PoisonEventTests.refuse(harness, table: "outbox", where: "NEW.activity_id = '\(refused.id.uuidString.lowercased())'")
+
+            let firings = try await harness.store.fireDueTimers(at: try deadline.at("00:01"))
+            #expect(firings.count == 2, "\(firings)")
+            #expect(firings.contains { if case .fired(.deadlineSoon, _) = $0 { true } else { false } })
+            #expect(firings.contains {
+                if case .skipped(.deadlineSoon, let reason) = $0 { reason.hasPrefix("could not be fired: ") && reason.contains("is refused") } else { false }
+            }, "\(firings)")
+            let timers = try await harness.store.withTenant(harness.tenant) { session in
+                (try await session.timers(activity: refused.id), try await session.timers(activity: other.id))
+            }
+            #expect(timers.0.first { $0.kind == .deadlineSoon }?.status == .skipped)
+            #expect(timers.1.first { $0.kind == .deadlineSoon }?.status == .fired)
+            // Settled: nothing is tried again.
+            #expect(try await harness.store.fireDueTimers(at: try deadline.at("00:02")).isEmpty)
+        }
+    }
 }
