@@ -18,7 +18,9 @@ struct CABundle: Sendable {
         }
         let system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
             .lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first ?? ""
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-ca-\(UUID().uuidString).pem").path
+        Self.removeOrphans()
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(Self.prefix)\(getpid())-\(UUID().uuidString).pem").path
         guard FileManager.default.createFile(atPath: path, contents: Data((system + "\n" + extraPEM).utf8), attributes: [.posixPermissions: 0o600]) else {
             throw HTTPClientError(kind: .tls, message: "cannot write a combined CA bundle to \(path)")
         }
@@ -31,4 +33,22 @@ struct CABundle: Sendable {
     var changed: Bool { FileStamp(path: extraPath) != stamp }
 
     func remove() { try? FileManager.default.removeItem(atPath: combinedPath) }
+
+    /// Combined files are named for the process that wrote them: `herald-ca-PID-UUID.pem`.
+    static let prefix = "herald-ca-"
+
+    /// Removes the combined files of processes that are gone. A client removes its own when
+    /// it shuts down, but a process killed outright (SIGKILL, the OOM killer) cannot.
+    static func removeOrphans() {
+        let directory = FileManager.default.temporaryDirectory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".pem") {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0 else { continue }
+            // Gone: no such process (a process of another user answers EPERM, and stays).
+            if kill(pid, 0) != 0, errno == ESRCH {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+        }
+    }
 }

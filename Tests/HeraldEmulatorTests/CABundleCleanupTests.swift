@@ -28,4 +28,23 @@ import Testing
         // The extra file itself is the caller's, and stays.
         #expect(FileManager.default.fileExists(atPath: caFile.path))
     }
+
+    /// A process killed outright leaves its combined file: the next client removes the files
+    /// of processes that are gone, and leaves those of processes still running.
+    @Test func theFilesOfProcessesThatAreGoneAreRemovedByTheNextClient() throws {
+        let directory = FileManager.default.temporaryDirectory
+        let orphan = directory.appendingPathComponent("\(CABundle.prefix)\(Int32.max - 1)-\(UUID().uuidString).pem")
+        let ours = directory.appendingPathComponent("\(CABundle.prefix)\(getpid())-\(UUID().uuidString).pem")
+        for file in [orphan, ours] { #expect(FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8))) }
+        defer { try? FileManager.default.removeItem(at: ours) }
+        let caFile = directory.appendingPathComponent("orphans-ca-\(UUID().uuidString).pem")
+        defer { try? FileManager.default.removeItem(at: caFile) }
+        try EmulatorCertificates().caPEM.write(to: caFile, atomically: true, encoding: .utf8)
+
+        let http = try HTTPClient(configuration: .init(extraCAFile: caFile.path), logger: quiet)
+        defer { http.shutdown() }
+        #expect(!FileManager.default.fileExists(atPath: orphan.path))
+        #expect(FileManager.default.fileExists(atPath: ours.path))
+        #expect(http.caBundlePaths.allSatisfy { $0.contains("/\(CABundle.prefix)\(getpid())-") })
+    }
 }
