@@ -10,14 +10,17 @@ ALTER TABLE deliveries
     ADD COLUMN sent_attempt_started_at timestamptz;
 
 -- Every attempt, as delivery_attempts had them all before: a first attempt kept on its
--- delivery reads as the row it would have been.
+-- delivery reads as the row it would have been. With the delivery's notification, by which
+-- history asks (a notification's deliveries on their key, then their attempts on theirs):
+-- asked by delivery, the kept attempts had no key to be found by but the tenant, and a
+-- notification's history read every delivery the tenant sent that week.
 CREATE VIEW delivery_attempt_history WITH (security_invoker = true) AS
-SELECT tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome, http_status, provider_error,
-       message_id, next_attempt_at, counted
-FROM delivery_attempts
+SELECT a.tenant_id, d.notification_id, a.id, a.delivery_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome,
+       a.http_status, a.provider_error, a.message_id, a.next_attempt_at, a.counted
+FROM delivery_attempts a JOIN deliveries d ON d.tenant_id = a.tenant_id AND d.id = a.delivery_id
 UNION ALL
-SELECT tenant_id, sent_attempt_id, id, 1, sent_by, sent_attempt_started_at, sent_at, 'delivered', http_status, NULL::text,
-       message_id, NULL::timestamptz, true
+SELECT tenant_id, notification_id, sent_attempt_id, id, 1, sent_by, sent_attempt_started_at, sent_at, 'delivered',
+       http_status, NULL::text, message_id, NULL::timestamptz, true
 FROM deliveries
 WHERE sent_by IS NOT NULL;
 GRANT SELECT ON delivery_attempt_history TO herald_app, herald_dispatcher;

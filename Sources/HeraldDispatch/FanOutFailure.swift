@@ -30,8 +30,9 @@ enum FanOutFailure {
     /// Whether the events that failed in a batch written event by event are counted against
     /// themselves. When every event of a batch of several fails, the cause is more likely
     /// the database than each of them (a constraint that refuses every row): nothing is
-    /// counted, and the batch is tried again later. A batch of one is counted: the event
-    /// is alone in the queue, and trying it forever would only hide it.
+    /// counted, and the batch is tried again later. One failing with nothing written beside
+    /// it is counted (most often it is alone in the queue, and trying it forever would only
+    /// hide it).
     static func counts(failed: Int, written: Int) -> Bool {
         failed > 0 && (written > 0 || failed == 1)
     }

@@ -177,8 +177,8 @@ extension TenantSession {
             """
             SELECT a.delivery_id, a.attempt, a.worker, a.started_at, a.finished_at, a.outcome, a.http_status, a.provider_error,
                    a.message_id, a.next_attempt_at, a.counted
-            FROM delivery_attempt_history a JOIN deliveries d ON d.tenant_id = a.tenant_id AND d.id = a.delivery_id
-            WHERE a.tenant_id = \(tenantID) AND d.notification_id = \(id)
+            FROM delivery_attempt_history a
+            WHERE a.tenant_id = \(tenantID) AND a.notification_id = \(id)
             ORDER BY a.started_at, a.attempt
             """)
         var attempts: [UUID: [DeliveryAttemptRecord]] = [:]
