@@ -53,10 +53,13 @@ final class ConnectionCounter: Sendable {
     }
 
     /// Returns once no connection is open, or after `limit`.
-    func waitUntilAllClosed(within limit: Duration) async {
+    /// - Returns: whether none is open.
+    @discardableResult
+    func waitUntilAllClosed(within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while open.withLock({ !$0.isEmpty }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        return open.withLock { $0.isEmpty }
     }
 }

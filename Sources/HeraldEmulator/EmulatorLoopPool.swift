@@ -10,8 +10,10 @@ import Synchronization
 /// already fulfilled) schedules work on the listener's loop. Shut down by then, the loop
 /// refuses it ("Cannot schedule tasks on an EventLoop that has already shut down", which
 /// later NIO versions turn into a crash, as `SWIFTNIO_STRICT=1` does now). A loop that is
-/// never shut down takes it, and does nothing with it. A process holds at most as many
-/// groups as it ever ran emulators at once.
+/// never shut down takes it, and does nothing with it. A group goes back only once every
+/// connection on it has closed, so that no emulator shares its loops with another's work. A
+/// process holds at most as many groups as it ever ran emulators at once, plus the rare one
+/// whose connections outlived their emulator.
 enum EmulatorLoopPool {
     private static let idle = Mutex<[MultiThreadedEventLoopGroup]>([])
 
