@@ -193,14 +193,7 @@ public enum Input {
 
     /// Input echoed in an error: control characters escaped, at most 60 characters.
     static func printable(_ value: String) -> String {
-        var text = ""
-        for scalar in value.unicodeScalars {
-            if scalar.properties.generalCategory == .control {
-                text += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                text.unicodeScalars.append(scalar)
-            }
-        }
+        let text = TerminalText.escaped(value, .singleLine)
         return text.count > 60 ? String(text.prefix(57)) + "..." : text
     }
 }

@@ -61,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
         try await withStore { store in
             if reset, (try? await store.tenant(slug: Self.slug)) != nil {
                 try await store.deleteTenant(slug: Self.slug)
-                print(style.dim("removed the previous demo tenant"))
+                printStyled(style.dim("removed the previous demo tenant"))
             }
             if (try? await store.tenant(slug: Self.slug)) != nil {
                 throw UserFacingMessage("the demo tenant already exists; explore it, or start over with herald demo --reset")
@@ -85,11 +85,11 @@ struct DemoCommand: AsyncParsableCommand {
                 try await $0.createPersonToken(for: "ada@demo.test", name: "demo console", lifetime: .seconds(86_400), by: "herald demo")
             }
             print("")
-            print(style.bold("History") + style.dim("  (herald history --tenant demo --as ada@demo.test)"))
+            printStyled(style.bold("History") + style.dim("  (herald history --tenant demo --as ada@demo.test)"))
             let entries = try await store.withTenant(tenant) { try await $0.history(viewer: "ada@demo.test", filter: .init(limit: 100)) }
             print(HistoryCommand.List.table(entries))
             print("")
-            print(style.bold("Stats") + style.dim("  (herald stats --tenant demo)"))
+            printStyled(style.bold("Stats") + style.dim("  (herald stats --tenant demo)"))
             let stats = try await store.dispatchStats(since: nil, tenant: Self.slug)
             for tenant in stats.tenants {
                 let byStatus = tenant.notifications.values.reduce(into: [String: Int]()) { total, statuses in
@@ -119,7 +119,7 @@ struct DemoCommand: AsyncParsableCommand {
                 print("  " + line)
             }
             print("")
-            print(style.bold("The console") + style.dim("  (the history, each notification and its attempts, in a browser)"))
+            printStyled(style.bold("The console") + style.dim("  (the history, each notification and its attempts, in a browser)"))
             print("  herald serve                      # then open http://127.0.0.1:8080/console")
             print("  sign in as Ada Admin with this token (valid for a day, shown once):")
             print("  " + ada.secret)
@@ -162,8 +162,8 @@ struct DemoStory {
                 _ = try await session.registerDevice(email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
             }
         }
-        print(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
-        print(style.dim(
+        printStyled(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
+        printStyled(style.dim(
             "phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"))
 
         for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)] {
@@ -210,17 +210,17 @@ struct DemoStory {
     @discardableResult
     mutating func step<Result: Sendable>(_ title: String, _ action: (TenantSession) async throws -> Result) async throws -> Result {
         print("")
-        print(style.bold("▸ " + title))
+        printStyled(style.bold("▸ " + title))
         let result = try await store.withTenant(tenant, action)
         try await dispatcher.run(.drain(horizon: .zero))
         let messages = await emulator.messages()
         let new = messages.dropFirst(seen)
         seen = messages.count
-        if new.isEmpty { print(style.dim("  (no notification)")) }
-        for message in new { print(describe(message)) }
+        if new.isEmpty { printStyled(style.dim("  (no notification)")) }
+        for message in new { printStyled(describe(message)) }
         let dead = dispatcher.counters.deadTokens
         if dead > deadTokens {
-            print(style.dim("  ✗ Carol's old Android answered UNREGISTERED: it is deactivated and will never be used again"))
+            printStyled(style.dim("  ✗ Carol's old Android answered UNREGISTERED: it is deactivated and will never be used again"))
             deadTokens = dead
         }
         return result
@@ -234,7 +234,8 @@ struct DemoStory {
             ?? ((((payload?["message"] as? [String: Any])?["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
         let badge = aps?["badge"] as? Int ?? 0
         let sound = aps?["sound"] != nil ? "sound" : "silent"
-        return "  📱 \(device)  " + style.dim("[badge \(badge) · \(sound)]") + "\n     " + style.bold(message.title ?? "") + "\n     " + (message.body ?? "")
+        return "  📱 \(TerminalText.escaped(device))  " + style.dim("[badge \(badge) · \(sound)]") + "\n     " + style.bold(message.title ?? "")
+            + "\n     " + TerminalText.escaped(message.body ?? "")
     }
 }
 
@@ -246,6 +247,13 @@ struct TerminalStyle {
         enabled = isatty(STDOUT_FILENO) == 1 && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
     }
 
-    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
-    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+    /// `text` in bold, its own control characters escaped (`TerminalText`); print it with `printStyled`.
+    func bold(_ text: String) -> String { styled(text, "1") }
+    /// `text` dimmed, its own control characters escaped; print it with `printStyled`.
+    func dim(_ text: String) -> String { styled(text, "2") }
+
+    private func styled(_ text: String, _ code: String) -> String {
+        let safe = TerminalText.escaped(text)
+        return enabled ? "\u{1B}[\(code)m\(safe)\u{1B}[0m" : safe
+    }
 }

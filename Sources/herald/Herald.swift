@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 
 @main
 struct Herald: AsyncParsableCommand {
@@ -35,7 +36,7 @@ struct Herald: AsyncParsableCommand {
 
     private static func exit(reporting error: any Error) -> Never {
         if let failure = error as? any UserFacingError {
-            FileHandle.standardError.write(Data("herald: \(failure.userMessage)\n".utf8))
+            FileHandle.standardError.write(Data("herald: \(TerminalText.escaped(failure.userMessage, .singleLine))\n".utf8))
             Foundation.exit(failure.exitCode)
         }
         // A command that printed its outcome and chose its exit status (push test: 2).
@@ -45,7 +46,7 @@ struct Herald: AsyncParsableCommand {
         if code == .success { Herald.exit(withError: error) }
         // Anything else is one line, like every other refusal: no usage dump.
         let message = Herald.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-        FileHandle.standardError.write(Data("herald: \(message) (see --help)\n".utf8))
+        FileHandle.standardError.write(Data("herald: \(TerminalText.escaped(message, .singleLine)) (see --help)\n".utf8))
         Foundation.exit(code.rawValue)
     }
 }

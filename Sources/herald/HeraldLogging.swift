@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 
 /// A bad `HERALD_LOG_LEVEL` or `HERALD_LOG_FORMAT`.
@@ -52,8 +53,8 @@ struct HeraldLogHandler: LogHandler {
         let text: String
         switch format {
         case .text:
-            let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            text = "\(timestamp) \(level) \(label): \(message)\(fields.isEmpty ? "" : " " + fields)\n"
+            let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(TerminalText.escaped("\($0.value)", .singleLine))" }.joined(separator: " ")
+            text = "\(timestamp) \(level) \(label): \(TerminalText.escaped(message.description, .singleLine))\(fields.isEmpty ? "" : " " + fields)\n"
         case .json:
             var object: [String: Any] = [:]
             for (key, value) in all { object[key] = "\(value)" }

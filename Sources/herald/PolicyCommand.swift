@@ -15,14 +15,14 @@ struct PolicyCommand: AsyncParsableCommand {
             """,
         subcommands: [Show.self, Set.self])
 
-    static func print(_ policy: ReminderPolicy) {
+    static func show(_ policy: ReminderPolicy) {
         var table = TextTable("PRIORITY", "APPROVAL REMINDER", "ESCALATE AFTER")
         for priority in Priority.allCases {
             table.add(
                 priority.rawValue, policy.approvalReminder[priority]?.description ?? "off", policy.escalateAfter[priority]?.description ?? "off")
         }
-        Swift.print(table.render(empty: ""))
-        Swift.print("deadline reminder at \(policy.deadlineReminderAt.map { "\($0) (the assignee's time zone)" } ?? "off"); overdue \(policy.overdue ? "on" : "off")")
+        print(table.render(empty: ""))
+        print("deadline reminder at \(policy.deadlineReminderAt.map { "\($0) (the assignee's time zone)" } ?? "off"); overdue \(policy.overdue ? "on" : "off")")
     }
 
     struct Show: AsyncParsableCommand {
@@ -34,7 +34,7 @@ struct PolicyCommand: AsyncParsableCommand {
         func run() async throws {
             let policy = try await withTenant(tenant) { try await $0.policy() }
             if options.json { return try printJSON(policy) }
-            PolicyCommand.print(policy)
+            PolicyCommand.show(policy)
         }
     }
 
@@ -73,8 +73,8 @@ struct PolicyCommand: AsyncParsableCommand {
                 return try await session.setPolicy(policy, actor: email)
             }
             if options.json { return try printJSON(change.policy) }
-            PolicyCommand.print(change.policy)
-            Swift.print("timers of waiting activities: \(change.scheduled) scheduled, \(change.cancelled) turned off")
+            PolicyCommand.show(change.policy)
+            print("timers of waiting activities: \(change.scheduled) scheduled, \(change.cancelled) turned off")
         }
     }
 }

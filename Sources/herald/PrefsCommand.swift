@@ -13,17 +13,17 @@ struct PrefsCommand: AsyncParsableCommand {
             """,
         subcommands: [Show.self, Set.self, QuietHoursCommand.self])
 
-    static func print(_ summary: PreferenceSummary) {
+    static func show(_ summary: PreferenceSummary) {
         var table = TextTable("EVENT", "APP", "PUSH", "SET BY")
         for entry in summary.entries {
             table.add(entry.event.rawValue, entry.app.rawValue, entry.enabled ? "on" : "off", entry.origin.rawValue)
         }
-        Swift.print(table.render(empty: ""))
+        print(table.render(empty: ""))
         if let person = summary.person {
             let hours = summary.quietHours.map { "\($0.window) \($0.days.count == 7 ? "every day" : $0.days.joined(separator: ",")) (\($0.timeZone))" }
-            Swift.print("quiet hours of \(person.email): \(hours ?? "none")")
+            print("quiet hours of \(person.email): \(hours ?? "none")")
         }
-        Swift.print("P0 activity events are always pushed, at once.")
+        print("P0 activity events are always pushed, at once.")
     }
 
     struct Show: AsyncParsableCommand {
@@ -42,7 +42,7 @@ struct PrefsCommand: AsyncParsableCommand {
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }
-            PrefsCommand.print(summary)
+            PrefsCommand.show(summary)
         }
     }
 
@@ -74,7 +74,7 @@ struct PrefsCommand: AsyncParsableCommand {
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }
-            PrefsCommand.print(summary)
+            PrefsCommand.show(summary)
         }
     }
 
@@ -103,7 +103,7 @@ struct PrefsCommand: AsyncParsableCommand {
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }
-            PrefsCommand.print(summary)
+            PrefsCommand.show(summary)
         }
     }
 }

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Rows printed as aligned columns under a header, for people to read.
 struct TextTable {
     let headers: [String]
@@ -7,8 +9,9 @@ struct TextTable {
         self.headers = headers
     }
 
+    /// Adds a row; each cell is one line, its control characters (newlines too) escaped.
     mutating func add(_ cells: String...) {
-        rows.append(cells)
+        rows.append(cells.map { TerminalText.escaped($0, .singleLine) })
     }
 
     /// The table, or `empty` when there are no rows.

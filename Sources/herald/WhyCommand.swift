@@ -36,11 +36,11 @@ struct WhyCommand: AsyncParsableCommand {
         if options.json { return try printJSON(events) }
         for event in events {
             print("\(event.event) · \(event.at.shortDisplay)\(event.actor.map { " · by \($0.name) <\($0.email)>" } ?? "")")
-            if let fanOut = event.fanOut { print("  " + Self.line(fanOut)) }
+            if let fanOut = event.fanOut { print("  " + TerminalText.escaped(Self.line(fanOut), .singleLine)) }
             if let actor = event.actor, user == nil || user == actor.email {
                 print("  \(actor.email): not told — actor: it was their own action")
             }
-            for detail in event.recipients { print("  " + Self.line(detail)) }
+            for detail in event.recipients { print("  " + TerminalText.escaped(Self.line(detail), .singleLine)) }
             if event.recipients.isEmpty, event.actor?.email != user || user == nil {
                 print("  " + (user.map { "\($0): not a recipient of this event" } ?? "no recipient you may see"))
             }

@@ -59,6 +59,18 @@ import Testing
                 #expect(failed.stdout.split(separator: "\n").contains {
                     $0.hasPrefix("  fan-out failed 5 times, passed over at ") && $0.hasSuffix(": refused by a check constraint")
                 }, "\(failed.stdout)")
+                // What a provider or a database said reaches the terminal with its control
+                // characters escaped: no escape sequence runs, no line is forged.
+                try await pool.query(
+                    """
+                    UPDATE outbox SET fan_out_error = E'refused \\x1b]0;owned\\x07\\nforged: sent'
+                    WHERE activity_id = \(carols) AND kind = 'activity.assigned'
+                    """)
+                let hostile = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(!hostile.stdout.contains("\u{1B}") && !hostile.stdout.contains("\u{07}"), "\(hostile.stdout)")
+                #expect(hostile.stdout.split(separator: "\n").contains { $0.hasSuffix(": refused \\u{1b}]0;owned\\u{7}\\u{a}forged: sent") },
+                        "\(hostile.stdout)")
+                #expect(!hostile.stdout.split(separator: "\n").contains { $0.hasPrefix("forged") })
                 let muted = try await pool.query(
                     """
                     SELECT o.message_id FROM notifications n JOIN outbox o ON o.tenant_id = n.tenant_id AND o.id = n.event_id
