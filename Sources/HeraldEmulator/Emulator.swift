@@ -76,19 +76,19 @@ public final class Emulator: Sendable {
     }
 
     /// How many messages were accepted so far (cheap, unlike `messages()`).
-    public func acceptedCount() async -> Int { await state.accepted }
+    public func acceptedCount() async -> Int { state.accepted }
 
     /// Messages accepted so far, oldest first.
-    public func messages() async -> [RecordedMessage] { await state.messages }
+    public func messages() async -> [RecordedMessage] { state.messages }
 
     /// Forgets recorded messages and counters.
-    public func clearMessages() async { await state.clear() }
+    public func clearMessages() async { state.clear() }
 
     /// Changes the injected faults while running.
-    public func setFaults(_ faults: EmulatorConfiguration.Faults) async { await state.setFaults(faults) }
+    public func setFaults(_ faults: EmulatorConfiguration.Faults) async { state.setFaults(faults) }
 
     /// Treats every access token issued so far as expired.
-    public func revokeAccessTokens() async { await state.revokeAccessTokens() }
+    public func revokeAccessTokens() async { state.revokeAccessTokens() }
 
     /// TCP connections accepted since start, over both protocols.
     public var connectionCount: Int { connections.value }

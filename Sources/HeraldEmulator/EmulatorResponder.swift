@@ -29,8 +29,8 @@ struct EmulatorResponder: HTTPResponder {
             return json(200, Data(#"{"cleared": true}"#.utf8))
         case (.get, "/emulator/stats"):
             let stats: [String: Int] = [
-                "connections": emulator.connectionCount, "accepted": await emulator.state.accepted,
-                "rejected": await emulator.state.rejected,
+                "connections": emulator.connectionCount, "accepted": emulator.state.accepted,
+                "rejected": emulator.state.rejected,
                 // This process's CPU, user and system (for `herald bench`'s cost per request).
                 "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds(),
             ]
@@ -50,7 +50,7 @@ struct EmulatorResponder: HTTPResponder {
             return json(400, Data(#"{"error": "unsupported_grant_type", "error_description": "Invalid grant_type"}"#.utf8))
         }
         guard let claims = JWT.verifyRS256(assertion, publicKey: emulator.signingKey.publicKey) else {
-            await emulator.state.countRejection()
+            emulator.state.countRejection()
             return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#.utf8))
         }
         let now = Int(Date().timeIntervalSince1970)
@@ -61,10 +61,10 @@ struct EmulatorResponder: HTTPResponder {
             scopes.contains(where: { Self.fcmScopes.contains(String($0)) }),
             expires > now, expires - issued <= 3600, issued <= now + 300
         else {
-            await emulator.state.countRejection()
+            emulator.state.countRejection()
             return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT: claims are wrong or expired."}"#.utf8))
         }
-        let token = await emulator.state.issueAccessToken()
+        let token = emulator.state.issueAccessToken()
         return json(200, Data(#"{"access_token": "\#(token)", "expires_in": 3599, "token_type": "Bearer"}"#.utf8))
     }
 
@@ -83,44 +83,44 @@ struct EmulatorResponder: HTTPResponder {
 
     private func fcmSend(_ request: Request, path: String, body: Data) async -> Response {
         let state = emulator.state
-        let faults = await state.faults
+        let faults = state.faults
         if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
         let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let bearer, await state.isValid(accessToken: bearer) else {
-            await state.countRejection()
+        guard let bearer, state.isValid(accessToken: bearer) else {
+            state.countRejection()
             return fcmError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token.", fcm: nil)
         }
         let project = path.dropFirst("/v1/projects/".count).dropLast("/messages:send".count)
         guard project == emulator.configuration.projectID else {
-            await state.countRejection()
+            state.countRejection()
             return fcmError(403, "PERMISSION_DENIED", "Permission denied on project \(project).", fcm: nil)
         }
         let message: [String: Any]
         switch FCMRequestCheck.check(body) {
         case .failure(let failure):
-            await state.countRejection()
+            state.countRejection()
             return fcmError(400, "INVALID_ARGUMENT", failure.message, fcm: "INVALID_ARGUMENT", field: failure.field)
         case .success(let checked):
             message = checked
         }
         let token = message["token"] as? String ?? ""
         if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) {
-            await state.countRejection()
+            state.countRejection()
             return fcmError(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED")
         }
-        switch await state.drawFault() {
+        switch state.drawFault() {
         case .unavailable:
-            await state.countRejection()
+            state.countRejection()
             return fcmError(503, "UNAVAILABLE", "The service is currently unavailable.", fcm: "UNAVAILABLE", retryAfter: faults.retryAfterSeconds)
         case .throttled:
-            await state.countRejection()
+            state.countRejection()
             return fcmError(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Messages'.", fcm: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
         case .none:
             break
         }
         let id = "0:\(UInt64(Date().timeIntervalSince1970 * 1000))%\(UUID().uuidString.prefix(8).lowercased())"
         let notification = message["notification"] as? [String: String]
-        await state.record(RecordedMessage(
+        state.record(RecordedMessage(
             id: id, provider: "fcm", token: token, title: notification?["title"], body: notification?["body"],
             payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(), httpVersion: httpVersion))
         return json(200, Data(#"{"name": "projects/\#(project)/messages/\#(id)"}"#.utf8))
@@ -141,10 +141,10 @@ struct EmulatorResponder: HTTPResponder {
 
     private func apnsSend(_ request: Request, token: String, body: Data) async -> Response {
         let state = emulator.state
-        let faults = await state.faults
+        let faults = state.faults
         if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
         func reason(_ status: Int, _ reason: String, retryAfter: Int? = nil) async -> Response {
-            await state.countRejection()
+            state.countRejection()
             return json(status, Data(#"{"reason": "\#(reason)"}"#.utf8), retryAfter: retryAfter)
         }
         guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
@@ -168,7 +168,7 @@ struct EmulatorResponder: HTTPResponder {
             return await reason(400, "PayloadEmpty")
         }
         if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return await reason(410, "Unregistered") }
-        switch await state.drawFault() {
+        switch state.drawFault() {
         case .unavailable: return await reason(503, "ServiceUnavailable", retryAfter: faults.retryAfterSeconds)
         case .throttled: return await reason(429, "TooManyRequests", retryAfter: faults.retryAfterSeconds)
         case .none: break
@@ -179,7 +179,7 @@ struct EmulatorResponder: HTTPResponder {
         for field in request.headers where field.name.canonicalName.hasPrefix("apns-") {
             headers[field.name.canonicalName] = field.value
         }
-        await state.record(RecordedMessage(
+        state.record(RecordedMessage(
             id: id, provider: "apns", token: token, title: alert?["title"], body: alert?["body"],
             payload: String(decoding: body, as: UTF8.self), headers: headers, receivedAt: Date(), httpVersion: httpVersion))
         var response = Response(status: .ok)
