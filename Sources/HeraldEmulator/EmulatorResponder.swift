@@ -13,19 +13,39 @@ struct EmulatorResponder: HTTPResponder {
     let httpVersion: String
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let path = request.uri.path
-        let body = Data(buffer: try await request.body.collect(upTo: 1 << 20))
-        switch (request.method, path) {
+        let body = Data(buffer: try await request.body.collect(upTo: Self.maximumBody))
+        let wait = delay(method: request.method, path: request.uri.path)
+        if wait > .zero { try? await Task.sleep(for: wait) }
+        return Response(answer(method: request.method, path: request.uri.path, headers: request.headers, body: body))
+    }
+
+    /// The largest request body the emulator reads (1 MB).
+    static let maximumBody = 1 << 20
+
+    /// How long a request waits before it is answered: the injected latency for a send.
+    func delay(method: HTTPRequest.Method, path: String) -> Duration {
+        guard method == .post, Self.isSend(path) else { return .zero }
+        return emulator.state.faults.latency
+    }
+
+    static func isSend(_ path: String) -> Bool {
+        (path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send")) || path.hasPrefix("/3/device/")
+    }
+
+    /// The answer to a request read whole, at once (every endpoint's work is a few steps under
+    /// the state's lock; the latency a send waits is `delay`'s, before it).
+    func answer(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: Data) -> EmulatorAnswer {
+        switch (method, path) {
         case (.post, "/token"):
-            return await token(body)
+            return token(body)
         case (.post, _) where path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send"):
-            return await fcmSend(request, path: path, body: body)
+            return fcmSend(headers, path: path, body: body)
         case (.post, _) where path.hasPrefix("/3/device/"):
-            return await apnsSend(request, token: String(path.dropFirst("/3/device/".count)), body: body)
+            return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body)
         case (.get, "/emulator/messages"):
-            return json(200, try JSONEncoder.emulator.encode(await emulator.messages()))
+            return json(200, (try? JSONEncoder.emulator.encode(emulator.state.messages)) ?? Data("[]".utf8))
         case (.delete, "/emulator/messages"):
-            await emulator.clearMessages()
+            emulator.state.clear()
             return json(200, Data(#"{"cleared": true}"#.utf8))
         case (.get, "/emulator/stats"):
             let stats: [String: Int] = [
@@ -34,7 +54,7 @@ struct EmulatorResponder: HTTPResponder {
                 // This process's CPU, user and system (for `herald bench`'s cost per request).
                 "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds(),
             ]
-            return json(200, try JSONEncoder.emulator.encode(stats))
+            return json(200, (try? JSONEncoder.emulator.encode(stats)) ?? Data("{}".utf8))
         default:
             return json(404, Data(#"{"error": {"code": 404, "message": "no such endpoint on the emulator", "status": "NOT_FOUND"}}"#.utf8))
         }
@@ -44,7 +64,7 @@ struct EmulatorResponder: HTTPResponder {
 
     static let fcmScopes: Set<String> = Set(["firebase.messaging", "firebase", "cloud-platform"].map { "https://www.googleapis.com/auth/" + $0 })
 
-    private func token(_ body: Data) async -> Response {
+    private func token(_ body: Data) -> EmulatorAnswer {
         let form = Self.formFields(String(decoding: body, as: UTF8.self))
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = form["assertion"] else {
             return json(400, Data(#"{"error": "unsupported_grant_type", "error_description": "Invalid grant_type"}"#.utf8))
@@ -81,11 +101,10 @@ struct EmulatorResponder: HTTPResponder {
 
     // MARK: FCM
 
-    private func fcmSend(_ request: Request, path: String, body: Data) async -> Response {
+    private func fcmSend(_ headers: HTTPFields, path: String, body: Data) -> EmulatorAnswer {
         let state = emulator.state
         let faults = state.faults
-        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
-        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        let bearer = headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let bearer, state.isValid(accessToken: bearer) else {
             state.countRejection()
             return fcmError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token.", fcm: nil)
@@ -126,7 +145,7 @@ struct EmulatorResponder: HTTPResponder {
         return json(200, Data(#"{"name": "projects/\#(project)/messages/\#(id)"}"#.utf8))
     }
 
-    private func fcmError(_ code: Int, _ status: String, _ message: String, fcm: String?, field: String? = nil, retryAfter: Int? = nil) -> Response {
+    private func fcmError(_ code: Int, _ status: String, _ message: String, fcm: String?, field: String? = nil, retryAfter: Int? = nil) -> EmulatorAnswer {
         var details: [[String: Any]] = []
         if let field {
             details.append(["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": field, "description": message]]])
@@ -139,52 +158,52 @@ struct EmulatorResponder: HTTPResponder {
 
     // MARK: APNs
 
-    private func apnsSend(_ request: Request, token: String, body: Data) async -> Response {
+    private func apnsSend(_ headers: HTTPFields, token: String, body: Data) -> EmulatorAnswer {
         let state = emulator.state
         let faults = state.faults
-        if faults.latency > .zero { try? await Task.sleep(for: faults.latency) }
-        func reason(_ status: Int, _ reason: String, retryAfter: Int? = nil) async -> Response {
+        func reason(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> EmulatorAnswer {
             state.countRejection()
             return json(status, Data(#"{"reason": "\#(reason)"}"#.utf8), retryAfter: retryAfter)
         }
-        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
-            return await reason(403, "MissingProviderToken")
+        guard let authorization = headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
+            return reason(403, "MissingProviderToken")
         }
         // The signature needs the team's public key, which only Apple has; the shape and age
         // are checked the way APNs does (an ES256 JWT with kid, iss and an iat under an hour old).
         let jwt = Self.decodeJWT(String(authorization.dropFirst("bearer ".count)))
         guard let jwt, jwt.header["alg"] as? String == "ES256", jwt.header["kid"] is String, jwt.claims["iss"] is String,
             let issuedAt = jwt.claims["iat"] as? Int
-        else { return await reason(403, "InvalidProviderToken") }
-        if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return await reason(403, "ExpiredProviderToken") }
-        guard let topic = request.headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return await reason(400, "MissingTopic") }
-        guard request.headers[HTTPField.Name("apns-push-type")!] != nil else { return await reason(400, "InvalidPushType") }
-        if let collapse = request.headers[HTTPField.Name("apns-collapse-id")!], collapse.utf8.count > 64 {
-            return await reason(400, "BadCollapseId")
+        else { return reason(403, "InvalidProviderToken") }
+        if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return reason(403, "ExpiredProviderToken") }
+        guard let topic = headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return reason(400, "MissingTopic") }
+        guard headers[HTTPField.Name("apns-push-type")!] != nil else { return reason(400, "InvalidPushType") }
+        if let collapse = headers[HTTPField.Name("apns-collapse-id")!], collapse.utf8.count > 64 {
+            return reason(400, "BadCollapseId")
         }
-        guard token.count >= 8, token.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter }) else { return await reason(400, "BadDeviceToken") }
-        guard body.count <= 4096 else { return await reason(413, "PayloadTooLarge") }
+        guard token.count >= 8, token.allSatisfy({ $0.isHexDigit || $0 == "-" || $0.isLetter }) else { return reason(400, "BadDeviceToken") }
+        guard body.count <= 4096 else { return reason(413, "PayloadTooLarge") }
         guard let payload = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let aps = payload["aps"] as? [String: Any] else {
-            return await reason(400, "PayloadEmpty")
+            return reason(400, "PayloadEmpty")
         }
-        if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return await reason(410, "Unregistered") }
+        if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return reason(410, "Unregistered") }
         switch state.drawFault() {
-        case .unavailable: return await reason(503, "ServiceUnavailable", retryAfter: faults.retryAfterSeconds)
-        case .throttled: return await reason(429, "TooManyRequests", retryAfter: faults.retryAfterSeconds)
+        case .unavailable: return reason(503, "ServiceUnavailable", retryAfter: faults.retryAfterSeconds)
+        case .throttled: return reason(429, "TooManyRequests", retryAfter: faults.retryAfterSeconds)
         case .none: break
         }
         let alert = aps["alert"] as? [String: String]
         let id = UUID().uuidString
-        var headers: [String: String] = [:]
-        for field in request.headers where field.name.canonicalName.hasPrefix("apns-") {
-            headers[field.name.canonicalName] = field.value
+        var apnsHeaders: [String: String] = [:]
+        for field in headers where field.name.canonicalName.hasPrefix("apns-") {
+            apnsHeaders[field.name.canonicalName] = field.value
         }
         state.record(RecordedMessage(
             id: id, provider: "apns", token: token, title: alert?["title"], body: alert?["body"],
-            payload: String(decoding: body, as: UTF8.self), headers: headers, receivedAt: Date(), httpVersion: httpVersion))
-        var response = Response(status: .ok)
-        response.headers[HTTPField.Name("apns-id")!] = id
-        return response
+            payload: String(decoding: body, as: UTF8.self), headers: apnsHeaders, receivedAt: Date(), httpVersion: httpVersion))
+        var answer = EmulatorAnswer(status: .ok, headers: [:], body: ByteBuffer())
+        answer.headers[HTTPField.Name("apns-id")!] = id
+        answer.headers[.contentLength] = "0"
+        return answer
     }
 
     // MARK: Helpers
@@ -201,10 +220,10 @@ struct EmulatorResponder: HTTPResponder {
         return (header, claims)
     }
 
-    private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+    private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> EmulatorAnswer {
+        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8", .contentLength: String(data.count)]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return EmulatorAnswer(status: .init(code: status), headers: headers, body: ByteBuffer(bytes: data))
     }
 
     static func processCPUMicroseconds() -> Int {

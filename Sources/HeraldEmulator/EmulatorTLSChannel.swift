@@ -21,8 +21,7 @@ import NIOTLS
 /// channel does not let the limits be set; this one raises them (Google's and Apple's
 /// servers are not this strict with their clients) and serves the same responder.
 struct EmulatorTLSChannel: ServerChildChannel {
-    typealias StreamChannel = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, NIOHTTP2Handler.AsyncStreamMultiplexer<StreamChannel>>
+    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, NIOHTTP2Handler.StreamMultiplexer>
 
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<Negotiated>
@@ -80,10 +79,15 @@ struct EmulatorTLSChannel: ServerChildChannel {
         let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
             switch result {
             case .negotiated("h2"):
-                return channel.configureAsyncHTTP2Pipeline(mode: .server, configuration: Self.http2Configuration) { stream in
+                // Each stream is served on the loop by its own handler (`EmulatorStreamHandler`).
+                let configuration = Self.http2Configuration
+                return channel.configureHTTP2Pipeline(
+                    mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
+                ) { stream in
                     stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
-                        return try StreamChannel(wrappingChannelSynchronously: stream)
+                        try stream.pipeline.syncOperations.addHandlers([
+                            HTTP2FramePayloadToHTTPServerCodec(), EmulatorStreamHandler(responder: self.responder),
+                        ])
                     }
                 }.map { .http2($0) }
             case .negotiated("http/1.1"), .fallback:
@@ -105,58 +109,12 @@ struct EmulatorTLSChannel: ServerChildChannel {
             switch try await value.negotiated.get() {
             case .http1_1(let connection):
                 await http1.handle(value: connection, logger: logger)
-            case .http2(let multiplexer):
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await stream in multiplexer.inbound {
-                        group.addTask { await self.serve(stream, logger: logger) }
-                    }
-                }
+            case .http2:
+                // The streams are answered on the loop; the connection is served until it closes.
+                try await value.channel.closeFuture.get()
             }
         } catch {
             logger.debug("emulator connection ended", metadata: ["error": "\(error)"])
         }
     }
-
-    /// One request on one stream: read it whole, answer it whole.
-    private func serve(_ stream: StreamChannel, logger: Logger) async {
-        do {
-            try await stream.executeThenClose { inbound, outbound in
-                var parts = inbound.makeAsyncIterator()
-                guard case .head(let head)? = try await parts.next() else { return }
-                var body = ByteBuffer()
-                reading: while let part = try await parts.next() {
-                    switch part {
-                    case .body(var chunk): body.writeBuffer(&chunk)
-                    case .end: break reading
-                    case .head: return
-                    }
-                }
-                let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: stream.channel, logger: logger))
-                let response = try await responder.respond(to: Request(head: head, body: .init(buffer: body)), context: context)
-                let collector = CollectedBody()
-                try await response.body.write(collector)
-                try await outbound.write(.head(response.head))
-                for chunk in collector.buffers { try await outbound.write(.body(chunk)) }
-                try await outbound.write(.end(nil))
-                // The stream closes by itself once the end has left (both sides ended).
-                // Closing it here instead would reset it with CANCEL while a large answer
-                // (the message list of a long bench) still sits in its buffers.
-                try await stream.channel.closeFuture.get()
-            }
-        } catch {
-            logger.debug("emulator stream ended", metadata: ["error": "\(error)"])
-        }
-    }
-}
-
-/// Gathers a response body in memory (the emulator's answers are small).
-final class CollectedBody: ResponseBodyWriter, @unchecked Sendable {
-    // Safety: used by one task at a time, within one request.
-    private(set) var buffers: [ByteBuffer] = []
-
-    func write(_ buffer: ByteBuffer) async throws {
-        buffers.append(buffer)
-    }
-
-    func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
