@@ -8,7 +8,13 @@ extension DeliveryQueue {
     /// skips them; if this one dies, its transaction ends and they are free again. Events
     /// under a live lease (a large event another worker is fanning out in parts) are skipped.
     /// The recipients of events of up to `part` recipients are read with them.
+    ///
+    /// It runs on a plan made once per connection (the dispatcher's sessions plan for the
+    /// values, for the statements that name history's live partitions; the outbox has none):
+    /// planned every time, the claim spent 0.23 ms planning for 0.06 ms of work, at every
+    /// event of a steady stream.
     func claimEvents(limit: Int, part: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
+        connection.deferScript("SET LOCAL plan_cache_mode = force_generic_plan")
         let rows = try await connection.query(
             """
             -- A leased event is being fanned out part by part by the lease holder (a large
@@ -34,8 +40,7 @@ extension DeliveryQueue {
                 SELECT d.payload, d.payload -> 'recipients' AS list
                 FROM (SELECT o.payload || '{}'::jsonb AS payload OFFSET 0) d
                 OFFSET 0) r
-            WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())
-              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+            WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())\(tenantScope: "tenant_id", tenants)
             ORDER BY seq LIMIT \(limit)
             FOR UPDATE OF o SKIP LOCKED
             """)

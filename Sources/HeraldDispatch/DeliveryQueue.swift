@@ -83,7 +83,7 @@ struct DeliveryQueue: Sendable {
                       AND d.id >= \(lower) AND d.id < \(upper)
                       AND d.provider NOT IN (SELECT provider FROM paused)
                     LIMIT 1) due
-                WHERE (\(tenants.isEmpty) OR t.id = ANY(\(tenants)))
+                WHERE true\(tenantScope: "t.id", tenants)
             ), share AS (
                 SELECT ceil(\(limit)::numeric / greatest(count(*), 1))::int AS n FROM busy
             ), first AS (
@@ -289,8 +289,7 @@ struct DeliveryQueue: Sendable {
         let rows = try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-            WHERE status = 'sending' AND lease_expires_at < now() AND id >= \(window.lower) AND id < \(window.upper)
-              AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+            WHERE status = 'sending' AND lease_expires_at < now() AND id >= \(window.lower) AND id < \(window.upper)\(tenantScope: "tenant_id", tenants)
             """)
         return rows.affectedRows ?? 0
     }
@@ -325,9 +324,8 @@ struct DeliveryQueue: Sendable {
         try await pool.query(
             """
             SELECT (SELECT count(*) FROM deliveries
-                    WHERE status IN ('queued', 'sending') AND id >= \(window.lower) AND id < \(window.upper)
-                      AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
-                 + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+                    WHERE status IN ('queued', 'sending') AND id >= \(window.lower) AND id < \(window.upper)\(tenantScope: "tenant_id", tenants))
+                 + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL\(tenantScope: "tenant_id", tenants))
             """
         ).single().decode(Int.self, at: 0)
     }
@@ -338,12 +336,11 @@ struct DeliveryQueue: Sendable {
     func hasWork(within horizon: Duration, paused: [PushProvider] = []) async throws -> Bool {
         try await pool.query(
             """
-            SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL\(tenantScope: "tenant_id", tenants))
                 OR EXISTS (SELECT 1 FROM deliveries
                            WHERE id >= \(window.lower) AND id < \(window.upper) AND (status = 'sending'
                                   OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
-                                      AND NOT provider = ANY(\(paused.map(\.rawValue))::text[])))
-                             AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants))))
+                                      AND NOT provider = ANY(\(paused.map(\.rawValue))::text[])))\(tenantScope: "tenant_id", tenants))
             """
         ).single().decode(Bool.self, at: 0)
     }
