@@ -20,6 +20,8 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
     private var head: HTTPRequest?
     private var body: ByteBuffer?
     private var answered = false
+    /// Set once the stream is gone (closed or reset): a late answer is then dropped.
+    private var removed = false
 
     init(responder: EmulatorResponder) {
         self.responder = responder
@@ -59,8 +61,12 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
         let responder = responder
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: TimeAmount(wait)) {
+            // Answered (and a send recorded) even if the client gave up meanwhile, as a
+            // provider that got the request does; only the writing is skipped then.
+            let answer = responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes)
             let (handler, context) = loopBound.value
-            handler.write(responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes), context: context)
+            guard !handler.removed else { return }
+            handler.write(answer, context: context)
         }
     }
 
@@ -71,6 +77,10 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
         // instead would reset it with CANCEL while a large answer (the message list of a long
         // bench) still sits in its buffers.
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        removed = true
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

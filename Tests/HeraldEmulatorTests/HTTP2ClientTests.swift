@@ -37,6 +37,31 @@ import Testing
         }
     }
 
+    /// A send whose client gave up while the emulator held it (injected latency) is still
+    /// accepted, as by a provider that got the request; its late answer goes nowhere, and the
+    /// same connection carries the next send.
+    @Test func aSendTheClientGaveUpOnIsStillAcceptedAndTheConnectionServesOn() async throws {
+        let slow = EmulatorConfiguration(faults: .init(latency: .milliseconds(300)))
+        try await Emulator.withRunning(slow, logger: quiet) { emulator, endpoints in
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let fcm = try provider(emulator, endpoints, http: http)
+            let token = try await fcm.tokens.token()
+            func send(_ device: String, timeout: Duration) async throws -> HTTPResponse {
+                try await http.send(HTTPRequest(
+                    method: "post", url: fcm.sendURL,
+                    headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
+                    body: Array(#"{"message": {"token": "\#(device)", "notification": {"title": "T", "body": "B"}}}"#.utf8),
+                    timeout: timeout))
+            }
+            await #expect(throws: HTTPClientError.self) { _ = try await send("given-up", timeout: .milliseconds(50)) }
+            let next = try await send("next", timeout: .seconds(10))
+            #expect(next.status == 200)
+            #expect(Set(await emulator.messages().map(\.token)) == ["given-up", "next"])
+            #expect(http.connectionsOpened == 1)
+        }
+    }
+
     @Test func aServerWithoutHTTP2IsAnsweredOverHTTP1() async throws {
         var configuration = EmulatorConfiguration()
         configuration.httpsOffersHTTP2 = false
