@@ -73,7 +73,8 @@ struct CPUMeter: Sendable {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for task in tasks {
             guard let stat = Self.stat(of: "/proc/self/task/\(task)/stat") else { continue }
-            threads[ThreadKind(threadName: stat.name), default: 0] += stat.ownSeconds
+            let exact = Int32(task).flatMap(Self.threadSeconds)
+            threads[ThreadKind(threadName: stat.name), default: 0] += exact ?? stat.ownSeconds
         }
         return Sample(process: process, threads: threads, server: postmaster.flatMap(serverSeconds))
     }
@@ -121,6 +122,17 @@ struct CPUMeter: Sendable {
         else { return nil }
         let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
         return Stat(name: name, parent: parent, ownSeconds: (user + system) / tick, childrenSeconds: (childrenUser + childrenSystem) / tick)
+    }
+
+    /// A thread of this process's CPU time to the nanosecond, from its CPU clock (the clock
+    /// `pthread_getcpuclockid` gives, made from the thread's id as glibc makes it). `stat`
+    /// counts in ticks of 10 ms: a short run's HTTP thread (400 requests, 5 ms) read 0 or 10.
+    static func threadSeconds(_ thread: Int32) -> Double? {
+        // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): (~tid << 3) | CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED.
+        let clock = clockid_t((~thread) << 3 | 4 | 2)
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return nil }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
     }
 
     private static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
