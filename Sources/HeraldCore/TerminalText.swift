@@ -22,7 +22,7 @@ public enum TerminalText {
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if isEscaped(scalar, layout) {
-                result.append(contentsOf: "\\u{\(hex(scalar.value))}".unicodeScalars)
+                result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
             } else {
                 result.append(scalar)
             }
@@ -36,9 +36,5 @@ public enum TerminalText {
         case 0x00...0x1F, 0x7F...0x9F: true
         default: false
         }
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        String(value, radix: 16)
     }
 }

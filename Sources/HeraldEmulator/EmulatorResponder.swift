@@ -28,9 +28,9 @@ struct EmulatorResponder: HTTPResponder {
         return emulator.state.faults.latency
     }
 
-    static func isSend(_ path: String) -> Bool {
-        (path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send")) || path.hasPrefix("/3/device/")
-    }
+    static func isSend(_ path: String) -> Bool { isFCMSend(path) || isAPNsSend(path) }
+    static func isFCMSend(_ path: String) -> Bool { path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send") }
+    static func isAPNsSend(_ path: String) -> Bool { path.hasPrefix("/3/device/") }
 
     /// The answer to a request read whole, at once (every endpoint's work is a few steps under
     /// the state's lock; the latency a send waits is `delay`'s, before it).
@@ -38,12 +38,12 @@ struct EmulatorResponder: HTTPResponder {
         switch (method, path) {
         case (.post, "/token"):
             return token(body)
-        case (.post, _) where path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send"):
+        case (.post, _) where Self.isFCMSend(path):
             return fcmSend(headers, path: path, body: body)
-        case (.post, _) where path.hasPrefix("/3/device/"):
+        case (.post, _) where Self.isAPNsSend(path):
             return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body)
         case (.get, "/emulator/messages"):
-            return json(200, (try? JSONEncoder.emulator.encode(emulator.state.messages)) ?? Data("[]".utf8))
+            return encoded(emulator.state.messages)
         case (.delete, "/emulator/messages"):
             emulator.state.clear()
             return json(200, Data(#"{"cleared": true}"#.utf8))
@@ -54,7 +54,7 @@ struct EmulatorResponder: HTTPResponder {
                 // This process's CPU, user and system (for `herald bench`'s cost per request).
                 "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds(),
             ]
-            return json(200, (try? JSONEncoder.emulator.encode(stats)) ?? Data("{}".utf8))
+            return encoded(stats)
         default:
             return json(404, Data(#"{"error": {"code": 404, "message": "no such endpoint on the emulator", "status": "NOT_FOUND"}}"#.utf8))
         }
@@ -218,6 +218,15 @@ struct EmulatorResponder: HTTPResponder {
         }
         guard let header = object(parts[0]), let claims = object(parts[1]) else { return nil }
         return (header, claims)
+    }
+
+    /// `value` as the control endpoints' JSON, or a 500 that says why it could not be.
+    private func encoded(_ value: some Encodable) -> EmulatorAnswer {
+        do {
+            return json(200, try JSONEncoder.emulator.encode(value))
+        } catch {
+            return fcmError(500, "INTERNAL", "could not encode the answer: \(error)", fcm: nil)
+        }
     }
 
     private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> EmulatorAnswer {
