@@ -61,6 +61,8 @@ let package = Package(
             name: "HeraldPostgres",
             dependencies: [
                 "CLibPQ",
+                // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
+                "HeraldCore",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]

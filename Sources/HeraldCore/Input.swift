@@ -4,8 +4,14 @@ import Foundation
 /// `InputError` with one line that says what is allowed. Nothing is written before these pass.
 public enum Input {
     /// Names (people, teams, tenants, activities, groups): 1 to 200 characters.
+    ///
+    /// Every length here is counted in Unicode scalars (code points), the unit PostgreSQL's
+    /// `length()` counts in the schema's checks, so a value these rules pass is one the
+    /// database stores. A `Character` (grapheme cluster) would not do: `a` followed by 250
+    /// combining marks is one `Character` and 251 code points. Code points also bound the
+    /// bytes: at most 4 each in UTF-8, so 800 bytes for a name, 4,000 for a text.
     public static let maxNameLength = 200
-    /// Free text such as a rejection reason: up to 1,000 characters.
+    /// Free text such as a rejection reason or a chat message: up to 1,000 characters.
     public static let maxTextLength = 1000
     /// Device tokens: up to 4,096 printable ASCII characters.
     public static let maxTokenLength = 4096
@@ -15,9 +21,7 @@ public enum Input {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw InputError("\(field) must not be empty") }
         try checkText(trimmed, field: field, allowNewlines: false)
-        guard trimmed.count <= maxNameLength else {
-            throw InputError("\(field) is \(trimmed.count) characters long; the limit is \(maxNameLength)")
-        }
+        try checkLength(trimmed, field: field, limit: maxNameLength)
         return trimmed
     }
 
@@ -25,10 +29,16 @@ public enum Input {
     public static func text(_ value: String, field: String) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         try checkText(trimmed, field: field, allowNewlines: true)
-        guard trimmed.count <= maxTextLength else {
-            throw InputError("\(field) is \(trimmed.count) characters long; the limit is \(maxTextLength)")
-        }
+        try checkLength(trimmed, field: field, limit: maxTextLength)
         return trimmed
+    }
+
+    /// At most `limit` Unicode scalars (see `maxNameLength`).
+    private static func checkLength(_ value: String, field: String, limit: Int) throws {
+        let length = value.unicodeScalars.count
+        guard length <= limit else {
+            throw InputError("\(field) is \(length) characters (Unicode code points) long; the limit is \(limit)")
+        }
     }
 
     private static func checkText(_ value: String, field: String, allowNewlines: Bool) throws {
@@ -82,25 +92,47 @@ public enum Input {
         return date
     }
 
-    /// An ISO 8601 instant such as `2026-11-22T09:30:00Z` or `2026-11-22T10:30:00.250+01:00`,
-    /// on a real calendar day at a real time of day: Foundation's parser alone reads
-    /// `2026-02-30T00:00:00Z` as March 2 and `T24:00` as the next day.
+    /// An ISO 8601 instant (RFC 3339) such as `2026-11-22T09:30:00Z` or
+    /// `2026-11-22T10:30:00.250+01:00`: a real calendar day (years 0001-9999) at a real time of
+    /// day, with `Z` or an offset from `-23:59` to `+23:59`. Read in the proleptic Gregorian
+    /// calendar, as PostgreSQL stores it: Foundation's parser reads `2026-02-30` as March 2,
+    /// `T24:00` as the next day, years before 1582 in the Julian calendar, and `+25:00` as an
+    /// offset of one hour.
     public static func timestamp(_ value: String, field: String) throws -> Date {
         let refused = InputError("\(field) \"\(printable(String(value.prefix(40))))\" is not an ISO 8601 time such as 2026-11-22T09:30:00Z")
-        let characters = Array(value.utf8)
+        let bytes = Array(value.utf8)
         func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= characters.count, characters[range].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int(String(decoding: characters[range], as: UTF8.self))
+            guard range.upperBound <= bytes.count, bytes[range].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) }
         }
-        guard characters.count >= 20, characters[10] == UInt8(ascii: "T"), characters[13] == UInt8(ascii: ":"),
-            characters[16] == UInt8(ascii: ":"), LocalDate(String(decoding: characters[0..<10], as: UTF8.self)) != nil,
+        func byte(_ index: Int, is characters: String) -> Bool { index < bytes.count && characters.utf8.contains(bytes[index]) }
+        guard byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "Tt"), byte(13, is: ":"), byte(16, is: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let date = LocalDate(year: year, month: month, day: day),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
             hour < 24, minute < 60, second < 60
         else { throw refused }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = value.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
-        guard let date = formatter.date(from: value) else { throw refused }
-        return date
+        var index = 19
+        var fraction = 0.0
+        if byte(index, is: ".") {
+            let digits = bytes[(index + 1)...].prefix { (0x30...0x39).contains($0) }
+            guard (1...9).contains(digits.count) else { throw refused }
+            fraction = Double(digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }) / pow(10, Double(digits.count))
+            index += 1 + digits.count
+        }
+        var offset = 0
+        if byte(index, is: "Zz"), index + 1 == bytes.count {
+            offset = 0
+        } else if byte(index, is: "+-"), byte(index + 3, is: ":"), index + 6 == bytes.count,
+            let offsetHours = number((index + 1)..<(index + 3)), let offsetMinutes = number((index + 4)..<(index + 6)),
+            offsetHours < 24, offsetMinutes < 60
+        {
+            offset = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+        } else {
+            throw refused
+        }
+        let seconds = date.daysSince1970 * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
     /// An IANA time zone name such as `Europe/Paris`, or `UTC`.
@@ -194,7 +226,9 @@ public enum Input {
     /// Input echoed in an error: control characters escaped, at most 60 characters.
     static func printable(_ value: String) -> String {
         let text = TerminalText.escaped(value, .singleLine)
-        return text.count > 60 ? String(text.prefix(57)) + "..." : text
+        // By scalar: one `Character` may hold thousands of combining marks.
+        guard text.unicodeScalars.count > 60 else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(57))) + "..."
     }
 }
 

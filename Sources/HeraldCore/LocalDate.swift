@@ -47,6 +47,11 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 
+    /// Days from 1970-01-01 to this date in the proleptic Gregorian calendar (`CivilCalendar`).
+    public var daysSince1970: Int {
+        Int(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)))
+    }
+
     static func days(inMonth month: Int, of year: Int) -> Int {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28

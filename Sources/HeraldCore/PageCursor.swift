@@ -18,9 +18,16 @@ public struct PageCursor: Sendable, Equatable {
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
         guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: " ")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        guard parts.count == 2, let micros = Int64(parts[0]), Self.microsecondRange.contains(micros),
+            let id = UUID(uuidString: String(parts[1]))
+        else { return nil }
         self.init(at: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
     }
+
+    /// 0001-01-01 to 9999-12-31 in microseconds since 1970: every time Herald writes is in
+    /// it, and a forged cursor outside it (year 0, `Int64.min`) is no cursor, not a time the
+    /// database refuses.
+    static let microsecondRange: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
 
     /// The text a client sends back (microseconds, as PostgreSQL keeps time).
     public var token: String {

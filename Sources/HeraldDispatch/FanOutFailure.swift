@@ -42,6 +42,8 @@ enum FanOutFailure {
     /// characters.
     static func recorded(_ error: any Error) -> String {
         let text = "\(error)"
-        return text.count > 500 ? String(text.prefix(499)) + "…" : text
+        // By scalar, the unit the database counts in.
+        guard text.unicodeScalars.count > 500 else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(499))) + "…"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// `timestamptz` in the ISO text form that every Herald connection asks for
 /// (`DateStyle=ISO`, `TimeZone=UTC`): `2026-11-21 23:48:39.123456+00`.
@@ -154,25 +155,11 @@ enum PostgresTimestamp {
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
-    // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
     private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        CivilCalendar.days(year: year, month: month, day: day)
     }
 
     fileprivate static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        CivilCalendar.date(fromDays: days)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
@@ -11,7 +12,7 @@ struct GlobalOptions: ParsableArguments {
 func printJSON<Value: Encodable>(_ value: Value) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .iso8601
+    encoder.dateEncodingStrategy = .rfc3339
     let data = try encoder.encode(value)
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }

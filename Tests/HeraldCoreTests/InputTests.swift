@@ -35,6 +35,40 @@ import Testing
         }
     }
 
+    /// Every year is read in the proleptic Gregorian calendar, as PostgreSQL stores it, not
+    /// switched to the Julian calendar before October 1582 (which moved 0001-01-01 to year 0
+    /// and 1582-10-10 to 1582-10-20).
+    @Test func timestampsUseTheProlepticGregorianCalendar() throws {
+        #expect(try Input.timestamp("0001-01-01T00:00:00Z", field: "sentAt") == Date(timeIntervalSince1970: -62_135_596_800))
+        #expect(try Input.timestamp("1582-10-10T00:00:00Z", field: "sentAt") == Date(timeIntervalSince1970: -12_219_724_800))
+        #expect(try Input.timestamp("1970-01-01T00:00:00Z", field: "sentAt") == Date(timeIntervalSince1970: 0))
+        #expect(try Input.timestamp("2000-02-29T23:59:59.25-00:30", field: "sentAt") == Date(timeIntervalSince1970: 951_868_799.25 + 1_800))
+        #expect(throws: InputError.self) { try Input.timestamp("0000-12-31T00:00:00Z", field: "sentAt") }
+    }
+
+    /// An offset is `Z` or `±HH:MM` with hours under 24 and minutes under 60 (RFC 3339); a
+    /// parser that wraps `+25:00` to one hour stores the message at the wrong time.
+    @Test func timestampOffsetsOutOfRangeAreRefused() throws {
+        #expect(try Input.timestamp("2026-11-22T09:30:00+23:59", field: "sentAt") == Date(timeIntervalSince1970: 1_795_339_800 - 86_340))
+        for bad in ["2026-11-22T09:30:00+25:00", "2026-11-22T09:30:00+99:99", "2026-11-22T09:30:00+12:60", "2026-11-22T09:30:00+0100",
+                    "2026-11-22T09:30:00", "2026-11-22T09:30:00Zjunk", "2026-11-22T09:30:00.Z", "2026-11-22T09:30:00.1234567890Z"] {
+            #expect(throws: InputError.self, "\(bad)") { try Input.timestamp(bad, field: "sentAt") }
+        }
+    }
+
+    /// Lengths count Unicode scalars, as the database does: one letter carrying 250
+    /// combining marks is one `Character` but 251 code points.
+    @Test func lengthsCountCodePoints() throws {
+        let marked = "a" + String(repeating: "\u{301}", count: 250)
+        #expect(marked.count == 1)
+        #expect(throws: InputError.self) { try Input.name(marked) }
+        #expect(throws: InputError.self) { try Input.text("a" + String(repeating: "\u{301}", count: 20_000), field: "reason") }
+        let longest = "a" + String(repeating: "\u{301}", count: 199)
+        #expect(try Input.name(longest) == longest)
+        let error = #expect(throws: InputError.self) { try Input.name(String(repeating: "\u{301}", count: 20_000) + "x") }
+        #expect((error?.description.unicodeScalars.count ?? .max) < 200, "the error echoes no 40 KB")
+    }
+
     /// APNs tokens are hexadecimal; FCM tokens are opaque.
     @Test func apnsTokensAreHex() throws {
         let iphone = String(repeating: "a1B2", count: 16)
@@ -120,5 +154,42 @@ import Testing
     @Test(arguments: ["", "h", "-5m", "1.5h", "5 parsecs", "99999999999999999999d", "１h"])
     func badDurations(text: String) {
         #expect(throws: InputError.self) { try Input.duration(text, field: "since") }
+    }
+}
+
+@Suite struct PageCursorTests {
+    @Test func aCursorRoundTrips() throws {
+        let cursor = PageCursor(at: Date(timeIntervalSince1970: 1_795_339_800.123456), id: UUID())
+        #expect(PageCursor(token: cursor.token) == cursor)
+    }
+
+    /// A forged cursor at or before year 0 (or at `Int64.min`) is no cursor: PostgreSQL
+    /// refuses such times, and the API answered 500.
+    @Test func cursorsOutsideTheYearsHeraldWritesAreRefused() {
+        let id = UUID().uuidString.lowercased()
+        func token(_ micros: String) -> String {
+            Data("\(micros) \(id)".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        #expect(PageCursor(token: token("-62135596800000000")) != nil)
+        for micros in ["-62135596800000001", "-62167219200000000", "\(Int64.min)", "\(Int64.max)"] {
+            #expect(PageCursor(token: token(micros)) == nil, "\(micros)")
+        }
+    }
+}
+
+@Suite struct CivilCalendarTests {
+    @Test func daysRoundTripAcrossTheGregorianReform() {
+        for (year, month, day, days) in [(1970, 1, 1, 0), (1582, 10, 10, -141_432), (1, 1, 1, -719_162), (2000, 2, 29, 11_016), (9999, 12, 31, 2_932_896)] {
+            #expect(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)) == Int64(days))
+            #expect(CivilCalendar.date(fromDays: Int64(days)) == (Int64(year), Int64(month), Int64(day)))
+        }
+    }
+
+    @Test func instantsAreWrittenAsRFC3339InEveryYear() {
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: 1_795_339_800.75)) == "2026-11-22T09:30:00Z")
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -12_219_724_800 + 43_200)) == "1582-10-10T12:00:00Z")
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
     }
 }
