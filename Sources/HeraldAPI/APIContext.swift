@@ -16,7 +16,7 @@ public struct APIContext: RequestContext {
 
     /// The caller of a `/v1` route.
     func requireCaller() throws -> Caller {
-        guard let caller else { throw Problem.unauthorized("send Authorization: Bearer followed by a person token or a tenant key") }
+        guard let caller else { throw Problem.noCredentials("send Authorization: Bearer followed by a person token or a tenant key") }
         return caller
     }
 }

@@ -19,11 +19,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else {
-            throw Problem.unauthorized("send Authorization: Bearer followed by a person token or a tenant key")
+            throw Problem.noCredentials("send Authorization: Bearer followed by a person token or a tenant key")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw Problem.unauthorized("the Authorization header must be Bearer followed by a person token or a tenant key")
+            throw Problem.noCredentials("the Authorization header must be Bearer followed by a person token or a tenant key")
         }
         let authentication = try await store.authenticate(String(parts[1]).trimmingCharacters(in: .whitespaces))
         let onBehalfOf = request.headers[.onBehalfOf]

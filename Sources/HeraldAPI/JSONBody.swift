@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -19,12 +20,11 @@ enum JSONBody {
 
     /// `decode` on a body already read.
     static func decode<Body: Decodable & FieldNamed>(_ type: Body.Type, bytes: [UInt8], request: Request) throws -> Body {
-        let contentType = request.headers[.contentType]?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") else {
+        guard isJSON(request.headers[.contentType]) else {
             throw Problem(.unsupportedMediaType, "Unsupported media type", detail: "send the body as application/json")
         }
         let data = Data(bytes)
-        guard String(validating: data, as: UTF8.self) != nil,
+        guard String(validating: data, as: UTF8.self) != nil, JSONSyntax.isValid(bytes),
               let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else {
             throw Problem(.badRequest, "Malformed JSON", detail: "the body is not a JSON object in UTF-8")
@@ -40,6 +40,14 @@ enum JSONBody {
         } catch let error as DecodingError {
             throw Problem(.unprocessableContent, "Invalid fields", detail: "some fields are missing or of the wrong type", errors: [fieldError(error)])
         }
+    }
+
+    /// `application/json`, with or without parameters (`; charset=utf-8`), in any case; not
+    /// a type that merely starts the same (`application/jsonp`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     private static func fieldError(_ error: DecodingError) -> Problem.FieldError {
@@ -76,7 +84,9 @@ enum JSONBody {
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        // RFC 3339 in the proleptic Gregorian calendar (`.iso8601` writes years before 1582
+        // in the Julian calendar).
+        encoder.dateEncodingStrategy = .rfc3339
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()

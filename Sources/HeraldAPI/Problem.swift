@@ -36,9 +36,17 @@ struct Problem: Error, Sendable {
     /// `type`: a stable name for the kind of problem, per status.
     var type: String { "https://herald.invalid/problems/\(status.code)" }
 
+    /// A 401 for credentials that were presented and refused (`error="invalid_token"`).
     static func unauthorized(_ detail: String) -> Problem {
         var problem = Problem(.unauthorized, "Not authenticated", detail: detail)
         problem.headers[.wwwAuthenticate] = #"Bearer realm="herald", error="invalid_token""#
+        return problem
+    }
+
+    /// A 401 for a request that presented no credentials: RFC 6750 §3.1 gives it no error code.
+    static func noCredentials(_ detail: String) -> Problem {
+        var problem = Problem(.unauthorized, "Not authenticated", detail: detail)
+        problem.headers[.wwwAuthenticate] = #"Bearer realm="herald""#
         return problem
     }
 
@@ -116,6 +124,13 @@ extension Problem: Encodable {
 }
 
 extension Problem: HTTPResponseError {
+    /// As the API's other answers: `/` is written as it is, not as `\/`.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
     func response(from request: Request, context: some RequestContext) throws -> Response {
         response()
     }
@@ -123,7 +138,7 @@ extension Problem: HTTPResponseError {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
-        let body = (try? JSONEncoder().encode(self)) ?? Data(#"{"title":"Internal error","status":500}"#.utf8)
+        let body = (try? Self.encoder.encode(self)) ?? Data(#"{"title":"Internal error","status":500}"#.utf8)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
