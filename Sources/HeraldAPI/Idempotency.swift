@@ -20,7 +20,7 @@ extension HeraldAPI {
     }
 
     /// Runs a creating `POST` (its body read once). With an `Idempotency-Key`, the first
-    /// answer is kept for 24 hours per credential: the same key with the same method, path
+    /// answer is kept for 24 hours per credential and acting person: the same key with the same method, path
     /// and body gets it again (`Idempotent-Replayed: true`) and writes nothing; with another
     /// request it is 422; while the first is still being answered, 409 with `Retry-After`.
     /// A request that fails lets its key go.
@@ -36,7 +36,7 @@ extension HeraldAPI {
         hasher.update(data: Self.canonical(bytes))
         let hash = Data(hasher.finalize())
         let claim = try await store.withTenant(caller.tenant) {
-            try await $0.claimIdempotencyKey(key, credential: caller.credentialID, requestHash: hash)
+            try await $0.claimIdempotencyKey(key, credential: caller.credentialID, person: caller.person?.id, requestHash: hash)
         }
         switch claim {
         case .answered(let status, let headers, let body):
@@ -54,11 +54,12 @@ extension HeraldAPI {
             do {
                 let answer = try await handle(caller, bytes)
                 try await store.withTenant(caller.tenant) {
-                    try await $0.completeIdempotencyKey(key, credential: caller.credentialID, status: answer.status, headers: answer.headers, body: answer.body)
+                    try await $0.completeIdempotencyKey(
+                        key, credential: caller.credentialID, person: caller.person?.id, status: answer.status, headers: answer.headers, body: answer.body)
                 }
                 return answer.response
             } catch {
-                try? await store.withTenant(caller.tenant) { try await $0.releaseIdempotencyKey(key, credential: caller.credentialID) }
+                try? await store.withTenant(caller.tenant) { try await $0.releaseIdempotencyKey(key, credential: caller.credentialID, person: caller.person?.id) }
                 throw error
             }
         }
