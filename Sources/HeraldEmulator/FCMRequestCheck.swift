@@ -4,6 +4,8 @@ import Foundation
 enum FCMRequestCheck {
     static let messageFields: Set<String> = ["name", "token", "topic", "condition", "notification", "data", "android", "apns", "webpush", "fcm_options"]
     static let notificationFields: Set<String> = ["title", "body", "image"]
+    /// FCM's ApnsConfig.
+    static let apnsFields: Set<String> = ["headers", "payload", "fcm_options", "live_activity_token"]
 
     /// The message, or the INVALID_ARGUMENT message FCM would give.
     static func check(_ body: Data, maxBytes: Int = 4096) -> Result<[String: Any], CheckFailure> {
@@ -49,7 +51,33 @@ enum FCMRequestCheck {
                 return .failure(.init("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(pairs[key] ?? "null")", field: "message.data[\(index)].value"))
             }
         }
+        if let apns = message["apns"] {
+            if let failure = checkAPNs(apns) { return .failure(failure) }
+        }
         return .success(message)
+    }
+
+    /// `message.apns`: known fields only, `headers` a map of strings, `payload` an object,
+    /// and an `apns-priority` APNs would take (5 or 10; 10 needs an alert, not a silent push).
+    private static func checkAPNs(_ apns: Any) -> CheckFailure? {
+        guard let fields = apns as? [String: Any] else { return .init("Invalid value at 'message.apns'", field: "message.apns") }
+        if let unknown = Set(fields.keys).subtracting(apnsFields).sorted().first {
+            return .init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.apns': Cannot find field.", field: "message.apns.\(unknown)")
+        }
+        if let payload = fields["payload"], !(payload is [String: Any]) {
+            return .init("Invalid value at 'message.apns.payload'", field: "message.apns.payload")
+        }
+        guard let headers = fields["headers"] else { return nil }
+        guard let pairs = headers as? [String: Any], pairs.values.allSatisfy({ $0 is String }) else {
+            return .init("Invalid value at 'message.apns.headers' (TYPE_STRING)", field: "message.apns.headers")
+        }
+        if let priority = pairs["apns-priority"] as? String, !["5", "10"].contains(priority) {
+            return .init("Request contains an invalid argument: invalid apns-priority \(priority)", field: "message.apns.headers")
+        }
+        if let collapse = pairs["apns-collapse-id"] as? String, collapse.utf8.count > 64 {
+            return .init("Request contains an invalid argument: apns-collapse-id is longer than 64 bytes", field: "message.apns.headers")
+        }
+        return nil
     }
 
     struct CheckFailure: Error {

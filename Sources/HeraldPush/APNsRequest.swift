@@ -17,11 +17,9 @@ public struct APNsRequest: Sendable, Equatable {
         // Registration accepts only hex tokens; escaping keeps anything else one path segment
         // (no slash, no dot segment, no query or fragment).
         path = "/3/device/" + (notification.token.addingPercentEncoding(withAllowedCharacters: Self.tokenCharacters) ?? "")
-        var headers = [
-            "apns-topic": topic, "apns-push-type": "alert", "apns-priority": "10",
-            "apns-expiration": expiration.map { String(Int($0.timeIntervalSince1970)) } ?? "0",
-        ]
-        if let collapse = notification.collapseID { headers["apns-collapse-id"] = String(decoding: collapse.utf8.prefix(64), as: UTF8.self) }
+        var headers = Dictionary(uniqueKeysWithValues: APNsHeaders.common(notification))
+        headers["apns-topic"] = topic
+        headers["apns-expiration"] = expiration.map { String(Int($0.timeIntervalSince1970)) } ?? "0"
         self.headers = headers
         body = Self.encode(notification, body: notification.body)
         if body.count > maxBytes {

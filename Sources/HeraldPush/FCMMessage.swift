@@ -30,7 +30,7 @@ public struct FCMMessage: Sendable, Equatable {
     /// for large blocks (measured with a probe on `malloc` in a burn-down).
     static func capacity(_ notification: PushNotification, body: String) -> Int {
         let data = notification.data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
-        return 400 + 2 * (body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
+        return 500 + (notification.collapseID?.utf8.count ?? 0) + 2 * (body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
             + 3 * (notification.imageURL?.utf8.count ?? 0) + notification.token.utf8.count + data
     }
 
@@ -53,6 +53,11 @@ public struct FCMMessage: Sendable, Equatable {
             json.string("image", image)
             json.closeObject()
         }
+        // The headers FCM passes on to APNs: without `apns-collapse-id` here, an iPhone
+        // reached through FCM stacked every push about an activity instead of replacing it.
+        json.openObject("headers")
+        for (name, value) in APNsHeaders.common(notification) { json.string(name, value) }
+        json.closeObject()
         json.openObject("payload")
         APSDictionary.write(notification, body: body, into: &json)
         json.closeObject()
@@ -67,6 +72,21 @@ public struct FCMMessage: Sendable, Equatable {
         json.closeObject()
         json.closeObject()
         return json.bytes
+    }
+}
+
+/// The APNs headers that FCM's `apns.headers` and direct APNs both send.
+enum APNsHeaders {
+    /// `apns-collapse-id` (when the notification has one, at most 64 bytes as Apple allows),
+    /// `apns-priority` and `apns-push-type`, sorted by name.
+    static func common(_ notification: PushNotification) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        if let collapse = notification.collapseID {
+            headers.append(("apns-collapse-id", String(decoding: collapse.utf8.prefix(64), as: UTF8.self)))
+        }
+        headers.append(("apns-priority", "10"))
+        headers.append(("apns-push-type", "alert"))
+        return headers
     }
 }
 

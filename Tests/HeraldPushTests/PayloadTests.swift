@@ -55,6 +55,19 @@ import Testing
         #expect((apns["fcm_options"] as? [String: String])?["image"] == "https://example.test/group.png")
     }
 
+    /// An iPhone reached through FCM gets the same collapse identity as over direct APNs:
+    /// FCM passes `message.apns.headers` on to APNs, and nothing was written there.
+    @Test func activityPushesThroughFCMCarryTheAPNsCollapseHeaders() throws {
+        var notification = Self.notification()
+        notification.collapseID = "0193a1b2-activity"
+        let headers = try #require((try json(FCMMessage(notification))["apns"] as? [String: Any])?["headers"] as? [String: String])
+        #expect(headers == ["apns-collapse-id": "0193a1b2-activity", "apns-priority": "10", "apns-push-type": "alert"])
+        let direct = APNsRequest(notification, topic: "test.member")
+        for (name, value) in headers { #expect(direct.headers[name] == value, "\(name)") }
+        let chat = try #require((try json(FCMMessage(Self.notification()))["apns"] as? [String: Any])?["headers"] as? [String: String])
+        #expect(chat["apns-collapse-id"] == nil && chat["apns-push-type"] == "alert")
+    }
+
     @Test func aMutedConversationHasNoSoundAndNoImageMeansNoMutableContent() throws {
         let message = try json(FCMMessage(Self.notification(sound: false)))
         let apns = try #require(message["apns"] as? [String: Any])
