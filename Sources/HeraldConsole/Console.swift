@@ -59,6 +59,13 @@ public struct Console: Sendable {
             response = self.error(.notFound, "Not found", "Nothing here, or nothing you may see.", session: nil)
         } catch let error as StoreError where error.code == .invalid || error.code == .forbidden {
             response = self.error(.unprocessableContent, "Not possible", error.description, session: nil)
+        } catch where Store.isUnavailable(error) {
+            logger.warning("console: the database is unreachable", metadata: ["error": "\(error)"])
+            response = self.error(
+                .serviceUnavailable, "Database unavailable",
+                "The database cannot be reached just now (a failover may be under way). Nothing was changed: try again in a moment.",
+                session: nil)
+            response.headers[.retryAfter] = "2"
         } catch {
             logger.error("console: unexpected error", metadata: ["error": "\(error)"])
             response = self.error(.internalServerError, "Something went wrong", "The error is in the server's log.", session: nil)

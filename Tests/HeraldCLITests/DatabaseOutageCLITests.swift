@@ -30,6 +30,10 @@ import Testing
                         url: base + "/v1/me", headers: [("Authorization", "Bearer \(secret)")], timeout: .seconds(60)))
                 }
                 #expect(try await me().status == 200)
+                // The console's sign-in form (no database needed): its CSRF cookie, for later.
+                let signInPage = try await http.send(HTTPRequest(url: base + "/console/sign-in", timeout: .seconds(60)))
+                let csrf = try #require(signInPage.headers["set-cookie"]?.split(separator: ";").first?
+                    .split(separator: "=", maxSplits: 1).last.map(String.init))
 
                 // Away for a moment: the request waits and is answered once the database is back.
                 _ = try await cluster.stop()
@@ -48,6 +52,13 @@ import Testing
                 #expect(refused.headers["content-type"]?.hasPrefix("application/problem+json") == true)
                 let problem = try #require(try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])
                 #expect(problem["status"] as? Int == 503 && problem["title"] as? String == "Database unavailable", "\(problem)")
+                // The console says the same, as a page: 503 with Retry-After, not a 500.
+                let signIn = try await http.send(HTTPRequest(
+                    method: "POST", url: base + "/console/sign-in",
+                    headers: [("Cookie", "herald_console_csrf=\(csrf)"), ("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Array("csrf=\(csrf)&token=\(secret)".utf8), timeout: .seconds(60)))
+                #expect(signIn.status == 503 && signIn.headers["retry-after"] == "2", "\(signIn.status)")
+                #expect(String(decoding: signIn.body, as: UTF8.self).contains("Database unavailable"))
 
                 _ = try await cluster.start()
                 #expect(try await me().status == 200)
