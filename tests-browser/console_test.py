@@ -5,7 +5,7 @@ import os
 import re
 import unittest
 import urllib.request
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException
@@ -181,6 +181,18 @@ class ConsoleTest(unittest.TestCase):
         with self.assertRaises(NoAlertPresentException):
             self.driver.switch_to.alert.text
         self.assertIsNone(re.search(r"<script>alert", self.driver.page_source.split("<main>")[0].split("</head>")[1]))
+
+    def test_markup_hidden_in_grapheme_clusters_shows_as_text(self):
+        # U+0600 before `<` makes one grapheme cluster of the two: an escape that compares
+        # whole characters let it through, and the page redirected to another site.
+        planted = "\u0600<meta http-equiv=refresh content=0;url=http://127.0.0.1:9/x\u0600>"
+        self.sign_in(os.environ["CONSOLE_EVE"])
+        self.assertIn("<meta http-equiv=refresh", self.driver.find_element(By.CSS_SELECTOR, "header .who").text)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "meta[content*='url=']"), [])
+        self.driver.get(BASE + "/console/history?user=" + quote(planted))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "meta[content*='url=']"), [])
+        self.assertIn("<meta http-equiv=refresh", self.driver.find_element(By.CSS_SELECTOR, "p.error").text)
+        self.assertEqual(urlparse(self.driver.current_url).hostname, urlparse(BASE).hostname)
 
     def test_an_inline_script_does_not_run(self):
         # The policy allows no script at all: one slipped into the page stays inert.
