@@ -46,10 +46,12 @@ func unauthorizedSend(_ endpoints: Emulator.Endpoints, timeout: Duration = .seco
         body: Array(#"{"message": {"token": "a"}}"#.utf8), timeout: timeout)
 }
 
-/// A client that trusts the emulator's certificate authority (beside the system's).
+/// A client that trusts the emulator's certificate authority (beside the system's). The CA
+/// file is read when the client is made and removed right after (a test run left 31).
 func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .init()) throws -> HTTPClient {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-ca-\(UUID().uuidString).pem")
     try emulator.certificates.caPEM.write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
     var configuration = configuration
     configuration.extraCAFile = file.path
     return try HTTPClient(configuration: configuration, logger: quiet)
