@@ -36,8 +36,14 @@ public struct Migrator: Sendable {
                 var done: [Migration] = []
                 for migration in migrations where applied[migration.version] == nil {
                     try await apply(migration, on: connection)
-                    logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
+                    logger.debug("applied migration", metadata: ["migration": "\(migration.fileName)"])
                     done.append(migration)
+                }
+                // One line at info (a first run applies them all); each one is at debug.
+                if let first = done.first, let last = done.last {
+                    logger.info(
+                        "applied \(done.count) migration\(done.count == 1 ? "" : "s")",
+                        metadata: ["migrations": "\(first.fileName)\(done.count > 1 ? " … \(last.fileName)" : "")"])
                 }
                 return done
             }
