@@ -71,6 +71,16 @@ public final class ProviderGateway: PushGateway {
         self.http = http
     }
 
+    /// Each provider and, when it cannot send, what is missing or wrong (nil: configured).
+    public var readiness: [(provider: PushProvider, problem: String?)] {
+        let current = providers.withLock { $0 }
+        func problem<Value>(_ result: Result<Value, PushConfigurationError>) -> String? {
+            if case .failure(let error) = result { return error.description }
+            return nil
+        }
+        return [(.fcm, problem(current.fcm)), (.apns, problem(current.apns))]
+    }
+
     /// Reads `GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`, the `HERALD_APNS_*`
     /// variables and `HERALD_CA_FILE`.
     public static func fromEnvironment(_ environment: [String: String], http: HTTPClient) -> ProviderGateway {

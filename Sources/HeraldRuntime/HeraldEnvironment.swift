@@ -72,9 +72,24 @@ public struct HeraldEnvironment: Sendable {
         _ body: (Dispatcher) async throws -> Result
     ) async throws -> Result {
         try await withGateway(maxInFlight: configuration.concurrency) { gateway in
-            try await Dispatcher.with(
+            logReadiness(of: gateway)
+            return try await Dispatcher.with(
                 store: store, listen: listen, gateway: gateway, configuration: configuration,
                 poolSize: poolSize ?? configuration.fanOutConcurrency + 3, logger: logger, body)
+        }
+    }
+
+    /// Says at start which providers can send: one line at info, or a warning when none can
+    /// (the first sign used to be a critical line when the first push arrived).
+    private func logReadiness(of gateway: ProviderGateway) {
+        let readiness = gateway.readiness
+        var metadata: Logger.Metadata = [:]
+        for (provider, problem) in readiness { metadata["provider.\(provider.rawValue)"] = "\(problem ?? "configured")" }
+        let configured = readiness.filter { $0.problem == nil }.map(\.provider.rawValue)
+        if configured.isEmpty {
+            logger.warning("no push provider is configured: notifications stay queued until one is", metadata: metadata)
+        } else {
+            logger.info("push providers: \(configured.joined(separator: ", ")) configured", metadata: metadata)
         }
     }
 }

@@ -22,6 +22,24 @@ import Testing
         try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
     }
 
+    /// A worker says at start which providers can send: with none, a warning names what is
+    /// missing (before, the first sign was a critical line when a push arrived); with some,
+    /// nothing above info.
+    @Test func aWorkerSaysAtStartWhichProvidersAreConfigured() async throws {
+        try await withSetup { cli, _, _ in
+            try await setUpPeople(cli)
+            var bare = cli
+            bare.environment["GOOGLE_APPLICATION_CREDENTIALS"] = ""
+            bare.environment["HERALD_APNS_KEY_FILE"] = ""
+            let unconfigured = try await bare.run(["dispatch", "--drain"])
+            #expect(unconfigured.status == 0, "\(unconfigured.stderr)")
+            #expect(unconfigured.stderr.contains("no push provider is configured"), "\(unconfigured.stderr)")
+            #expect(unconfigured.stderr.contains("GOOGLE_APPLICATION_CREDENTIALS") && unconfigured.stderr.contains("HERALD_APNS_KEY_FILE"))
+            let configured = try await cli.run(["dispatch", "--drain"])
+            #expect(configured.status == 0 && !configured.stderr.contains("provider"), "\(configured.stderr)")
+        }
+    }
+
     /// The workflow's P0 story: every step's notification reaches exactly the right phone,
     /// in the right app, with the right words, dates, data, thread and badge.
     @Test func theP0StoryReachesTheRightPhones() async throws {
