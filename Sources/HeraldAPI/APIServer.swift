@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
+import NIOCore
 import NIOSSL
 
 /// `herald serve`'s listener: HTTP/1.1 in the clear, or with a certificate HTTP/2 and
@@ -22,12 +23,28 @@ public struct APIServer: Sendable {
     let host: String
     let port: Int
     let tls: TLSFiles?
+    let connections: ConnectionLimits
 
-    public init(api: HeraldAPI, host: String, port: Int, tls: TLSFiles?) {
+    public init(api: HeraldAPI, host: String, port: Int, tls: TLSFiles?, connections: ConnectionLimits = ConnectionLimits()) {
         self.api = api
         self.host = host
         self.port = port
         self.tls = tls
+        self.connections = connections
+    }
+
+    /// Raises this process's limit on open files to the most it may have (the usual soft
+    /// limit, 1,024, is a few hundred idle sockets from exhaustion). - Returns: the limit now.
+    @discardableResult
+    public static func raiseFileLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return UInt64(limit.rlim_cur)
     }
 
     /// The application, a `Service` for a `ServiceGroup` (SIGTERM: stop accepting, finish
@@ -35,14 +52,24 @@ public struct APIServer: Sendable {
     public func application(onRunning: @escaping @Sendable (String) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let server: HTTPServerBuilder
         let scheme: String
+        let limits = connections, byAddress = ConnectionsByAddress()
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadline(timeout: TimeAmount(limits.requestTimeout))], idleTimeout: TimeAmount(limits.idleTimeout))
         if let tls {
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)))
-            server = try .http2Upgrade(tlsConfiguration: configuration)
+            let http2 = HTTP2ChannelConfiguration(idleTimeout: limits.idleTimeout, streamConfiguration: http1)
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(
+                    inner: try HTTP2UpgradeChannel(tlsConfiguration: configuration, configuration: http2, responder: responder),
+                    limits: limits, connections: byAddress, isTLS: true)
+            }
             scheme = "https"
         } else {
-            server = .http1()
+            server = HTTPServerBuilder { responder in
+                GuardedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), limits: limits, connections: byAddress, isTLS: false)
+            }
             scheme = "http"
         }
         let host = host

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldAPI
 import HeraldConsole
+import HeraldCore
 import HeraldMetrics
 import HeraldStore
 import ServiceLifecycle
@@ -29,6 +30,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("person-burst"), help: "Requests a person token may make at once.") var personBurst = 100.0
     @Option(name: .customLong("key-rate"), help: "Requests a second a tenant key may make, sustained.") var keyRate = 500.0
     @Option(name: .customLong("key-burst"), help: "Requests a tenant key may make at once.") var keyBurst = 2_000.0
+    @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request in progress (or a request head not yet whole) after this long.")
+    var idleTimeout = "30s"
+    @Option(name: .customLong("request-timeout"), help: "Close a connection whose request (head to end of body) takes longer to arrive.")
+    var requestTimeout = "30s"
+    @Option(name: .customLong("handshake-timeout"), help: "Close a TLS connection whose handshake takes longer.") var handshakeTimeout = "10s"
+    @Option(name: .customLong("max-connections-per-address"), help: "Connections one client address may hold open at once.")
+    var maxConnectionsPerAddress = 256
     @OptionGroup var dispatcher: DispatcherOptions
 
     func validate() throws {
@@ -37,14 +45,34 @@ struct ServeCommand: AsyncParsableCommand {
         where !(value >= 0.001 && value <= 1_000_000) {
             throw ValidationError("--\(name) must be between 0.001 and 1000000")
         }
+        _ = try connectionLimits()
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for file in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("cannot read \(file)")
         }
     }
 
+    /// The connection options, each from 1 s (a count: 1) to a day.
+    func connectionLimits() throws -> ConnectionLimits {
+        func timeout(_ name: String, _ value: String) throws -> Duration {
+            let duration: Duration
+            do { duration = try Input.duration(value, field: "--\(name)") } catch { throw ValidationError("\(error)") }
+            guard duration >= .seconds(1), duration <= .seconds(86_400) else { throw ValidationError("--\(name) must be between 1s and 24h") }
+            return duration
+        }
+        guard (1...1_000_000).contains(maxConnectionsPerAddress) else {
+            throw ValidationError("--max-connections-per-address must be between 1 and 1000000")
+        }
+        return ConnectionLimits(
+            idleTimeout: try timeout("idle-timeout", idleTimeout), requestTimeout: try timeout("request-timeout", requestTimeout),
+            handshakeTimeout: try timeout("handshake-timeout", handshakeTimeout), perAddress: maxConnectionsPerAddress)
+    }
+
     func run() async throws {
         let logger = HeraldLogging.logger
+        let files = APIServer.raiseFileLimit()
+        logger.debug("open files allowed", metadata: ["limit": "\(files)"])
+        let connections = try connectionLimits()
         // Before anything that records is made.
         _ = MetricsRegistry.shared
         let metricsToken = MetricsEndpoint.token(from: heraldEnvironment().variables)
@@ -57,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
                 // Only to a token: this port faces the apps.
                 if let metricsToken { MetricsEndpoint(token: metricsToken).add(to: router) }
             })
-            let server = APIServer(api: api, host: host, port: port, tls: tls)
+            let server = APIServer(api: api, host: host, port: port, tls: tls, connections: connections)
             // Written at once (not through print's buffer): scripts wait for this line.
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]

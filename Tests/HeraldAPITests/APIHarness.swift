@@ -29,7 +29,10 @@ struct APIHarness: Sendable {
         var isProblem: Bool { headers["content-type"] == "application/problem+json" && json["status"] as? Int == status }
     }
 
-    static func with(limits: RateLimits = RateLimits(), _ body: @Sendable (APIHarness) async throws -> Void) async throws {
+    static func with(
+        limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(), tls: APIServer.TLSFiles? = nil,
+        _ body: @Sendable (APIHarness) async throws -> Void
+    ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
             let acme = try await store.createTenant(slug: "acme", name: "Acme")
             try await store.withTenant(acme) { session in
@@ -40,7 +43,8 @@ struct APIHarness: Sendable {
                 _ = try await session.createTeam(slug: "ops", name: "Ops")
                 _ = try await session.addPerson(email: "chidi@acme.test", name: "Another Chidi")
             }
-            let server = APIServer(api: HeraldAPI(store: store, limits: limits, logger: testLogger), host: "127.0.0.1", port: 0, tls: nil)
+            let server = APIServer(
+                api: HeraldAPI(store: store, limits: limits, logger: testLogger), host: "127.0.0.1", port: 0, tls: tls, connections: connections)
             let (addresses, announce) = AsyncStream.makeStream(of: String.self)
             let application = try server.application { announce.yield($0) }
             let http = try HTTPClient(configuration: .init(maxInFlight: 8), logger: testLogger)

@@ -1,0 +1,83 @@
+/// The channel handlers behind `ConnectionLimits`: small, each with one deadline or rule.
+import NIOCore
+import NIOHTTPTypes
+import NIOTLS
+
+/// Closes a TLS connection whose handshake has not completed within `timeout` (placed right
+/// after the TLS handler, it sees the handshake's completion).
+final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            deadline?.cancel()
+            deadline = nil
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// Closes a connection (an HTTP/2 stream) whose request has not arrived whole, head to end
+/// of body, within `timeout` of its head: a body sent a byte at a time keeps the connection
+/// from being idle, so the idle timeout alone never closes it.
+final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            let channel = context.channel
+            deadline?.cancel()
+            deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        case .end:
+            deadline?.cancel()
+            deadline = nil
+        case .body:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+}
+
+/// Closes its connection as soon as it is active: one over its address's share.
+final class CloseOnArrival: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { context.close(promise: nil) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.close(promise: nil)
+    }
+}
