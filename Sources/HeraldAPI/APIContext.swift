@@ -6,9 +6,12 @@ public struct APIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by `AuthenticationMiddleware` for every route under `/v1`.
     var caller: Caller?
+    /// The address the connection comes from (its IP, without the port).
+    public let peerAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// Bodies over 64 KiB are refused with 413.

@@ -13,11 +13,32 @@ extension HTTPField.Name {
 /// Finds who calls from `Authorization: Bearer …`: a person token acts as its person; a
 /// tenant key acts as itself (an admin), or as the person `Herald-On-Behalf-Of` names. Any
 /// failure is a 401 that says why, with `WWW-Authenticate`.
+///
+/// Requests without valid credentials are counted per client address (`FailedAttempts`);
+/// an address over its share gets 429 before its credentials are looked up.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let store: Store
+    let attempts: FailedAttempts
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        let address = attempts.address(of: request, context: context)
+        if let wait = attempts.wait(for: address) { throw Problem.tooManyAttempts(wait) }
+        var context = context
+        do {
+            context.caller = try await caller(of: request)
+        } catch let problem as Problem where problem.status == .unauthorized {
+            attempts.record(address)
+            throw problem
+        } catch let failure as AuthenticationFailure {
+            attempts.record(address)
+            throw failure
+        }
+        return try await next(request, context)
+    }
+
+    /// Who the request's credentials say calls.
+    private func caller(of request: Request) async throws -> Caller {
         guard let header = request.headers[.authorization] else {
             throw Problem.noCredentials("send Authorization: Bearer followed by a person token or a tenant key")
         }
@@ -48,8 +69,6 @@ struct AuthenticationMiddleware: RouterMiddleware {
                 }
             }
         }
-        var context = context
-        context.caller = Caller(tenant: authentication.tenant, credentialID: authentication.credentialID, kind: authentication.kind, person: person)
-        return try await next(request, context)
+        return Caller(tenant: authentication.tenant, credentialID: authentication.credentialID, kind: authentication.kind, person: person)
     }
 }

@@ -10,15 +10,20 @@ public struct HeraldAPI: Sendable {
     let store: Store
     let logger: Logger
     let limiter: RateLimiter
+    let attempts: FailedAttempts
     /// Routes served beside the API that are not part of its contract (the console).
     let additions: @Sendable (Router<APIContext>) -> Void
 
+    /// - Parameter attempts: where requests without valid credentials are counted (shared
+    ///   with the console's sign-in); by default one of `limits`' anonymous rate.
     public init(
-        store: Store, limits: RateLimits = RateLimits(), logger: Logger, additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
+        store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
+        additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
         self.store = store
         self.logger = logger
         self.limiter = RateLimiter(limits)
+        self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
         self.additions = additions
     }
 
@@ -38,7 +43,7 @@ public struct HeraldAPI: Sendable {
         router.add(middleware: ProblemMiddleware(logger: logger))
         addHealth(to: router)
         let v1 = router.group("v1")
-            .add(middleware: AuthenticationMiddleware(store: store))
+            .add(middleware: AuthenticationMiddleware(store: store, attempts: attempts))
             .add(middleware: RateLimitMiddleware(limiter: limiter))
         addMe(to: v1)
         addDevices(to: v1)

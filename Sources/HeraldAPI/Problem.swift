@@ -50,6 +50,18 @@ struct Problem: Error, Sendable {
         return problem
     }
 
+    /// A 429 with `Retry-After` in whole seconds (at least 1).
+    static func tooManyRequests(_ detail: String, wait: Duration) -> Problem {
+        var problem = Problem(.tooManyRequests, "Too many requests", detail: detail)
+        problem.headers[.retryAfter] = "\(max(1, Int(wait.timeInterval.rounded(.up))))"
+        return problem
+    }
+
+    /// A 429 for an address over its share of requests without valid credentials.
+    static func tooManyAttempts(_ wait: Duration) -> Problem {
+        tooManyRequests("too many requests without valid credentials came from this address; retry after the time Retry-After says", wait: wait)
+    }
+
     static func notFound(_ detail: String = "there is nothing here") -> Problem {
         Problem(.notFound, "Not found", detail: detail)
     }

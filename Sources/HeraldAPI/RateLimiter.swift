@@ -11,12 +11,20 @@ public struct RateLimits: Sendable, Equatable {
     public var personBurst: Double
     public var keyRate: Double
     public var keyBurst: Double
+    /// Requests without valid credentials a client address may make (`FailedAttempts`).
+    public var anonymousRate: Double
+    public var anonymousBurst: Double
 
-    public init(personRate: Double = 20, personBurst: Double = 100, keyRate: Double = 500, keyBurst: Double = 2_000) {
+    public init(
+        personRate: Double = 20, personBurst: Double = 100, keyRate: Double = 500, keyBurst: Double = 2_000, anonymousRate: Double = 10,
+        anonymousBurst: Double = 100
+    ) {
         self.personRate = personRate
         self.personBurst = personBurst
         self.keyRate = keyRate
         self.keyBurst = keyBurst
+        self.anonymousRate = anonymousRate
+        self.anonymousBurst = anonymousBurst
     }
 }
 
@@ -52,9 +60,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         let caller = try context.requireCaller()
         if let wait = limiter.admit(caller.credentialID, kind: caller.kind) {
-            var problem = Problem(.tooManyRequests, "Too many requests", detail: "this credential is over its rate; retry after the time Retry-After says")
-            problem.headers[.retryAfter] = "\(max(1, Int(wait.timeInterval.rounded(.up))))"
-            throw problem
+            throw Problem.tooManyRequests("this credential is over its rate; retry after the time Retry-After says", wait: wait)
         }
         return try await next(request, context)
     }

@@ -27,10 +27,18 @@ extension Console {
                 guard let expected = Cookies(request)[Self.signInCSRFCookie], let presented = form["csrf"], Self.same(expected, presented) else {
                     throw ConsoleRefusal(status: .forbidden, heading: "Refused", detail: "The form was not this console's (CSRF check). Open the sign-in page again.")
                 }
+                // Sign-ins that fail count against the address, as the API's do.
+                let address = attempts.address(of: request, context: context)
+                if let wait = attempts.wait(for: address) {
+                    var response = error(.tooManyRequests, "Too many attempts", "Too many sign-ins failed from this address: wait a moment.", session: nil)
+                    response.headers[.retryAfter] = "\(max(1, Int(wait.timeInterval.rounded(.up))))"
+                    return response
+                }
                 let started: (session: ConsoleSession, cookie: String)
                 do {
                     started = try await store.startConsoleSession(presenting: (form["token"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
                 } catch let failure as AuthenticationFailure {
+                    attempts.record(address)
                     let token = Self.randomToken()
                     var response = html("sign-in", ["pageTitle": "Sign in", "csrf": token, "error": "Not signed in: \(failure.description)."], session: nil, status: .unauthorized)
                     response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.signInCSRFCookie, token, maxAge: 3600)))

@@ -18,9 +18,12 @@ public struct Console: Sendable {
     /// behind a TLS proxy).
     let secureCookies: Bool
     let pages: Pages
+    /// Failed sign-ins per client address, shared with the API's authentication.
+    let attempts: FailedAttempts
 
-    public init(store: Store, secureCookies: Bool, logger: Logger) throws {
+    public init(store: Store, secureCookies: Bool, attempts: FailedAttempts, logger: Logger) throws {
         self.store = store
+        self.attempts = attempts
         self.secureCookies = secureCookies
         self.logger = logger
         self.pages = try Pages()

@@ -24,12 +24,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain, for TLS.", valueName: "file")) var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key, for TLS.", valueName: "file")) var tlsKey: String?
     @Flag(help: "Also deliver notifications in this process, as herald worker does.") var worker = false
-    @Flag(name: .customLong("behind-tls"), help: "Clients reach this server over TLS through a proxy: the console's cookies are Secure.")
+    @Flag(
+        name: .customLong("behind-tls"),
+        help: "Clients reach this server over TLS through a proxy: the console's cookies are Secure, and the client's address is the last of X-Forwarded-For.")
     var behindTLS = false
     @Option(name: .customLong("person-rate"), help: "Requests a second a person token may make, sustained.") var personRate = 20.0
     @Option(name: .customLong("person-burst"), help: "Requests a person token may make at once.") var personBurst = 100.0
     @Option(name: .customLong("key-rate"), help: "Requests a second a tenant key may make, sustained.") var keyRate = 500.0
     @Option(name: .customLong("key-burst"), help: "Requests a tenant key may make at once.") var keyBurst = 2_000.0
+    @Option(name: .customLong("anonymous-rate"), help: "Requests without valid credentials one client address may make a second, sustained.")
+    var anonymousRate = 10.0
+    @Option(name: .customLong("anonymous-burst"), help: "Requests without valid credentials one client address may make at once.")
+    var anonymousBurst = 100.0
     @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request in progress (or a request head not yet whole) after this long.")
     var idleTimeout = "30s"
     @Option(name: .customLong("request-timeout"), help: "Close a connection whose request (head to end of body) takes longer to arrive.")
@@ -41,7 +47,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        for (name, value) in [("person-rate", personRate), ("person-burst", personBurst), ("key-rate", keyRate), ("key-burst", keyBurst)]
+        for (name, value) in [
+            ("person-rate", personRate), ("person-burst", personBurst), ("key-rate", keyRate), ("key-burst", keyBurst),
+            ("anonymous-rate", anonymousRate), ("anonymous-burst", anonymousBurst),
+        ]
         where !(value >= 0.001 && value <= 1_000_000) {
             throw ValidationError("--\(name) must be between 0.001 and 1000000")
         }
@@ -78,9 +87,12 @@ struct ServeCommand: AsyncParsableCommand {
         let metricsToken = MetricsEndpoint.token(from: heraldEnvironment().variables)
         let tls = tlsCert.flatMap { cert in tlsKey.map { APIServer.TLSFiles(certificateChain: cert, privateKey: $0) } }
         @Sendable func serve(_ store: Store, _ worker: WorkerService?) async throws {
-            let limits = RateLimits(personRate: personRate, personBurst: personBurst, keyRate: keyRate, keyBurst: keyBurst)
-            let console = try Console(store: store, secureCookies: tls != nil || behindTLS, logger: logger)
-            let api = HeraldAPI(store: store, limits: limits, logger: logger, additions: { router in
+            let limits = RateLimits(
+                personRate: personRate, personBurst: personBurst, keyRate: keyRate, keyBurst: keyBurst, anonymousRate: anonymousRate,
+                anonymousBurst: anonymousBurst)
+            let attempts = FailedAttempts(rate: anonymousRate, burst: anonymousBurst, trustForwardedFor: behindTLS)
+            let console = try Console(store: store, secureCookies: tls != nil || behindTLS, attempts: attempts, logger: logger)
+            let api = HeraldAPI(store: store, limits: limits, attempts: attempts, logger: logger, additions: { router in
                 console.addRoutes(to: router)
                 // Only to a token: this port faces the apps.
                 if let metricsToken { MetricsEndpoint(token: metricsToken).add(to: router) }

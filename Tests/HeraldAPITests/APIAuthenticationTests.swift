@@ -120,4 +120,27 @@ import Testing
             #expect(try await api.call("GET", "/v1/me", token: dana).status == 200)
         }
     }
+
+    /// Made-up tokens were looked up about 4,000 times a second and never held back: an
+    /// address's failed attempts now run out, and then it gets 429 before any lookup (a
+    /// forged X-Forwarded-For does not make a new address unless the server trusts a proxy).
+    @Test func anAddressThatKeepsFailingIsHeldBackBeforeAnyLookup() async throws {
+        try await APIHarness.with(limits: RateLimits(anonymousRate: 0.001, anonymousBurst: 3)) { api in
+            let chidi = try await api.token("chidi@acme.test")
+            #expect(try await api.call("GET", "/v1/me", token: chidi).status == 200, "valid credentials take nothing from the share")
+            for attempt in 0..<3 {
+                let refused = try await api.call("GET", "/v1/me", token: "hrp_madeup\(attempt)", headers: [("X-Forwarded-For", "10.0.0.\(attempt)")])
+                #expect(refused.status == 401)
+            }
+            let held = try await api.call("GET", "/v1/me", token: "hrp_madeup", headers: [("X-Forwarded-For", "10.9.9.9")])
+            #expect(held.status == 429 && held.isProblem && held.headers["retry-after"].flatMap(Int.init).map { $0 >= 900 } == true)
+            #expect(try await api.call("GET", "/v1/me", token: nil).status == 429, "no credentials at all")
+        }
+    }
+
+    @Test func theLastForwardedAddressCountsBehindATrustedProxy() {
+        let attempts = FailedAttempts(rate: 0.001, burst: 1, trustForwardedFor: true)
+        attempts.record("203.0.113.7")
+        #expect(attempts.wait(for: "203.0.113.7") != nil && attempts.wait(for: "203.0.113.8") == nil)
+    }
 }
