@@ -54,7 +54,7 @@ public struct APIServer: Sendable {
         let scheme: String
         let limits = connections, byAddress = ConnectionsByAddress()
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadline(timeout: TimeAmount(limits.requestTimeout))], idleTimeout: TimeAmount(limits.idleTimeout))
+            additionalChannelHandlers: [ParseErrorAnswer(), RequestDeadline(timeout: TimeAmount(limits.requestTimeout))], idleTimeout: TimeAmount(limits.idleTimeout))
         if let tls {
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },

@@ -1,5 +1,7 @@
 /// The channel handlers behind `ConnectionLimits`: small, each with one deadline or rule.
+import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import NIOTLS
 
@@ -79,5 +81,45 @@ final class CloseOnArrival: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         context.close(promise: nil)
+    }
+}
+
+/// Answers a request the HTTP parser refuses (a control byte in a header, an obs-folded
+/// line, headers past the size limit) with a problem document, 431 for oversized headers
+/// and 400 otherwise, then closes the connection. Hummingbird's own answer is an empty
+/// 400. Errors after a request's head has gone on to the routes are left to them.
+final class ParseErrorAnswer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private var requestInProgress = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: requestInProgress = true
+        case .end: requestInProgress = false
+        case .body: break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? HTTPParserError, !requestInProgress else { return context.fireErrorCaught(error) }
+        let problem: Problem
+        if case .headerOverflow = error {
+            problem = Problem(.requestHeaderFieldsTooLarge, "Request headers too large", detail: "the request's headers are over 80 KiB together")
+        } else {
+            problem = Problem(.badRequest, "Malformed request", detail: "the request is not valid HTTP/1.1 (\(error))")
+        }
+        let body = problem.body
+        let head = HTTPResponse(
+            status: problem.status,
+            headerFields: [.contentType: "application/problem+json", .contentLength: "\(body.count)", .connection: "close"])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }

@@ -150,8 +150,12 @@ extension Problem: HTTPResponseError {
     func response() -> Response {
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
-        let body = (try? Self.encoder.encode(self)) ?? Data(#"{"title":"Internal error","status":500}"#.utf8)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The document's JSON.
+    var body: Data {
+        (try? Self.encoder.encode(self)) ?? Data(#"{"title":"Internal error","status":500}"#.utf8)
     }
 }
 

@@ -36,6 +36,22 @@ import Glibc
         }
     }
 
+    /// What the HTTP parser refuses gets a problem document (431 for headers too large),
+    /// not an empty 400.
+    @Test(arguments: [
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\u{01}b\r\n\r\n", "400"),
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", "400"),
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 100 * 1024) + "\r\n\r\n", "431"),
+    ])
+    func malformedRequestsGetAProblemDocument(request: String, status: String) async throws {
+        try await APIHarness.with { api in
+            let socket = try RawSocket(port: try #require(api.port))
+            socket.send(request)
+            #expect(socket.readUntil("}", within: .seconds(30)) && socket.received.hasPrefix("HTTP/1.1 \(status)"), "\(socket.received)")
+            #expect(socket.received.contains("application/problem+json") && socket.received.contains("\"status\":\(status)"), "\(socket.received)")
+        }
+    }
+
     @Test func anAddressOverItsShareIsClosedOnArrivalAndTheRestStayServed() async throws {
         let limits = ConnectionLimits(idleTimeout: .seconds(120), requestTimeout: .seconds(120), handshakeTimeout: .seconds(120), perAddress: 4)
         try await APIHarness.with(connections: limits) { api in
@@ -101,8 +117,10 @@ extension APIHarness {
 }
 
 /// A plain TCP connection to 127.0.0.1, written and read byte by byte.
-final class RawSocket: Sendable {
+final class RawSocket: @unchecked Sendable {  // Used by one test at a time, never shared.
     let fd: Int32
+    /// What `readUntil` has read so far, as text.
+    private(set) var received = ""
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -151,15 +169,16 @@ final class RawSocket: Sendable {
     /// Reads until `text` has arrived; false if it has not within `limit` or the peer closed first.
     func readUntil(_ text: String, within limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
-        var received: [UInt8] = []
+        var bytes = Array(received.utf8)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 100) > 0 else { continue }
             let count = recv(fd, &buffer, buffer.count, 0)
             guard count > 0 else { return false }
-            received += buffer[0..<count]
-            if String(decoding: received, as: UTF8.self).contains(text) { return true }
+            bytes += buffer[0..<count]
+            received = String(decoding: bytes, as: UTF8.self)
+            if received.contains(text) { return true }
         }
         return false
     }
