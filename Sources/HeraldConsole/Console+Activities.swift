@@ -13,7 +13,7 @@ extension Console {
                 let session = try await requireSession(request)
                 let viewer = session.authentication.person
                 guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Self.notFound(session) }
-                let (activity, transitions, notified, timers) = try await store.withTenant(session.authentication.tenant) { tenant in
+                let (activity, transitions, notified, timers, queued) = try await store.withTenant(session.authentication.tenant) { tenant in
                     let activity: ActivityRecord
                     do {
                         activity = try await tenant.activity(id: id, viewer: viewer)
@@ -25,7 +25,9 @@ extension Console {
                     let entries = try await tenant.history(viewer: viewer, filter: HistoryFilter(activity: id.uuidString, limit: 200))
                     var details: [HistoryDetail] = []
                     for entry in entries { details.append(try await tenant.historyDetail(viewer: viewer, id: entry.id)) }
-                    return (activity, transitions, details, try await tenant.timers(activity: id))
+                    // Events not fanned out yet have no notification: say they are queued.
+                    let queued = try await tenant.why(activity: id, viewer: viewer).filter { $0.queued != nil }
+                    return (activity, transitions, details, try await tenant.timers(activity: id), queued)
                 }
                 // Each step raised its event at the very moment it was recorded (one statement,
                 // one clock reading), which tells apart two steps of the same kind.
@@ -45,6 +47,11 @@ extension Console {
                     ]
                     if let reason = step.reason { values["reason"] = reason }
                     if !items.isEmpty { values["notifications"] = ["items": items] }
+                    if let waiting = queued.first(where: { $0.event == event && abs($0.at.timeIntervalSince(step.at)) < 0.001 })?.queued {
+                        var shown: [String: Any] = ["since": Self.shown(waiting.since), "candidates": waiting.candidates]
+                        if !waiting.people.isEmpty { shown["people"] = waiting.people.map(\.name).joined(separator: ", ") }
+                        values["queued"] = shown
+                    }
                     return values
                 }
                 // The reminders: when each is due, what became of it, and whom a fired one told.

@@ -13,6 +13,16 @@ public struct WhyEvent: Sendable, Codable, Equatable {
     public let recipients: [HistoryDetail]
     /// When writing the event's notifications failed (admins only).
     public let fanOut: FanOutFailures?
+    /// Set while the event waits in the queue to be fanned out (no notification exists yet).
+    public let queued: Queued?
+
+    /// An event not yet fanned out: since when it waits, and the people who will be
+    /// considered (those the viewer may see; `candidates` counts them all).
+    public struct Queued: Sendable, Codable, Equatable {
+        public let since: Date
+        public let candidates: Int
+        public let people: [PersonReference]
+    }
 
     /// How an event's fan-out failed: a snapshot that cannot be read, or rows the database
     /// refused. Such an event is tried again, and passed over after a few failures of its own
@@ -34,15 +44,27 @@ extension TenantSession {
     /// - Parameter recipient: only this person's notifications (email).
     /// - Throws: `StoreError.notFound` for an activity the viewer may not see.
     public func why(activity id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
-        _ = try await activity(id: id, viewer: viewer)
+        let record = try await activity(id: id, viewer: viewer)
+        // Who will be considered for an event still queued: all of them for an admin or a
+        // manager of the activity's team, else the viewer alone (history's rule).
+        var seesAll = viewer?.isAdmin ?? true
+        if let viewer, !seesAll {
+            seesAll = try await connection.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM team_members WHERE tenant_id = \(tenantID) AND team_id = \(record.team.id)
+                                 AND person_id = \(viewer.id) AND role = 'manager')
+                """
+            ).single().decode(Bool.self, at: 0)
+        }
         let events = try await connection.query(
             """
             SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, o.kind = ANY(\(Self.timerEvents)::text[]),
-                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL
+                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL, o.recipient_ids
             FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
             WHERE o.tenant_id = \(tenantID) AND o.activity_id = \(id) ORDER BY o.seq
             """)
-        return try await trace(events, filter: HistoryFilter(recipient: recipient, activity: id.uuidString, limit: 10_000), viewer: viewer)
+        return try await trace(
+            events, filter: HistoryFilter(recipient: recipient, activity: id.uuidString, limit: 10_000), viewer: viewer, seesAllCandidates: seesAll)
     }
 
     /// The trace of one chat message's event.
@@ -52,7 +74,7 @@ extension TenantSession {
         let events = try await connection.query(
             """
             SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, false,
-                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL
+                   o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL, o.recipient_ids
             FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
             WHERE o.tenant_id = \(tenantID) AND o.message_id = \(id)
               AND (\(viewer?.isAdmin ?? true) OR EXISTS (
@@ -61,12 +83,13 @@ extension TenantSession {
                   WHERE m.tenant_id = o.tenant_id AND m.id = o.message_id))
             """)
         guard !events.isEmpty else { throw StoreError(.notFound, "no message \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
-        return try await trace(events, filter: HistoryFilter(recipient: recipient, limit: 10_000), viewer: viewer)
+        // A participant sees the conversation's people anyway.
+        return try await trace(events, filter: HistoryFilter(recipient: recipient, limit: 10_000), viewer: viewer, seesAllCandidates: true)
     }
 
     private static let timerEvents = TimerKind.allCases.map(\.event.rawValue)
 
-    private func trace(_ events: PostgresRows, filter: HistoryFilter, viewer: Person?) async throws -> [WhyEvent] {
+    private func trace(_ events: PostgresRows, filter: HistoryFilter, viewer: Person?, seesAllCandidates: Bool) async throws -> [WhyEvent] {
         var result: [WhyEvent] = []
         for row in events {
             let (eventID, kind, at, actorID, email, name, isTimer) =
@@ -84,7 +107,24 @@ extension TenantSession {
                     failures: try row.decode(Int.self, at: 7), error: error, passedOverAt: try row.decode(Date?.self, at: 9),
                     pending: try row.decode(Bool.self, at: 10))
             }
-            result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details, fanOut: fanOut))
+            var queued: WhyEvent.Queued?
+            let isPending = try row.decode(Bool.self, at: 10) && (try row.decode(Date?.self, at: 9)) == nil
+            if isPending, details.isEmpty {
+                let candidates = try row.decode([UUID].self, at: 11)
+                let shown = seesAllCandidates ? candidates : candidates.filter { $0 == viewer?.id }
+                let people = try await connection.query(
+                    """
+                    SELECT id, email, display_name FROM people WHERE tenant_id = \(tenantID) AND id = ANY(\(shown))
+                      AND (\(filter.recipient)::text IS NULL OR email = \(filter.recipient))
+                    ORDER BY email
+                    """
+                ).map { row in
+                    let (id, email, name) = try row.decode((UUID, String, String).self)
+                    return PersonReference(id: id, email: email, name: name)
+                }
+                queued = WhyEvent.Queued(since: at, candidates: candidates.count, people: people)
+            }
+            result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details, fanOut: fanOut, queued: queued))
         }
         return result
     }

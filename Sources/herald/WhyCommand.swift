@@ -41,11 +41,22 @@ struct WhyCommand: AsyncParsableCommand {
                 print("  \(actor.email): not told — actor: it was their own action")
             }
             for detail in event.recipients { print("  " + TerminalText.escaped(Self.line(detail), .singleLine)) }
-            if event.recipients.isEmpty, event.actor?.email != user || user == nil {
+            if let queued = event.queued {
+                print("  " + TerminalText.escaped(Self.line(queued), .singleLine))
+            } else if event.recipients.isEmpty, event.actor?.email != user || user == nil {
                 print("  " + (user.map { "\($0): not a recipient of this event" } ?? "no recipient you may see"))
             }
         }
         if events.isEmpty { print("no events") }
+    }
+
+    /// An event still queued: since when, and who will be considered.
+    static func line(_ queued: WhyEvent.Queued) -> String {
+        let people = queued.people.map(\.email).joined(separator: ", ")
+        let hidden = queued.candidates - queued.people.count
+        let who = people.isEmpty ? "\(queued.candidates) \(queued.candidates == 1 ? "person" : "people")"
+            : people + (hidden > 0 ? " and \(hidden) more" : "")
+        return "queued since \(queued.since.shortDisplay), not fanned out yet: will consider \(who)"
     }
 
     /// How an event's fan-out failed, and what became of it, in one line.

@@ -125,4 +125,19 @@ import Testing
             #expect(again.status == 201 && again.headers["idempotent-replayed"] == "true" && again.json["id"] as? String == forDana.json["id"] as? String)
         }
     }
+
+    /// Before the event is fanned out, "why" says it is queued and whom it will consider,
+    /// as far as the caller may see them.
+    @Test func whyBeforeTheFanOutSaysQueued() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test"), dana = try await api.token("dana@acme.test")
+            let assigned = try await api.call(
+                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"])
+            let id = try #require(assigned.json["id"] as? String)
+            let why = try await api.call("GET", "/v1/activities/\(id)/notifications", token: alice)
+            let queued = try #require(why.items.first?["queued"] as? [String: Any], "\(text(why))")
+            #expect(queued["candidates"] as? Int == 1 && (queued["people"] as? [[String: Any]])?.first?["email"] as? String == "chidi@acme.test")
+            #expect(try await api.call("GET", "/v1/activities/\(id)/notifications", token: dana).status == 404)
+        }
+    }
 }

@@ -40,6 +40,23 @@ import Testing
         }
     }
 
+    /// Before its event is fanned out, `why` says it is queued and whom it will consider
+    /// (it said "no recipient you may see").
+    @Test func whyBeforeTheFanOutSaysTheEventIsQueued() async throws {
+        try await withSetup { cli, _, _ in
+            try await setUpPeople(cli)
+            let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Ship",
+                                        "--deadline", "2026-11-28", "--as", "alice@acme.test"])
+            let waiting = try await ok(cli, ["why", "--activity", id, "--as", "alice@acme.test"])
+            #expect(waiting.contains("queued since") && waiting.contains("will consider chidi@acme.test"), "\(waiting)")
+            #expect(!waiting.contains("no recipient you may see"))
+            let drained = try await cli.run(["dispatch", "--drain"])
+            #expect(drained.status == 0, "\(drained.stderr)")
+            let done = try await ok(cli, ["why", "--activity", id, "--as", "alice@acme.test"])
+            #expect(!done.contains("queued since") && done.contains("chidi@acme.test (member app)"), "\(done)")
+        }
+    }
+
     /// The workflow's P0 story: every step's notification reaches exactly the right phone,
     /// in the right app, with the right words, dates, data, thread and badge.
     @Test func theP0StoryReachesTheRightPhones() async throws {
