@@ -67,7 +67,7 @@ extension TenantSession {
             events, filter: HistoryFilter(recipient: recipient, activity: id.uuidString, limit: 10_000), viewer: viewer, seesAllCandidates: seesAll)
     }
 
-    /// The trace of one chat message's event.
+    /// The trace of one chat message's event; none for a system message.
     /// - Throws: `StoreError.notFound` for a message not in this tenant, or one whose
     ///   conversation the viewer is not in (admins see every one).
     public func why(message id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
@@ -82,7 +82,20 @@ extension TenantSession {
                       ON cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id AND cp.person_id = \(viewer?.id)
                   WHERE m.tenant_id = o.tenant_id AND m.id = o.message_id))
             """)
-        guard !events.isEmpty else { throw StoreError(.notFound, "no message \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
+        guard !events.isEmpty else {
+            // A system message (a join, a leave, a rename) raises no event: nobody is told.
+            let system = try await connection.query(
+                """
+                SELECT m.is_system FROM messages m
+                WHERE m.tenant_id = \(tenantID) AND m.id = \(id)
+                  AND (\(viewer?.isAdmin ?? true) OR EXISTS (
+                      SELECT FROM conversation_participants cp
+                      WHERE cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id AND cp.person_id = \(viewer?.id)))
+                """
+            ).first?.decode(Bool.self, at: 0)
+            if system == true { return [] }
+            throw StoreError(.notFound, "no message \(id.uuidString.lowercased()) in tenant \(tenant.slug)")
+        }
         // A participant sees the conversation's people anyway.
         return try await trace(events, filter: HistoryFilter(recipient: recipient, limit: 10_000), viewer: viewer, seesAllCandidates: true)
     }

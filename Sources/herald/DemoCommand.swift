@@ -66,15 +66,16 @@ struct DemoCommand: AsyncParsableCommand {
             if (try? await store.tenant(slug: Self.slug)) != nil {
                 throw UserFacingMessage("the demo tenant already exists; explore it, or start over with herald demo --reset")
             }
-            try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
+            let ids = try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
                 let tenant = try await store.createTenant(slug: Self.slug, name: "Demo Corp")
-                try await emulator.withGateway(base: endpoints.https, maxInFlight: 64, logger: logger) { gateway in
+                return try await emulator.withGateway(base: endpoints.https, maxInFlight: 64, logger: logger) { gateway in
                     try await Dispatcher.with(
                         store: store, listen: false, gateway: gateway, configuration: .init(concurrency: 32, tenants: [tenant.id]), poolSize: 2,
                         logger: logger
                     ) { dispatcher in
                         var story = DemoStory(store: store, tenant: tenant, emulator: emulator, dispatcher: dispatcher, style: style)
                         try await story.play()
+                        return story.ids
                     }
                 }
             }
@@ -109,8 +110,8 @@ struct DemoCommand: AsyncParsableCommand {
                 "herald history --as ada@demo.test --user carol@demo.test     # her old phone's dead token, and why",
                 "herald history --as bob@demo.test",
                 "herald history show ID --as ada@demo.test",
-                "herald why --activity ID --as ada@demo.test                  # who was told, on which phone, and why not",
-                "herald why --message ID --as ada@demo.test                   # Dave's silent pushes, Erin's missing phone",
+                "herald why --activity \(ids.carolsActivity) --as ada@demo.test   # who was told, on which phone, and why not",
+                "herald why --message \(ids.alicesMessage) --as ada@demo.test    # Dave's silent pushes, Erin's missing phone",
                 "herald activity list",
                 "herald chat list --as carol@demo.test",
                 "herald template preview activity.assigned --priority p0",
@@ -136,6 +137,14 @@ struct DemoStory {
     let style: TerminalStyle
     private var seen = 0
     private var deadTokens = 0
+    /// The ids the closing suggestions name.
+    private(set) var ids = DemoIDs()
+
+    /// What `herald why` is suggested on, once the story has played.
+    struct DemoIDs: Sendable {
+        var carolsActivity = ""
+        var alicesMessage = ""
+    }
 
     init(store: Store, tenant: Tenant, emulator: Emulator, dispatcher: Dispatcher, style: TerminalStyle) {
         self.store = store
@@ -173,6 +182,8 @@ struct DemoStory {
                     actor: "alice@demo.test", team: "field-ops", assignee: assignee, name: name, deadline: Self.deadline(), priority: priority)
             }
             let id = activity.id
+            printStyled(style.dim("  activity \(id.uuidString.lowercased())"))
+            if assignee == "carol@demo.test" { ids.carolsActivity = id.uuidString.lowercased() }
             for (label, action, actor) in [
                 ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),
                 ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
@@ -189,12 +200,14 @@ struct DemoStory {
         }
         let conversation = group.id
         _ = try await step("Dave mutes the group") { try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true)) }
-        _ = try await step("Alice posts a long message (cut to 100 characters; Dave's arrives silently)") { session in
+        let posted = try await step("Alice posts a long message (cut to 100 characters; Dave's arrives silently)") { session in
             try await session.sendMessage(
                 actor: "alice@demo.test", conversation: conversation,
                 text: "Reminder for tomorrow: the pump room is closed from 7 to 11 while the seal is replaced. Use the north entrance, and wear your badge. 🛠️",
                 clientID: "alice-msg-1", sentAt: nil)
         }
+        ids.alicesMessage = posted.message.id.uuidString.lowercased()
+        printStyled(style.dim("  message \(ids.alicesMessage)"))
         _ = try await step("Bob reads the group and replies") { session in
             try await session.changeConversation(actor: "bob@demo.test", conversation: conversation, .read)
             return try await session.sendMessage(actor: "bob@demo.test", conversation: conversation, text: "On it 👍", clientID: "bob-1", sentAt: nil)

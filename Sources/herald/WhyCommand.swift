@@ -47,7 +47,9 @@ struct WhyCommand: AsyncParsableCommand {
                 print("  " + (user.map { "\($0): not a recipient of this event" } ?? "no recipient you may see"))
             }
         }
-        if events.isEmpty { print("no events") }
+        if events.isEmpty {
+            print(message == nil ? "no events" : "no events: a system message (a join, a leave, a rename) notifies nobody")
+        }
     }
 
     /// An event still queued: since when, and who will be considered.

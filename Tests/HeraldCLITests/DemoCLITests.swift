@@ -85,6 +85,16 @@ import Testing
                 #expect(missing.stdout.split(separator: "\n").contains {
                     $0.contains("erin@demo.test (member app): not sent — no active device on the member app")
                 }, "\(missing.stdout)")
+                // The demo names the ids it suggests why on, and they work as printed.
+                #expect(demo.stdout.contains("herald why --activity \(carols.uuidString.lowercased())"), "\(demo.stdout)")
+                let alices = try await pool.query(
+                    "SELECT m.id FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id WHERE p.email = 'alice@demo.test' AND NOT m.is_system"
+                ).single().decode(UUID.self, at: 0)
+                #expect(demo.stdout.contains("herald why --message \(alices.uuidString.lowercased())"), "\(demo.stdout)")
+                // The group's system message notifies nobody, and why says so.
+                let system = try await pool.query("SELECT id FROM messages WHERE is_system LIMIT 1").single().decode(UUID.self, at: 0)
+                let joined = try await cli.run(["why", "--message", system.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
+                #expect(joined.status == 0 && joined.stdout.contains("a system message"), "\(joined.stdout) \(joined.stderr)")
                 let refused = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "bob@demo.test"])
                 #expect(refused.status != 0 && refused.stderr.hasPrefix("herald: no activity"), "\(refused.stderr)")
 
