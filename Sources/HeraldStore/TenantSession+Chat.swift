@@ -21,6 +21,18 @@ public struct ConversationRecord: Sendable, Codable, Equatable {
     /// Messages the viewer has not read (not counting their own or system messages).
     public let unread: Int
     public let createdAt: Date
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case id
+        case team
+        case kind
+        case name
+        case photoURL = "photoUrl"
+        case participants
+        case unread
+        case createdAt
+    }
 }
 
 /// A message, with who got it and who read it when asked for receipts.
@@ -37,6 +49,20 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var deliveredTo: [String]?
     /// Emails of the participants who have read it (with `--receipts`).
     public var readBy: [String]?
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case id
+        case sequence
+        case sender
+        case text
+        case isSystem
+        case clientID = "clientId"
+        case sentAt
+        case storedAt
+        case deliveredTo
+        case readBy
+    }
 }
 
 extension TenantSession {

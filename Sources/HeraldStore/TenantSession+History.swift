@@ -61,6 +61,28 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     public let decision: NotificationDecision?
     /// Quiet hours: when its pushes were (or are) due.
     public let deferredUntil: Date?
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case id
+        case event
+        case eventID = "eventId"
+        case recipient
+        case app
+        case title
+        case body
+        case status
+        case reason
+        case devices
+        case devicesSent
+        case activityID = "activityId"
+        case conversationID = "conversationId"
+        case eventAt
+        case createdAt
+        case sentAt
+        case decision
+        case deferredUntil
+    }
 }
 
 /// One attempt at one delivery.
@@ -77,6 +99,21 @@ public struct DeliveryAttemptRecord: Sendable, Codable, Equatable {
     public let nextAttemptAt: Date?
     /// False when the worker had lost its lease by the time it recorded this attempt.
     public let counted: Bool
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case attempt
+        case worker
+        case startedAt
+        case finishedAt
+        case durationMilliseconds
+        case outcome
+        case httpStatus
+        case providerError
+        case messageID = "messageId"
+        case nextAttemptAt
+        case counted
+    }
 }
 
 /// One device a notification went (or was to go) to.
@@ -96,6 +133,25 @@ public struct DeliveryRecord: Sendable, Codable, Equatable {
     public let httpStatus: Int?
     public let lastError: String?
     public let attempts: [DeliveryAttemptRecord]
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case id
+        case deviceID = "deviceId"
+        case tokenPreview
+        case platform
+        case provider
+        case deviceState
+        case status
+        case attemptCount
+        case dueAt
+        case deadlineAt
+        case sentAt
+        case messageID = "messageId"
+        case httpStatus
+        case lastError
+        case attempts
+    }
 }
 
 /// Everything about one notification (`herald history show`).
@@ -107,6 +163,17 @@ public struct HistoryDetail: Sendable, Codable, Equatable {
     public let threadID: String
     public let imageURL: String?
     public let deliveries: [DeliveryRecord]
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case notification
+        case data
+        case badge
+        case sound
+        case threadID = "threadId"
+        case imageURL = "imageUrl"
+        case deliveries
+    }
 }
 
 extension TenantSession {

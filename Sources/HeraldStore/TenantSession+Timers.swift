@@ -11,6 +11,17 @@ public struct ActivityTimerRecord: Sendable, Equatable, Codable {
     public let reason: String?
     public let eventID: UUID?
     public let settledAt: Date?
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case id
+        case kind
+        case dueAt
+        case status
+        case reason
+        case eventID = "eventId"
+        case settledAt
+    }
 }
 
 /// What firing one timer did.

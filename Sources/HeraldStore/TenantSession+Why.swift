@@ -36,6 +36,17 @@ public struct WhyEvent: Sendable, Codable, Equatable {
         /// Whether it is still to be tried again (neither passed over nor written after all).
         public let pending: Bool
     }
+
+    /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
+    enum CodingKeys: String, CodingKey {
+        case eventID = "eventId"
+        case event
+        case at
+        case actor
+        case recipients
+        case fanOut
+        case queued
+    }
 }
 
 extension TenantSession {

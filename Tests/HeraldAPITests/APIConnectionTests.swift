@@ -19,20 +19,20 @@ import Glibc
         try await APIHarness.with(connections: Self.short) { api in
             let port = try #require(api.port)
             let silent = try RawSocket(port: port)
-            #expect(silent.waitForClose(within: .seconds(30)), "a connection that never sends")
+            #expect(await silent.waitForClose(within: .seconds(30)), "a connection that never sends")
 
             let slowHead = try RawSocket(port: port)
-            #expect(slowHead.trickle(["GET /healthz HTTP/1.1\r\n", "Host: x\r\n"] + Array(repeating: "X-Slow: 1\r\n", count: 200)),
+            #expect(await slowHead.trickle(["GET /healthz HTTP/1.1\r\n", "Host: x\r\n"] + Array(repeating: "X-Slow: 1\r\n", count: 200)),
                     "a request head sent a line at a time")
 
             let slowBody = try RawSocket(port: port)
-            #expect(slowBody.trickle(["POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"]
+            #expect(await slowBody.trickle(["POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"]
                                      + Array(repeating: " ", count: 200)), "a body sent a byte at a time")
 
             let idle = try RawSocket(port: port)
             idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(idle.readUntil("\"ok\"", within: .seconds(30)), "the request is answered")
-            #expect(idle.waitForClose(within: .seconds(30)), "an idle keep-alive connection")
+            #expect(await idle.readUntil("\"ok\"", within: .seconds(30)), "the request is answered")
+            #expect(await idle.waitForClose(within: .seconds(30)), "an idle keep-alive connection")
         }
     }
 
@@ -47,7 +47,7 @@ import Glibc
         try await APIHarness.with { api in
             let socket = try RawSocket(port: try #require(api.port))
             socket.send(request)
-            #expect(socket.readUntil("}", within: .seconds(30)) && socket.received.hasPrefix("HTTP/1.1 \(status)"), "\(socket.received)")
+            #expect(await socket.readUntil("}", within: .seconds(30)) && socket.received.hasPrefix("HTTP/1.1 \(status)"), "\(socket.received)")
             #expect(socket.received.contains("application/problem+json") && socket.received.contains("\"status\":\(status)"), "\(socket.received)")
         }
     }
@@ -60,10 +60,10 @@ import Glibc
             // Each of the four is accepted and served.
             for socket in held {
                 socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(socket.readUntil("\"ok\"", within: .seconds(30)))
+                #expect(await socket.readUntil("\"ok\"", within: .seconds(30)))
             }
             let fifth = try RawSocket(port: port)
-            #expect(fifth.waitForClose(within: .seconds(30)), "the fifth from one address")
+            #expect(await fifth.waitForClose(within: .seconds(30)), "the fifth from one address")
             #expect(held.allSatisfy { $0.isOpen }, "the four stay open")
             for socket in held { socket.close() }
             // Their places are given back as they close.
@@ -86,10 +86,10 @@ import Glibc
             let limits = ConnectionLimits(idleTimeout: .seconds(120), requestTimeout: .seconds(120), handshakeTimeout: .seconds(1), perAddress: 100)
             try await APIHarness.with(connections: limits, tls: tls) { api in
                 let port = try #require(api.port)
-                #expect(try RawSocket(port: port).waitForClose(within: .seconds(30)), "a TLS connection that sends nothing")
+                #expect(try await RawSocket(port: port).waitForClose(within: .seconds(30)), "a TLS connection that sends nothing")
                 let partial = try RawSocket(port: port)
                 partial.send("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}")
-                #expect(partial.waitForClose(within: .seconds(30)), "a ClientHello cut short")
+                #expect(await partial.waitForClose(within: .seconds(30)), "a ClientHello cut short")
 
                 // A handshake that completes is not cut when the deadline passes: openssl
                 // holds one connection, waits past the deadline, then sends a request on it.
@@ -104,7 +104,8 @@ import Glibc
                 defer { if openssl.isRunning { openssl.terminate() } }
                 try await Task.sleep(for: .seconds(3))
                 input.fileHandleForWriting.write(Data("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
-                let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let reading = output.fileHandleForReading
+                let answer = await offThread { String(decoding: reading.readDataToEndOfFile(), as: UTF8.self) }
                 #expect(answer.contains("HTTP/1.1 200") && answer.contains("\"ok\""), "\(answer)")
             }
         }
@@ -114,6 +115,13 @@ import Glibc
 extension APIHarness {
     /// The port of `base`.
     var port: Int? { base.split(separator: ":").last.flatMap { Int($0) } }
+}
+
+/// Runs `work` on a thread of its own and waits for it without holding a cooperative thread.
+func offThread<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: work()) }.start()
+    }
 }
 
 /// A plain TCP connection to 127.0.0.1, written and read byte by byte.
@@ -145,7 +153,13 @@ final class RawSocket: @unchecked Sendable {  // Used by one test at a time, nev
     }
 
     /// Waits until the peer closes (end of stream or reset); false if it is still open after `limit`.
-    func waitForClose(within limit: Duration) -> Bool {
+    /// On a thread of its own: a test that blocked Swift's two cooperative threads starved the
+    /// very server it waited for.
+    func waitForClose(within limit: Duration) async -> Bool {
+        await offThread { self.blockingWaitForClose(within: limit) }
+    }
+
+    private func blockingWaitForClose(within limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
@@ -158,16 +172,22 @@ final class RawSocket: @unchecked Sendable {  // Used by one test at a time, nev
     }
 
     /// Sends `pieces` one every 0.2 s until the peer closes; whether it closed before they ran out.
-    func trickle(_ pieces: [String]) -> Bool {
-        for piece in pieces {
-            guard send(piece) else { return true }
-            if waitForClose(within: .milliseconds(200)) { return true }
+    func trickle(_ pieces: [String]) async -> Bool {
+        await offThread {
+            for piece in pieces {
+                guard self.send(piece) else { return true }
+                if self.blockingWaitForClose(within: .milliseconds(200)) { return true }
+            }
+            return false
         }
-        return false
     }
 
     /// Reads until `text` has arrived; false if it has not within `limit` or the peer closed first.
-    func readUntil(_ text: String, within limit: Duration) -> Bool {
+    func readUntil(_ text: String, within limit: Duration) async -> Bool {
+        await offThread { self.blockingReadUntil(text, within: limit) }
+    }
+
+    private func blockingReadUntil(_ text: String, within limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         var bytes = Array(received.utf8)
         var buffer = [UInt8](repeating: 0, count: 4096)
