@@ -91,12 +91,14 @@ import Testing
                 while try await dispatcher.fanOutOnce().events > 0 {}
                 // Three more tenants' copies of the week's notifications (history keeps no
                 // foreign keys): the tenant is then a quarter of the rows, all made in one
-                // fan-out transaction, as in a burn-down of several tenants.
+                // fan-out transaction, as in a burn-down of several tenants. A child id keeps
+                // its parent's millisecond and hashes the key, so the key names the copied row
+                // too: two notifications of one millisecond collided with the tenant alone.
                 try await harness.store.pool.query(
                     """
                     INSERT INTO notifications
                     SELECT (jsonb_populate_record(NULL::notifications,
-                              to_jsonb(n) || jsonb_build_object('tenant_id', t.id, 'id', herald_child_id(n.id, t.id::text)))).*
+                              to_jsonb(n) || jsonb_build_object('tenant_id', t.id, 'id', herald_child_id(n.id, n.id::text || t.id::text)))).*
                     FROM notifications n CROSS JOIN (SELECT gen_random_uuid() AS id FROM generate_series(1, 3)) t
                     """)
                 try await harness.store.pool.query("ANALYZE deliveries, notifications, devices")
