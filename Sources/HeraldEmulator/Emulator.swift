@@ -134,19 +134,20 @@ public final class Emulator: Sendable {
         }
         let counter = connections
         let applications = [
-            // Hummingbird's responder serves the HTTP/1.1 fallback here; HTTP/2 has its own.
-            application(.https, port: configuration.httpsPort, httpVersion: "1.1") { responder in
+            // Every listener answers on its connections' event loops (Hummingbird's responder is
+            // there for the Application's sake only).
+            application(.https, port: configuration.httpsPort, httpVersion: "1.1") { _ in
                 ConnectionCountingChannel(
-                    base: try EmulatorTLSChannel(
-                        tlsConfiguration: tls, offersHTTP2: self.configuration.httpsOffersHTTP2,
-                        responder: EmulatorResponder(emulator: self, httpVersion: "2"), hummingbirdResponder: responder),
+                    base: try EmulatorTLSChannel(tlsConfiguration: tls, offersHTTP2: self.configuration.httpsOffersHTTP2, emulator: self),
                     counter: counter)
             },
-            application(.http2, port: configuration.http2Port, httpVersion: "2") { responder in
-                ConnectionCountingChannel(base: HTTP2Channel(responder: responder), counter: counter)
+            application(.http2, port: configuration.http2Port, httpVersion: "2") { _ in
+                ConnectionCountingChannel(
+                    base: EmulatorLoopChannel(wire: .h2c, responder: EmulatorResponder(emulator: self, httpVersion: "2")), counter: counter)
             },
-            application(.http1, port: configuration.http1Port, httpVersion: "1.1") { responder in
-                ConnectionCountingChannel(base: HTTP1Channel(responder: responder), counter: counter)
+            application(.http1, port: configuration.http1Port, httpVersion: "1.1") { _ in
+                ConnectionCountingChannel(
+                    base: EmulatorLoopChannel(wire: .http1, responder: EmulatorResponder(emulator: self, httpVersion: "1.1")), counter: counter)
             },
         ]
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]

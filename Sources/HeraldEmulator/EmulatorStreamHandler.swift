@@ -3,8 +3,8 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// One HTTP/2 stream of the emulator's HTTPS listener, served on its event loop: the request
-/// read whole, then answered whole (after the injected latency, for a send).
+/// One HTTP/2 stream, or one HTTP/1.1 connection's requests in turn, served on its event
+/// loop: each request read whole, then answered whole (after the injected latency, for a send).
 ///
 /// The emulator stands in for FCM and APNs, which Herald's benchmarks share two cores with;
 /// what it spends a request is taken from what Herald gets. Served as an async channel, each
@@ -77,6 +77,9 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
         // instead would reset it with CANCEL while a large answer (the message list of a long
         // bench) still sits in its buffers.
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // An HTTP/1.1 connection carries the next request (one at a time: NIO's pipelining
+        // assistance holds the next until this answer's end has left); a stream has no next.
+        (head, body, answered) = (nil, nil, false)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -10,7 +10,7 @@ import NIOSSL
 import NIOTLS
 
 /// The emulator's HTTPS listener: TLS with ALPN, HTTP/2 (or HTTP/1.1 when the client asks for
-/// it), like FCM and APNs.
+/// it), like FCM and APNs, every request answered on the connection's event loop.
 ///
 /// It exists because swift-nio-http2's default abuse limits do not suit a load generator:
 /// libcurl 7.88 (Debian 12) resets a stream it has finished with whenever the stream is not
@@ -21,7 +21,7 @@ import NIOTLS
 /// channel does not let the limits be set; this one raises them (Google's and Apple's
 /// servers are not this strict with their clients) and serves the same responder.
 struct EmulatorTLSChannel: ServerChildChannel {
-    typealias Negotiated = NIONegotiatedHTTPVersion<HTTP1Channel.Value, NIOHTTP2Handler.StreamMultiplexer>
+    typealias Negotiated = NIONegotiatedHTTPVersion<Void, NIOHTTP2Handler.StreamMultiplexer>
 
     struct Value: ServerChildChannelValue {
         let negotiated: EventLoopFuture<Negotiated>
@@ -29,18 +29,16 @@ struct EmulatorTLSChannel: ServerChildChannel {
     }
 
     let sslContext: NIOSSLContext
-    let http1: HTTP1Channel
-    let responder: EmulatorResponder
+    /// For HTTP/2 streams and HTTP/1.1 connections: each records the version it served.
+    let http2Responder: EmulatorResponder
+    let http1Responder: EmulatorResponder
 
-    init(
-        tlsConfiguration: TLSConfiguration, offersHTTP2: Bool, responder: EmulatorResponder,
-        hummingbirdResponder: @escaping HTTPChannelHandler.Responder
-    ) throws {
+    init(tlsConfiguration: TLSConfiguration, offersHTTP2: Bool, emulator: Emulator) throws {
         var tlsConfiguration = tlsConfiguration
         tlsConfiguration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         sslContext = try NIOSSLContext(configuration: tlsConfiguration)
-        http1 = HTTP1Channel(responder: hummingbirdResponder)
-        self.responder = responder
+        http2Responder = EmulatorResponder(emulator: emulator, httpVersion: "2")
+        http1Responder = EmulatorResponder(emulator: emulator, httpVersion: "1.1")
     }
 
     static var http2Configuration: NIOHTTP2Handler.Configuration {
@@ -75,23 +73,18 @@ struct EmulatorTLSChannel: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        // ALPN decides: h2 gets the tuned HTTP/2 pipeline, http/1.1 (or no choice) Hummingbird's HTTP/1.1 channel.
+        // ALPN decides: h2 gets the tuned HTTP/2 pipeline, http/1.1 (or no choice) an HTTP/1.1
+        // one; either is answered on the loop (`EmulatorStreamHandler`).
+        let http1Responder = http1Responder, http2Responder = http2Responder
         let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
             switch result {
             case .negotiated("h2"):
-                // Each stream is served on the loop by its own handler (`EmulatorStreamHandler`).
-                let configuration = Self.http2Configuration
-                return channel.configureHTTP2Pipeline(
-                    mode: .server, connectionConfiguration: configuration.connection, streamConfiguration: configuration.stream
-                ) { stream in
-                    stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandlers([
-                            HTTP2FramePayloadToHTTPServerCodec(), EmulatorStreamHandler(responder: self.responder),
-                        ])
-                    }
-                }.map { .http2($0) }
+                return EmulatorLoopChannel.configureHTTP2(channel, responder: http2Responder).map { .http2($0) }
             case .negotiated("http/1.1"), .fallback:
-                return self.http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try EmulatorLoopChannel.configureHTTP1(channel, responder: http1Responder)
+                    return .http1_1(())
+                }
             case .negotiated:
                 return channel.close().flatMap { channel.eventLoop.makeFailedFuture(NIOHTTP2Errors.invalidALPNToken()) }
             }
@@ -106,13 +99,9 @@ struct EmulatorTLSChannel: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {
         do {
-            switch try await value.negotiated.get() {
-            case .http1_1(let connection):
-                await http1.handle(value: connection, logger: logger)
-            case .http2:
-                // The streams are answered on the loop; the connection is served until it closes.
-                try await value.channel.closeFuture.get()
-            }
+            _ = try await value.negotiated.get()
+            // Either way the requests are answered on the loop; the connection is served until it closes.
+            try await value.channel.closeFuture.get()
         } catch {
             logger.debug("emulator connection ended", metadata: ["error": "\(error)"])
         }
