@@ -47,6 +47,10 @@ for entry in entries {
 if entries.isEmpty { source += "        :\n" }
 source += "    ].compactMapValues { Data(base64Encoded: $0).map { String(decoding: $0, as: UTF8.self) } }\n}\n"
 
+// An output that already holds these bytes is left alone: rewriting it would change its
+// modification time and recompile its module and every module above it (20-30 s) whenever
+// the build runs this tool again with nothing changed.
+if (try? Data(contentsOf: output)) == Data(source.utf8) { exit(0) }
 do {
     try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
     try Data(source.utf8).write(to: output, options: .atomic)
