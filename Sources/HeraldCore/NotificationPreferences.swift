@@ -58,8 +58,14 @@ public struct NotificationPreferences: Sendable, Equatable {
 
     /// Whether an event of this priority (nil: chat) is pushed to this app.
     public func allows(_ event: EventKind, app: AppKind, priority: Priority?) -> Bool {
-        if priority == .p0, event != .chatMessage { return true }
+        if Self.breaksThrough(event, priority: priority) { return true }
         return setting(event, app: app).enabled
+    }
+
+    /// P0 activity events break through: no preference turns them off and quiet hours do not
+    /// defer them (DESIGN §15). Chat messages never do. The rule, written once.
+    public static func breaksThrough(_ event: EventKind, priority: Priority?) -> Bool {
+        priority == .p0 && event != .chatMessage
     }
 
     /// `activity.started=off` entries as a query returns them (`own:` or `tenant:` first).

@@ -113,7 +113,7 @@ struct RecipientProfile: Sendable {
             let origin = preferences.setting(event, app: app).origin == .own ? "they turned" : "the tenant turned"
             return (.preferenceOff, nil, "preference_off: \(origin) \(event.rawValue) off on the \(app.rawValue) app")
         }
-        let breaksThrough = priority == .p0 && event != .chatMessage
+        let breaksThrough = NotificationPreferences.breaksThrough(event, priority: priority)
         let zone = TimeZone(identifier: timeZone) ?? .gmt
         guard !breaksThrough, let until = quietHours?.deferral(at: now, in: zone) else { return (.send, nil, nil) }
         return (.quietHours, until, "quiet_hours: deferred until \(Self.local(until, in: zone)) (\(timeZone))")

@@ -61,6 +61,14 @@ struct QuietHoursTests {
         #expect(NotificationPreferences(entries: ["own:activity.started=manager=false", "tenant:chat.message=member=false", "junk"]) == preferences
             .with(tenant: [chat: false]))
     }
+
+    /// The break-through rule the preferences and the quiet-hours deferral both ask.
+    @Test func onlyP0ActivityEventsBreakThrough() {
+        #expect(NotificationPreferences.breaksThrough(.activityAssigned, priority: .p0))
+        #expect(!NotificationPreferences.breaksThrough(.activityAssigned, priority: .p1))
+        #expect(!NotificationPreferences.breaksThrough(.chatMessage, priority: .p0))
+        #expect(!NotificationPreferences.breaksThrough(.chatMessage, priority: nil))
+    }
 }
 
 extension NotificationPreferences {
