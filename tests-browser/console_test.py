@@ -194,6 +194,16 @@ class ConsoleTest(unittest.TestCase):
         self.assertIn("<meta http-equiv=refresh", self.driver.find_element(By.CSS_SELECTOR, "p.error").text)
         self.assertEqual(urlparse(self.driver.current_url).hostname, urlparse(BASE).hostname)
 
+    def test_a_step_whose_event_is_still_queued_says_so(self):
+        # Before a worker fans the event out there is no notification: the page says the step
+        # is queued and whom it will consider, not that nobody was notified.
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        self.driver.get(BASE + "/console/activities/" + os.environ["CONSOLE_QUEUED_ACTIVITY"])
+        queued = self.driver.find_element(By.CSS_SELECTOR, "#timeline p.queued").text
+        self.assertIn("Queued since", queued)
+        self.assertIn("Bob Stone", queued)
+        self.assertNotIn("Nobody was notified", self.driver.find_element(By.ID, "timeline").text)
+
     def test_an_inline_script_does_not_run(self):
         # The policy allows no script at all: one slipped into the page stays inert.
         self.driver.get(BASE + "/console/sign-in")

@@ -26,7 +26,7 @@ extension Console {
                     var details: [HistoryDetail] = []
                     for entry in entries { details.append(try await tenant.historyDetail(viewer: viewer, id: entry.id)) }
                     // Events not fanned out yet have no notification: say they are queued.
-                    let queued = try await tenant.why(activity: id, viewer: viewer).filter { $0.queued != nil }
+                    let queued = try await tenant.queuedEvents(activity: id, viewer: viewer)
                     return (activity, transitions, details, try await tenant.timers(activity: id), queued)
                 }
                 // Each step raised its event at the very moment it was recorded (one statement,
@@ -47,7 +47,7 @@ extension Console {
                     ]
                     if let reason = step.reason { values["reason"] = reason }
                     if !items.isEmpty { values["notifications"] = ["items": items] }
-                    if let waiting = queued.first(where: { $0.event == event && abs($0.at.timeIntervalSince(step.at)) < 0.001 })?.queued {
+                    if items.isEmpty, let waiting = queued.first(where: { $0.event == event && abs($0.at.timeIntervalSince(step.at)) < 0.001 })?.queued {
                         var shown: [String: Any] = ["since": Self.shown(waiting.since), "candidates": waiting.candidates]
                         if !waiting.people.isEmpty { shown["people"] = waiting.people.map(\.name).joined(separator: ", ") }
                         values["queued"] = shown

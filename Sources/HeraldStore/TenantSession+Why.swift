@@ -55,18 +55,7 @@ extension TenantSession {
     /// - Parameter recipient: only this person's notifications (email).
     /// - Throws: `StoreError.notFound` for an activity the viewer may not see.
     public func why(activity id: UUID, viewer: Person?, recipient: String? = nil) async throws -> [WhyEvent] {
-        let record = try await activity(id: id, viewer: viewer)
-        // Who will be considered for an event still queued: all of them for an admin or a
-        // manager of the activity's team, else the viewer alone (history's rule).
-        var seesAll = viewer?.isAdmin ?? true
-        if let viewer, !seesAll {
-            seesAll = try await connection.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM team_members WHERE tenant_id = \(tenantID) AND team_id = \(record.team.id)
-                                 AND person_id = \(viewer.id) AND role = 'manager')
-                """
-            ).single().decode(Bool.self, at: 0)
-        }
+        let seesAll = try await seesAllCandidates(of: try await activity(id: id, viewer: viewer), viewer: viewer)
         let events = try await connection.query(
             """
             SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, o.kind = ANY(\(Self.timerEvents)::text[]),
@@ -76,6 +65,54 @@ extension TenantSession {
             """)
         return try await trace(
             events, filter: HistoryFilter(recipient: recipient, activity: id.uuidString, limit: 10_000), viewer: viewer, seesAllCandidates: seesAll)
+    }
+
+    /// The events of an activity still waiting to be fanned out, oldest first, each with whom
+    /// it will consider — `why`'s `queued`, without reading every notification's history
+    /// (the console's activity page has those already).
+    /// - Throws: `StoreError.notFound` for an activity the viewer may not see.
+    public func queuedEvents(activity id: UUID, viewer: Person?) async throws -> [(event: String, at: Date, queued: WhyEvent.Queued)] {
+        let seesAll = try await seesAllCandidates(of: try await activity(id: id, viewer: viewer), viewer: viewer)
+        var result: [(event: String, at: Date, queued: WhyEvent.Queued)] = []
+        for row in try await connection.query(
+            """
+            SELECT kind, occurred_at, recipient_ids FROM outbox
+            WHERE tenant_id = \(tenantID) AND activity_id = \(id) AND fanned_out_at IS NULL AND passed_over_at IS NULL ORDER BY seq
+            """)
+        {
+            let (kind, at, candidates) = try row.decode((String, Date, [UUID]).self)
+            result.append((kind, at, try await queued(since: at, candidates: candidates, seesAll: seesAll, viewer: viewer, recipient: nil)))
+        }
+        return result
+    }
+
+    /// Who of an activity's queued event a viewer may see: all of them for an admin or a
+    /// manager of the activity's team, else the viewer alone (history's rule).
+    private func seesAllCandidates(of activity: ActivityRecord, viewer: Person?) async throws -> Bool {
+        guard let viewer, !viewer.isAdmin else { return true }
+        return try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM team_members WHERE tenant_id = \(tenantID) AND team_id = \(activity.team.id)
+                             AND person_id = \(viewer.id) AND role = 'manager')
+            """
+        ).single().decode(Bool.self, at: 0)
+    }
+
+    /// An event not yet fanned out: since when, how many it will consider, and those of them
+    /// the viewer may see (only `recipient`, by email, when given).
+    private func queued(since: Date, candidates: [UUID], seesAll: Bool, viewer: Person?, recipient: String?) async throws -> WhyEvent.Queued {
+        let shown = seesAll ? candidates : candidates.filter { $0 == viewer?.id }
+        let people = try await connection.query(
+            """
+            SELECT id, email, display_name FROM people WHERE tenant_id = \(tenantID) AND id = ANY(\(shown))
+              AND (\(recipient)::text IS NULL OR email = \(recipient))
+            ORDER BY email
+            """
+        ).map { row in
+            let (id, email, name) = try row.decode((UUID, String, String).self)
+            return PersonReference(id: id, email: email, name: name)
+        }
+        return WhyEvent.Queued(since: since, candidates: candidates.count, people: people)
     }
 
     /// The trace of one chat message's event; none for a system message.
@@ -134,19 +171,9 @@ extension TenantSession {
             var queued: WhyEvent.Queued?
             let isPending = try row.decode(Bool.self, at: 10) && (try row.decode(Date?.self, at: 9)) == nil
             if isPending, details.isEmpty {
-                let candidates = try row.decode([UUID].self, at: 11)
-                let shown = seesAllCandidates ? candidates : candidates.filter { $0 == viewer?.id }
-                let people = try await connection.query(
-                    """
-                    SELECT id, email, display_name FROM people WHERE tenant_id = \(tenantID) AND id = ANY(\(shown))
-                      AND (\(filter.recipient)::text IS NULL OR email = \(filter.recipient))
-                    ORDER BY email
-                    """
-                ).map { row in
-                    let (id, email, name) = try row.decode((UUID, String, String).self)
-                    return PersonReference(id: id, email: email, name: name)
-                }
-                queued = WhyEvent.Queued(since: at, candidates: candidates.count, people: people)
+                queued = try await self.queued(
+                    since: at, candidates: try row.decode([UUID].self, at: 11), seesAll: seesAllCandidates, viewer: viewer,
+                    recipient: filter.recipient)
             }
             result.append(WhyEvent(eventID: eventID, event: kind, at: at, actor: actor, recipients: details, fanOut: fanOut, queued: queued))
         }
