@@ -53,7 +53,7 @@ struct Problem: Error, Sendable {
     /// A 429 with `Retry-After` in whole seconds (at least 1).
     static func tooManyRequests(_ detail: String, wait: Duration) -> Problem {
         var problem = Problem(.tooManyRequests, "Too many requests", detail: detail)
-        problem.headers[.retryAfter] = "\(max(1, Int(wait.timeInterval.rounded(.up))))"
+        problem.headers[.retryAfter] = wait.retryAfterSeconds
         return problem
     }
 

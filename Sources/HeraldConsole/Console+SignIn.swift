@@ -31,7 +31,7 @@ extension Console {
                 let address = attempts.address(of: request, context: context)
                 if let wait = attempts.wait(for: address) {
                     var response = error(.tooManyRequests, "Too many attempts", "Too many sign-ins failed from this address: wait a moment.", session: nil)
-                    response.headers[.retryAfter] = "\(max(1, Int(wait.timeInterval.rounded(.up))))"
+                    response.headers[.retryAfter] = wait.retryAfterSeconds
                     return response
                 }
                 let started: (session: ConsoleSession, cookie: String)
