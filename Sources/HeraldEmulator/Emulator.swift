@@ -3,7 +3,6 @@ import HeraldPush
 import Hummingbird
 import HummingbirdCore
 import HTTPTypes
-import HummingbirdHTTP2
 import Logging
 import NIOCore
 import NIOPosix

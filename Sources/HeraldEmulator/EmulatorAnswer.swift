@@ -3,8 +3,9 @@ import Hummingbird
 import NIOCore
 
 /// What the emulator answers a request: a status, its headers (content length included) and
-/// a body it holds whole. Written as it is on an HTTP/2 stream (`EmulatorStreamHandler`), or
-/// handed to Hummingbird as a `Response` on the HTTP/1.1 and h2c listeners.
+/// a body it holds whole, written as it is by `EmulatorStreamHandler` on every listener. (As
+/// a Hummingbird `Response` only for `EmulatorResponder.respond`, which Hummingbird's
+/// `Application` requires and no listener calls.)
 struct EmulatorAnswer: Sendable {
     var status: HTTPResponse.Status
     var headers: HTTPFields
