@@ -31,10 +31,7 @@ extension Dispatcher {
 
     func count(_ failures: FailureCount) {
         guard failures.counted > 0 || failures.passedOver > 0 else { return }
-        state.withLock {
-            $0.counters.fanOutFailures += failures.counted
-            $0.counters.eventsPassedOver += failures.passedOver
-        }
+        state.withLock { $0.fanOutFailed(counted: failures.counted, passedOver: failures.passedOver) }
         metrics.fanOutFailed(counted: failures.counted, passedOver: failures.passedOver)
     }
 

@@ -15,12 +15,12 @@ extension Dispatcher {
                 failures = 0
                 oneByOne = false
                 if events == 0 {
-                    state.withLock { $0.fanOutIdle = true }
+                    state.withLock { $0.outboxLooked(idle: true) }
                     await eventSignal.wait(timeout: jitteredPoll)
                     continue
                 }
                 let partial = events < configuration.eventBatch
-                state.withLock { $0.fanOutIdle = partial }
+                state.withLock { $0.outboxLooked(idle: partial) }
                 if partial {
                     // That was all there was: look again when told (a hint that came in the
                     // meantime is waiting) or at the next poll.
@@ -57,10 +57,7 @@ extension Dispatcher {
     func fanOutOnce(claiming: Bool = false, oneByOne: Bool = false) async throws -> (events: Int, queued: Int) {
         let batch = try await withRoom(claiming) { room in try await fanOutTransaction(room: room, oneByOne: oneByOne) }
         count(batch.failures)
-        state.withLock {
-            $0.counters.eventsFannedOut += batch.written
-            $0.counters.deliveriesQueued += batch.queued
-        }
+        state.withLock { $0.fannedOut(events: batch.written, deliveries: batch.queued) }
         metrics.fannedOut(events: batch.written, deliveries: batch.queued)
         var total = batch.queued
         for event in batch.large {
@@ -74,24 +71,14 @@ extension Dispatcher {
     func withRoom<Result>(
         _ claiming: Bool, _ body: (Int) async throws -> (Result, claimed: [ClaimedDelivery])
     ) async throws -> Result {
-        let reserved = claiming
-            ? state.withLock { state -> Int in
-                let room = max(0, min(configuration.claimBatch, configuration.concurrency - state.counters.inFlight))
-                state.counters.inFlight += room
-                return room
-            } : 0
+        let reserved = claiming ? state.withLock { $0.reserveRoom() } : 0
         do {
             let (result, claimed) = try await body(reserved)
-            state.withLock {
-                $0.counters.inFlight -= reserved - claimed.count
-                $0.counters.deliveriesLeased += claimed.count
-                $0.handOff += claimed
-                for delivery in claimed { $0.held.insert(delivery.id) }
-            }
+            state.withLock { $0.handedOff(claimed, reserved: reserved) }
             if reserved > 0 { sendSignal.signal() }
             return result
         } catch {
-            state.withLock { $0.counters.inFlight -= reserved }
+            state.withLock { $0.releaseRoom(reserved) }
             if reserved > 0 { sendSignal.signal() }
             throw error
         }
@@ -212,7 +199,7 @@ extension Dispatcher {
     func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, on connection: PostgresConnection
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        let paused = state.withLock { $0.gate.heldBack(at: .now) }
+        let paused = state.withLock { $0.heldBack(at: .now) }
         let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
         let written = try await DeliveryQueue.write(
             drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)

@@ -122,10 +122,7 @@ extension Dispatcher {
         }
         switch outcome {
         case .written(let count):
-            state.withLock {
-                $0.counters.deliveriesQueued += count
-                if last { $0.counters.eventsFannedOut += 1 }
-            }
+            state.withLock { $0.fannedOut(events: last ? 1 : 0, deliveries: count) }
             metrics.fannedOut(events: last ? 1 : 0, deliveries: count)
         case .unreadable:
             count(FailureCount(counted: 1, passedOver: 1))

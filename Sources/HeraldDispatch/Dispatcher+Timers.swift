@@ -25,10 +25,7 @@ extension Dispatcher {
                 }
                 metrics.firedTimers(fired)
                 if fired + skipped > 0 {
-                    state.withLock {
-                        $0.counters.timersFired += fired
-                        $0.counters.timersSkipped += skipped
-                    }
+                    state.withLock { $0.timersFired(fired, skipped: skipped) }
                     logger.info("fired due timers", metadata: ["fired": "\(fired)", "skipped": "\(skipped)"])
                 }
                 if fired > 0 { eventSignal.signal() }

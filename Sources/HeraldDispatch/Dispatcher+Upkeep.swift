@@ -4,66 +4,51 @@ import HeraldCore
 /// Upkeep beside the sends: outcomes written in batches, leases renewed and reclaimed,
 /// changed credentials and CA files read again.
 extension Dispatcher {
+    /// Performs the state machine's acknowledgement actions until it says to finish.
     func ackLoop() async {
-        var failures = 0
-        // Whether what is pending was sent before without an answer: it may have been written.
-        var again = false
         while true {
-            let (batch, changes, done) = state.withLock { state in
-                defer {
-                    state.acknowledgements = []
-                    state.gateChanges = []
-                }
-                return (state.acknowledgements, state.gateChanges, state.sendingDone)
-            }
-            for change in changes {
-                do {
-                    switch change {
-                    case .heldBack(let provider, let reason, let duration): try await queue.pause(provider, reason: reason, for: duration)
-                    case .resumed(let provider): try await queue.resume(provider)
+            switch state.withLock({ $0.nextAcknowledgements(at: .now) }) {
+            case .write(let batch, let changes, let again):
+                for change in changes {
+                    do {
+                        switch change {
+                        case .heldBack(let provider, let reason, let duration): try await queue.pause(provider, reason: reason, for: duration)
+                        case .resumed(let provider): try await queue.resume(provider)
+                        }
+                    } catch {
+                        logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
                     }
-                } catch {
-                    logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
                 }
-            }
-            if !batch.isEmpty {
+                let then: DispatchStateMachine.AfterWrite
+                // After a failure only a shutdown cuts the wait short; after a write, the
+                // next batch filling up does.
+                var wakeUp = ackSignal
                 do {
-                    let counted = try await queue.acknowledge(batch, again: again)
-                    failures = 0
-                    again = false
-                    // Written: their slots are free for the next sends.
-                    state.withLock { state in
-                        state.counters.inFlight -= batch.count
-                        for acknowledgement in batch { state.held.remove(acknowledgement.deliveryID) }
-                    }
-                    sendSignal.signal()
+                    let counted = batch.isEmpty ? [] : try await queue.acknowledge(batch, again: again)
+                    let written = state.withLock { $0.acknowledgementsWritten(batch, counted: counted.count, at: .now) }
+                    if !batch.isEmpty { sendSignal.signal() }
                     for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
                         metrics.acknowledged(acknowledgement)
                     }
-                    let late = batch.count - counted.count
-                    if late > 0 {
-                        state.withLock { $0.counters.lateAcknowledgements += late }
-                        logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(late)"])
+                    if written.late > 0 {
+                        logger.warning("acknowledgements arrived after their lease passed on", metadata: ["count": "\(written.late)"])
                     }
-                    if batch.contains(where: { $0.status == .queued }) { hintQueue() }
-                    // After a full batch the next may be full already.
-                    if batch.count >= configuration.acknowledgementFlush || done { continue }
+                    then = written.then
                 } catch {
-                    failures += 1
-                    again = true
-                    // Keep them: the next round tries again, in order.
-                    state.withLock { $0.acknowledgements = batch + $0.acknowledgements }
                     logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
-                    if failures > 50, done { return }
-                    await stopSignal.wait(timeout: LoopBackoff.after(failures: failures))
-                    continue
+                    then = state.withLock { $0.acknowledgementsFailed(batch, at: .now) }
+                    wakeUp = stopSignal
                 }
+                switch then {
+                case .next: continue
+                case .sleep(let until): await wakeUp.wait(until: until)
+                case .finish: return
+                }
+            case .sleep(let until):
+                await ackSignal.wait(until: until)
+            case .finish:
+                return
             }
-            if done { return }
-            // Outcomes are written in batches: a full batch (`acknowledgementFlush`) at once;
-            // otherwise, after a write, the next one gathers for 100 ms (every statement costs
-            // its plan and round trip whatever its size), and while idle one waits at most 25 ms.
-            await ackSignal.wait(timeout: batch.isEmpty ? .milliseconds(25) : .milliseconds(100))
         }
     }
 
@@ -83,38 +68,30 @@ extension Dispatcher {
                 logger.notice("read HERALD_CA_FILE again: the file changed")
             }
         }
-        state.withLock { state in
-            for provider in providers { state.gate.probeSoon(provider, at: .now) }
-        }
-        hintQueue()
+        state.withLock { $0.configurationReloaded(providers, at: .now) }
+        sendSignal.signal()
     }
 
-    /// How often a worker reports the queue's depth and its held-back providers.
-    static let gaugesEvery: Duration = .seconds(10)
-    /// How often a worker reads again where live deliveries begin (`LiveWindow`).
-    static let windowEvery: Duration = .seconds(5)
-
+    /// Performs the state machine's upkeep, a tick at a time.
     func maintenanceLoop() async {
-        let renewEvery = configuration.lease / 3
-        var lastRenewal = ContinuousClock.now
-        var lastGauges: ContinuousClock.Instant?
-        var lastWindow = ContinuousClock.now
+        let every = state.withLock { $0.settings.upkeepEvery }
         while !isStopping {
-            await stopSignal.wait(timeout: min(.seconds(1), renewEvery))
+            await stopSignal.wait(timeout: every)
             if isStopping { break }
             reloadChangedConfiguration()
+            let upkeep = state.withLock { $0.tick(at: .now) }
             do {
-                if lastRenewal.duration(to: .now) >= renewEvery {
-                    try await queue.renewLeases(state.withLock { Array($0.held) })
-                    lastRenewal = .now
+                if let held = upkeep.renew {
+                    try await queue.renewLeases(held)
+                    state.withLock { $0.renewed(at: .now) }
                 }
-                if lastWindow.duration(to: .now) >= Self.windowEvery {
+                if upkeep.refreshWindow {
                     try await queue.refreshWindow()
-                    lastWindow = .now
+                    state.withLock { $0.windowRefreshed(at: .now) }
                 }
-                if lastGauges.map({ $0.duration(to: .now) >= Self.gaugesEvery }) ?? true {
-                    lastGauges = .now
-                    metrics.providers(heldBack: state.withLock { $0.gate.heldBack(at: .now) })
+                if let heldBack = upkeep.gauges {
+                    state.withLock { $0.gaugesReported(at: .now) }
+                    metrics.providers(heldBack: heldBack)
                     metrics.queue(try await queue.depth())
                 }
                 let reclaimed = try await queue.reclaimExpiredLeases()

@@ -38,31 +38,8 @@ public final class Dispatcher: Sendable {
     let sendSignal = Signal()
     let ackSignal = Signal()
     let stopSignal = Signal()
-    let state: Mutex<State>
-
-    struct State {
-        var counters = Counters()
-        /// Deliveries fan-out leased to this worker, waiting for the send loop (counted in
-        /// `counters.inFlight` already).
-        var handOff: [ClaimedDelivery] = []
-        /// The deliveries this worker holds, from their claim until their outcome is written:
-        /// the only leases it renews. A claim the database committed but whose answer never
-        /// arrived (the connection lost at that moment, a failover) leased deliveries this
-        /// worker knows nothing of; renewed by owner, as before, their leases never ran out
-        /// and they were never sent.
-        var held: Set<UUID> = []
-        /// Something may be waiting in the delivery queue (a hint from another worker, a
-        /// retry, a reclaimed lease): the send loop claims on its next turn.
-        var queueHint = false
-        var acknowledgements: [Acknowledgement] = []
-        var stopping = false
-        var sendingDone = false
-        var fanOutIdle = false
-        /// Which providers this worker holds back, and why.
-        var gate: SendGate
-        /// Pauses and resumptions not yet written (the acknowledgement loop writes them).
-        var gateChanges: [SendGate.Change] = []
-    }
+    /// Every decision of the loops below: they perform its actions and report how they ended.
+    let state: Mutex<DispatchStateMachine>
 
     /// - Parameters:
     ///   - pool: connections that work as `herald_dispatcher` (see `poolConfiguration(for:)`).
@@ -72,7 +49,7 @@ public final class Dispatcher: Sendable {
         configuration: Configuration = Configuration(), logger: Logger
     ) {
         self.configuration = configuration
-        self.state = Mutex(State(gate: SendGate(settings: SendGate.Settings(configurationPause: configuration.pauseOnConfigurationError))))
+        self.state = Mutex(DispatchStateMachine(settings: DispatchStateMachine.Settings(configuration: configuration)))
         self.queue = DeliveryQueue(pool: pool, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
         self.gateway = gateway
         self.fanOut = FanOut(templates: templates)
@@ -123,7 +100,7 @@ public final class Dispatcher: Sendable {
 
     /// Asks a running `run(.forever)` to stop claiming, finish what is in flight and return.
     public func shutdown() {
-        state.withLock { $0.stopping = true }
+        state.withLock { $0.shutdown() }
         stopSignal.signal()
         eventSignal.signal()
         sendSignal.signal()
@@ -132,7 +109,7 @@ public final class Dispatcher: Sendable {
 
     /// Tells the send loop the queue may hold work for it.
     func hintQueue() {
-        state.withLock { $0.queueHint = true }
+        state.withLock { $0.hintQueue() }
         sendSignal.signal()
     }
 
@@ -143,11 +120,8 @@ public final class Dispatcher: Sendable {
     /// does: in-flight sends finish and are acknowledged; leases on anything else are given
     /// back.
     public func run(_ mode: Mode = .forever) async throws {
-        state.withLock {
-            $0.stopping = false
-            $0.sendingDone = false
-            $0.fanOutIdle = false
-        }
+        let drain: Duration? = if case .drain(let horizon) = mode { horizon } else { nil }
+        state.withLock { $0.start(drain: drain, at: .now) }
         let listener = listenerConfiguration.map {
             PostgresListener(configuration: $0, channels: [Store.outboxChannel, Self.deliveriesChannel], logger: logger)
         }
@@ -169,8 +143,8 @@ public final class Dispatcher: Sendable {
                 group.addTask { await self.timerLoop() }
                 group.addTask { await self.historyLoop() }
                 group.addTask {
-                    await self.sendLoop(mode)
-                    self.state.withLock { $0.sendingDone = true }
+                    await self.sendLoop()
+                    self.state.withLock { $0.sendingEnded() }
                     self.ackSignal.signal()
                     // Stop the helpers: the listener's stream ends when it is stopped.
                     self.shutdown()
@@ -210,80 +184,48 @@ public final class Dispatcher: Sendable {
     }
 
     var jitteredPoll: Duration {
-        let seconds = configuration.pollInterval.timeInterval
-        return .milliseconds(Int(seconds * 1000 * Double.random(in: 0.5...1.0)))
+        configuration.pollInterval * Double.random(in: 0.5...1.0)
     }
 
-    func sendLoop(_ mode: Mode) async {
-        let concurrency = configuration.concurrency
-        // A claim waits for room for half a batch: each one costs the database 2 ms of
-        // planning and a look into every busy tenant's queue, so fewer, larger claims (from
-        // a quarter of a batch: 158 deliveries a claim on average in a burn-down of 30,000)
-        // cut its CPU by 7-10 µs per delivery and left the rate as it was.
-        let refill = max(1, min(configuration.claimBatch, concurrency) / 2)
-        let draining = if case .drain = mode { true } else { false }
-        // How soon to look at the queue again after a claim found nothing.
-        let recheck: Duration = draining ? .milliseconds(50) : configuration.pollInterval / 4
-        var lastEmptyClaim: ContinuousClock.Instant?
-        var failures = 0
+    /// Performs the state machine's send actions until it says to finish.
+    func sendLoop() async {
         await withDiscardingTaskGroup { group in
-            func start(_ deliveries: [ClaimedDelivery]) {
-                for delivery in deliveries {
-                    // Its slot is given back when its outcome is written (`ackLoop`), not when
-                    // the send ends.
-                    group.addTask { await self.deliver(delivery) }
-                }
-            }
-            while !isStopping {
-                // What fan-out leased to this worker goes first (already counted in flight).
-                let (handedOff, hinted, inFlight) = state.withLock { state in
-                    defer { state.handOff = [] }
-                    return (state.handOff, state.queueHint, state.counters.inFlight)
-                }
-                start(handedOff)
-                let room = concurrency - inFlight
-                let mayClaim = room >= refill && (hinted || lastEmptyClaim.map { $0.duration(to: .now) >= recheck } ?? true)
-                if mayClaim {
-                    state.withLock { $0.queueHint = false }
-                    let claimed: [ClaimedDelivery]
+            var next = state.withLock { $0.nextSend(at: .now, jitter: .random(in: 0.5...1.0)) }
+            while true {
+                switch next {
+                case .start(let deliveries):
+                    // Each slot is given back when its outcome is written (`ackLoop`), not
+                    // when the send ends.
+                    for delivery in deliveries { group.addTask { await self.deliver(delivery) } }
+                case .claim(let limit, let paused):
                     do {
-                        let heldBack = state.withLock { $0.gate.heldBack(at: .now) }
-                        claimed = try await queue.claimDeliveries(limit: min(room, configuration.claimBatch), paused: heldBack)
-                        failures = 0
+                        let claimed = try await queue.claimDeliveries(limit: limit, paused: paused)
+                        let start = state.withLock { $0.claimed(claimed, at: .now) }
+                        for delivery in start { group.addTask { await self.deliver(delivery) } }
                     } catch {
-                        failures += 1
                         logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
                         // Or sooner, when the listener is back (so is the database) or at shutdown.
-                        await sendSignal.wait(timeout: LoopBackoff.after(failures: failures))
-                        continue
+                        await sendSignal.wait(until: state.withLock { $0.claimFailed(at: .now) })
                     }
-                    lastEmptyClaim = claimed.isEmpty ? .now : nil
-                    if !claimed.isEmpty {
-                        state.withLock {
-                            $0.counters.inFlight += claimed.count
-                            $0.counters.deliveriesLeased += claimed.count
-                            for delivery in claimed { $0.held.insert(delivery.id) }
-                        }
-                        start(claimed)
-                        continue
-                    }
+                case .checkDrain(let horizon, let paused):
+                    let complete = await drainIsComplete(horizon: horizon, paused: paused)
+                    next = state.withLock { $0.drainChecked(complete: complete, at: .now) }
+                    continue
+                case .sleep(let until):
+                    await sendSignal.wait(until: until)
+                case .finish:
+                    return
                 }
-                if !handedOff.isEmpty { continue }
-                if inFlight == 0, case .drain(let horizon) = mode, await drainIsComplete(horizon: horizon) { break }
-                // Wait for a hint, a hand-off, room to free up, or the next look at the queue.
-                let wait: Duration = room < refill ? .seconds(1) : (inFlight > 0 || draining ? recheck : jitteredPoll)
-                await sendSignal.wait(timeout: wait)
+                next = state.withLock { $0.nextSend(at: .now, jitter: .random(in: 0.5...1.0)) }
             }
         }
     }
 
-    /// Nothing to fan out, nothing unacknowledged, nothing due soon.
-    func drainIsComplete(horizon: Duration) async -> Bool {
-        let (idle, acknowledged, paused) = state.withLock { ($0.fanOutIdle, $0.acknowledgements.isEmpty, $0.gate.pausedForConfiguration(at: .now)) }
-        guard idle, acknowledged else { return false }
+    /// Whether nothing is due within `horizon` (what waits for the `paused` providers'
+    /// configuration to be fixed does not keep a drain going; what waits for an endpoint to
+    /// come back does), and no timer either.
+    func drainIsComplete(horizon: Duration, paused: [PushProvider]) async -> Bool {
         do {
-            // What waits for this worker's configuration to be fixed does not keep a drain
-            // going; what waits for an endpoint to come back does.
             if try await queue.hasWork(within: horizon, paused: paused) { return false }
             return try await !store.hasTimers(dueWithin: horizon, tenants: configuration.tenants)
         } catch {
@@ -314,7 +256,7 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.expired, .cancelled, error: "the delivery deadline passed before it could be sent"))
             return
         }
-        let verdict = state.withLock { $0.gate.admit(delivery.provider, at: .now) }
+        let verdict = state.withLock { $0.admit(delivery.provider, at: .now) }
         if case .holdBack(let reason) = verdict {
             // Unsent: back to the queue as it was, for any worker that is not holding back.
             record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
@@ -328,7 +270,7 @@ public final class Dispatcher: Sendable {
         } catch {
             // Cancelled mid-send: whether the provider got it is unknown; it goes back to
             // the queue (at worst, one duplicate).
-            if verdict == .probe { state.withLock { $0.gate.abandonProbe(delivery.provider, at: .now) } }
+            if verdict == .probe { state.withLock { $0.abandonProbe(delivery.provider, at: .now) } }
             record(acknowledgement(.queued, .retry, next: Date(), error: "interrupted: \(error)"))
             return
         }
@@ -350,11 +292,7 @@ public final class Dispatcher: Sendable {
     /// - Returns: whether the provider is held back now.
     @discardableResult
     func gate(_ answer: SendGate.Answer, _ provider: PushProvider, probe: Bool) -> Bool {
-        let (change, heldBack) = state.withLock { state in
-            let change = state.gate.record(answer, for: provider, probe: probe, at: .now)
-            if let change { state.gateChanges.append(change) }
-            return (change, state.gate.isHeldBack(provider, at: .now))
-        }
+        let (change, heldBack) = state.withLock { $0.answered(answer, by: provider, probe: probe, at: .now) }
         switch change {
         case .heldBack(let provider, let reason, let duration)?:
             logger.critical(
@@ -364,7 +302,7 @@ public final class Dispatcher: Sendable {
         case .resumed(let provider)?:
             logger.notice("\(provider.rawValue) sending works again")
             ackSignal.signal()
-            hintQueue()
+            sendSignal.signal()
         case nil:
             break
         }
@@ -372,26 +310,6 @@ public final class Dispatcher: Sendable {
     }
 
     func record(_ acknowledgement: Acknowledgement) {
-        let flush = state.withLock { state -> Bool in
-            state.acknowledgements.append(acknowledgement)
-            switch acknowledgement.status {
-            case .sent: state.counters.sent += 1
-            case .queued:
-                if acknowledgement.outcome == .configurationError {
-                    state.counters.pausedForConfiguration += 1
-                } else if !acknowledgement.spent {
-                    state.counters.heldBack += 1
-                } else {
-                    state.counters.retried += 1
-                }
-            case .deadToken: state.counters.deadTokens += 1
-            case .failed: state.counters.failed += 1
-            case .expired: state.counters.expired += 1
-            case .cancelled: state.counters.cancelled += 1
-            case .sending: break  // an acknowledgement ends a send; never "sending"
-            }
-            return state.acknowledgements.count >= configuration.acknowledgementFlush
-        }
-        if flush { ackSignal.signal() }
+        if state.withLock({ $0.finished(acknowledgement) }) { ackSignal.signal() }
     }
 }

@@ -33,6 +33,11 @@ final class Signal: Sendable {
         }
     }
 
+    /// Returns when signalled, at `deadline`, or when the task is cancelled.
+    func wait(until deadline: ContinuousClock.Instant) async {
+        await wait(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)))
+    }
+
     /// Returns when signalled, after `timeout`, or when the task is cancelled.
     func wait(timeout: Duration) async {
         if consume() || Task.isCancelled { return }
