@@ -11,7 +11,10 @@ struct Caller: Sendable {
     let person: Person?
 
     /// An admin person, or a tenant key acting as itself.
-    var isAdmin: Bool { person?.isAdmin ?? true }
+    var isAdmin: Bool { policy.runsTheTenant }
+
+    /// What this caller may see and do.
+    var policy: AccessPolicy { AccessPolicy(person) }
 
     /// The person, for what only a person can do (assign, start, register a device…).
     func actor() throws -> Person {

@@ -12,11 +12,12 @@ extension Console {
             await page {
                 let session = try await requireSession(request)
                 let email = try context.parameters.require("email").lowercased()
-                let viewer = session.authentication.person
-                guard viewer == nil || viewer?.isAdmin == true || viewer?.email == email else { throw Self.notFound(session) }
+                let policy = AccessPolicy(session.authentication.person)
                 let (person, devices) = try await store.withTenant(session.authentication.tenant) { tenant in
                     do {
                         let person = try await tenant.person(email: email)
+                        // Someone the viewer may not see is not found, like someone who does not exist.
+                        guard policy.maySeePerson(person.id) else { throw Self.notFound(session) }
                         return (person, try await tenant.devices(email: email))
                     } catch let error as StoreError where error.code == .notFound {
                         throw Self.notFound(session)

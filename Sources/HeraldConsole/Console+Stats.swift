@@ -14,7 +14,7 @@ extension Console {
         console.get("stats") { request, _ in
             await page {
                 let session = try await requireSession(request)
-                guard session.authentication.person?.isAdmin ?? true else {
+                guard AccessPolicy(session.authentication.person).runsTheTenant else {
                     throw ConsoleRefusal(status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may read the tenant's statistics.", session: session)
                 }
                 let period = request.uri.queryParameters.get("since").flatMap { Self.periods.contains($0) ? $0 : nil } ?? "24h"

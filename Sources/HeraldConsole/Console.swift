@@ -85,7 +85,7 @@ public struct Console: Sendable {
             context["csrf"] = session.csrfToken
             context["tenant"] = session.authentication.tenant.name
             context["who"] = session.authentication.person.map { "\($0.name) <\($0.email)>" } ?? "tenant key"
-            context["viewerIsAdmin"] = session.authentication.person?.isAdmin ?? true
+            context["viewerIsAdmin"] = AccessPolicy(session.authentication.person).runsTheTenant
         }
         let text = pages.render(template, context)
         return Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: .init(string: text)))

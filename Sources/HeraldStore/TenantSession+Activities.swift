@@ -110,7 +110,7 @@ extension TenantSession {
             """)
         let actorRole: TeamRole? = try rows.first.flatMap { try $0.decode(String?.self, column: "actor_role") }.map(Self.decodeEnum)
         guard let row = rows.first, case let activity = try Self.activity(row),
-              !concealingInvisible || actor.isAdmin || activity.assignee.id == actor.id || actorRole == .manager
+              !concealingInvisible || AccessPolicy(actor).maySeeActivity(assignee: activity.assignee.id, role: actorRole)
         else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
         if let expectedVersion, expectedVersion != activity.version {
             throw StoreError(.stale, "activity \(id.uuidString.lowercased()) is at version \(activity.version), not \(expectedVersion); look again")

@@ -301,12 +301,11 @@ extension TenantSession {
     /// Removing others and renaming a group are for whoever created it, the managers of its
     /// team and the tenant's admins; any participant may add people of the team, or leave.
     private func requireModerator(_ actor: Person, of conversation: ConversationRecord, to what: String) async throws {
-        if actor.isAdmin { return }
-        if try await role(of: actor.id, in: conversation.team.id) == .manager { return }
+        let role = try await role(of: actor.id, in: conversation.team.id)
         let creator = try await connection.query(
             "SELECT created_by FROM conversations WHERE tenant_id = \(tenantID) AND id = \(conversation.id)"
-        ).first?.decode(UUID.self, at: 0)
-        guard creator == actor.id else {
+        ).first?.decode(UUID?.self, at: 0)
+        guard AccessPolicy(actor).mayModerate(creator: creator, role: role) else {
             throw StoreError(.forbidden, "only the group's creator, a manager of team \(conversation.team.slug) or an admin may \(what)")
         }
     }

@@ -10,8 +10,7 @@ extension TenantSession {
         let ids = try await connection.query(
             """
             SELECT c.id FROM conversations c
-            JOIN conversation_participants p ON p.tenant_id = c.tenant_id AND p.conversation_id = c.id
-            WHERE c.tenant_id = \(tenantID) AND p.person_id = \(viewer.id) AND p.left_at IS NULL
+            WHERE c.tenant_id = \(tenantID) AND \(takesPartIn: viewer.id)
             ORDER BY (SELECT max(seq) FROM messages m WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id) DESC NULLS LAST, c.id
             """
         ).map { try $0.decode(UUID.self, at: 0) }
@@ -26,13 +25,9 @@ extension TenantSession {
     ) async throws -> (ConversationRecord, [MessageRecord]) {
         let viewer = try await person(email: email)
         let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
-        // Someone who left (or was removed) sees what was said up to then, and nothing after.
-        let leftAt = try await connection.query(
-            """
-            SELECT left_at FROM conversation_participants
-            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(viewer.id)
-            """
-        ).first?.decode(Date?.self, at: 0)
+        // What `AccessPolicy.mayRead` lets someone who left (or was removed) see: what was
+        // stored up to then, and nothing after.
+        let leftAt: Date? = if case .left(let at) = try await participation(of: viewer, in: id) { at } else { nil }
         var messages = try await messages(conversation: id, .all, until: leftAt, limit: limit)
         if receipts {
             let delivered = try await connection.query(
@@ -99,12 +94,9 @@ extension TenantSession {
         _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false
     ) async throws -> ConversationRecord {
         let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants)
-        let rows = try await connection.query(
-            """
-            SELECT left_at IS NULL FROM conversation_participants
-            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
-            """)
-        guard let row = rows.first, try allowLeft || row.decode(Bool.self, at: 0) else {
+        let participation = try await participation(of: actor, in: id)
+        let policy = AccessPolicy(actor)
+        guard participation != nil, allowLeft || policy.mayTakePart(participation) else {
             throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(actor.email) takes part in")
         }
         return conversation
@@ -120,7 +112,7 @@ extension TenantSession {
                     JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
                                                       AND v.person_id = \(viewer.id)
                     WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
-                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND (v.left_at IS NULL OR m.stored_at <= v.left_at))
+                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id))
             FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
             WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
             """)

@@ -203,7 +203,7 @@ extension TenantSession {
             """
             SELECT * FROM (\(unsafeRaw: Self.historySelect)
                 WHERE n.tenant_id = \(tenantID)
-                  AND \(historyVisibleTo: viewer)\(
+                  AND \(notificationVisibleTo: AccessPolicy(viewer))\(
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
                       and: "n.kind =", event)\(and: "n.created_at >=", filter.since)\(and: "n.event_id =", filter.eventID)
             ) h
@@ -225,7 +225,7 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             SELECT h.*, x.data::text, x.badge, x.sound, x.thread_id, x.image_url
-            FROM (\(unsafeRaw: Self.historySelect) WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND \(historyVisibleTo: viewer)) h
+            FROM (\(unsafeRaw: Self.historySelect) WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND \(notificationVisibleTo: AccessPolicy(viewer))) h
             JOIN notifications x ON x.tenant_id = \(tenantID) AND x.id = h.id
             """)
         guard let row = rows.first else {
@@ -306,21 +306,5 @@ extension TenantSession {
             sentAt: try row.decode(Date?.self, at: 17),
             decision: try row.decode(String?.self, at: 21).flatMap { NotificationDecision(rawValue: $0) },
             deferredUntil: try row.decode(Date?.self, at: 22))
-    }
-}
-
-extension PostgresQuery.StringInterpolation {
-    /// The condition that a notification `n` is visible to `viewer`: all of them for an
-    /// admin or the tenant itself (nil), else their own and those of the teams they manage.
-    mutating func appendInterpolation(historyVisibleTo viewer: Person?) {
-        guard let viewer, !viewer.isAdmin else {
-            appendLiteral("TRUE")
-            return
-        }
-        appendLiteral("(n.recipient_id = ")
-        appendInterpolation(viewer.id)
-        appendLiteral(" OR n.team_id IN (SELECT team_id FROM team_members WHERE tenant_id = n.tenant_id AND person_id = ")
-        appendInterpolation(viewer.id)
-        appendLiteral(" AND role = 'manager'))")
     }
 }

@@ -26,7 +26,7 @@ extension TenantSession {
     ///   caller has checked).
     /// - Throws: `StoreError.forbidden` for anyone but an admin.
     public func setPolicy(_ policy: ReminderPolicy, by actor: Person?) async throws -> PolicyChange {
-        if let actor, !actor.isAdmin {
+        if let actor, !AccessPolicy(actor).runsTheTenant {
             throw StoreError(.forbidden, "\(actor.email) may not change the policy of tenant \(tenant.slug): only an admin may")
         }
         try await connection.query(

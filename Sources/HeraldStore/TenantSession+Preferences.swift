@@ -59,9 +59,13 @@ extension TenantSession {
     }
 
     /// Switches pushes of `event` on `app` (every app it reaches, for nil) on or off, for
-    /// `person`, or for the whole tenant (nil: admins only, checked by the caller).
-    /// - Throws: `InputError` when the event never reaches that app.
+    /// `person`, or for the whole tenant (nil: `AccessPolicy.maySetTenantDefaults`).
+    /// - Throws: `InputError` when the event never reaches that app; `StoreError.forbidden`
+    ///   when `actor` may not set the tenant's defaults.
     public func setPreference(_ event: EventKind, app: AppKind?, enabled: Bool, for person: Person?, by actor: Person?) async throws {
+        if person == nil, let actor, !AccessPolicy(actor).maySetTenantDefaults {
+            throw StoreError(.forbidden, "\(actor.email) may not set the tenant's defaults: only an admin may")
+        }
         if let app, !event.apps.contains(app) {
             throw InputError("\(event.rawValue) never reaches the \(app.rawValue) app (only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app)")
         }

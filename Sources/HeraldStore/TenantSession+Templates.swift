@@ -47,7 +47,7 @@ extension TenantSession {
 
     private func requireTemplateEditor(_ email: String) async throws -> Person {
         let person = try await person(email: email)
-        guard person.isAdmin else {
+        guard AccessPolicy(person).runsTheTenant else {
             throw StoreError(.forbidden, "only a tenant admin may change the tenant's templates; \(person.email) is not one")
         }
         return person

@@ -29,7 +29,7 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             \(unsafeRaw: Self.activitySelect)
-            WHERE a.tenant_id = \(tenantID) AND \(visibleTo: viewer)\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(after: cursor, in: "a")
+            WHERE a.tenant_id = \(tenantID) AND \(activityVisibleTo: AccessPolicy(viewer))\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(after: cursor, in: "a")
             ORDER BY a.created_at DESC, a.id DESC
             LIMIT \(limit + 1)
             """)
@@ -42,23 +42,8 @@ extension TenantSession {
     /// - Throws: `StoreError.notFound` (also for one they may not see).
     public func activity(id: UUID, viewer: Person?) async throws -> ActivityRecord {
         let rows = try await connection.query(
-            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(visibleTo: viewer)")
+            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(activityVisibleTo: AccessPolicy(viewer))")
         guard let row = rows.first else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased())") }
         return try Self.activity(row)
-    }
-}
-
-extension PostgresQuery.StringInterpolation {
-    /// The condition that an activity `a` is visible to `viewer` (nil or an admin: everything).
-    mutating func appendInterpolation(visibleTo viewer: Person?) {
-        guard let viewer, !viewer.isAdmin else {
-            appendLiteral("TRUE")
-            return
-        }
-        appendLiteral("(a.assignee_id = ")
-        appendInterpolation(viewer.id)
-        appendLiteral(" OR EXISTS (SELECT 1 FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.person_id = ")
-        appendInterpolation(viewer.id)
-        appendLiteral(" AND m.role = 'manager'))")
     }
 }

@@ -89,13 +89,9 @@ extension TenantSession {
     /// Who of an activity's queued event a viewer may see: all of them for an admin or a
     /// manager of the activity's team, else the viewer alone (history's rule).
     private func seesAllCandidates(of activity: ActivityRecord, viewer: Person?) async throws -> Bool {
-        guard let viewer, !viewer.isAdmin else { return true }
-        return try await connection.query(
-            """
-            SELECT EXISTS (SELECT 1 FROM team_members WHERE tenant_id = \(tenantID) AND team_id = \(activity.team.id)
-                             AND person_id = \(viewer.id) AND role = 'manager')
-            """
-        ).single().decode(Bool.self, at: 0)
+        let policy = AccessPolicy(viewer)
+        guard let viewer, !policy.runsTheTenant else { return true }
+        return policy.seesEveryRecipient(role: try await role(of: viewer.id, in: activity.team.id))
     }
 
     /// An event not yet fanned out: since when, how many it will consider, and those of them
@@ -123,22 +119,16 @@ extension TenantSession {
             """
             SELECT o.id, o.kind, o.occurred_at, p.id, p.email, p.display_name, false,
                    o.fan_out_failures, o.fan_out_error, o.passed_over_at, o.fanned_out_at IS NULL, o.recipient_ids
-            FROM outbox o LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
-            WHERE o.tenant_id = \(tenantID) AND o.message_id = \(id)
-              AND (\(viewer?.isAdmin ?? true) OR EXISTS (
-                  SELECT FROM messages m JOIN conversation_participants cp
-                      ON cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id AND cp.person_id = \(viewer?.id)
-                  WHERE m.tenant_id = o.tenant_id AND m.id = o.message_id))
+            FROM outbox o JOIN messages m ON m.tenant_id = o.tenant_id AND m.id = o.message_id
+            LEFT JOIN people p ON p.tenant_id = o.tenant_id AND p.id = o.actor_id
+            WHERE o.tenant_id = \(tenantID) AND o.message_id = \(id) AND \(messageTraceableBy: AccessPolicy(viewer))
             """)
         guard !events.isEmpty else {
             // A system message (a join, a leave, a rename) raises no event: nobody is told.
             let system = try await connection.query(
                 """
                 SELECT m.is_system FROM messages m
-                WHERE m.tenant_id = \(tenantID) AND m.id = \(id)
-                  AND (\(viewer?.isAdmin ?? true) OR EXISTS (
-                      SELECT FROM conversation_participants cp
-                      WHERE cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id AND cp.person_id = \(viewer?.id)))
+                WHERE m.tenant_id = \(tenantID) AND m.id = \(id) AND \(messageTraceableBy: AccessPolicy(viewer))
                 """
             ).first?.decode(Bool.self, at: 0)
             if system == true { return [] }
@@ -163,7 +153,7 @@ extension TenantSession {
             }
             let actor = isTimer ? nil : actorID.flatMap { id in email.map { PersonReference(id: id, email: $0, name: name ?? $0) } }
             var fanOut: WhyEvent.FanOutFailures?
-            if viewer?.isAdmin ?? true, let error = try row.decode(String?.self, at: 8) {
+            if AccessPolicy(viewer).maySeeFailureDetail, let error = try row.decode(String?.self, at: 8) {
                 fanOut = WhyEvent.FanOutFailures(
                     failures: try row.decode(Int.self, at: 7), error: error, passedOverAt: try row.decode(Date?.self, at: 9),
                     pending: try row.decode(Bool.self, at: 10))

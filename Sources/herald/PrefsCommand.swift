@@ -66,9 +66,6 @@ struct PrefsCommand: AsyncParsableCommand {
             let email = try actor.email()
             let summary = try await withTenant(tenant) { session in
                 let actor = try await session.person(email: email)
-                if tenantDefault, !actor.isAdmin {
-                    throw StoreError(.forbidden, "\(actor.email) may not set the tenant's defaults: only an admin may")
-                }
                 let person = tenantDefault ? nil : actor
                 try await session.setPreference(event, app: app, enabled: enabled, for: person, by: actor)
                 return try await session.preferences(for: person)

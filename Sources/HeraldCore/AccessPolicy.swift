@@ -1,0 +1,86 @@
+import Foundation
+
+/// Who may see or do what in a tenant: each rule written once, here. The store's SQL asks it
+/// through the conditions it writes from these rules (HeraldStore's `AccessPolicy+SQL`, pinned
+/// to them by tests), and the API, the console and the CLI ask it directly. What someone may
+/// not see is not found, as if it did not exist; what they may see but not do is forbidden.
+public struct AccessPolicy: Sendable, Equatable {
+    /// The person asking; nil for the tenant itself (a tenant key acting as itself, or the
+    /// operator at the CLI without `--as`).
+    public let personID: UUID?
+    public let isAdmin: Bool
+
+    /// The policy for `person` (nil: the tenant itself).
+    public init(_ person: Person?) {
+        personID = person?.id
+        isAdmin = person?.isAdmin ?? true
+    }
+
+    /// Admins and the tenant itself run the tenant: its people and their devices, its
+    /// reminder policy, templates, statistics and the defaults of everyone's preferences;
+    /// they see every activity, every notification's history and every message's trace.
+    public var runsTheTenant: Bool { isAdmin }
+
+    /// Only those who run the tenant set the defaults for everyone who set nothing.
+    public var maySetTenantDefaults: Bool { runsTheTenant }
+
+    /// A person's profile and devices: their own, or anyone's for those who run the tenant.
+    public func maySeePerson(_ id: UUID) -> Bool {
+        runsTheTenant || id == personID
+    }
+
+    /// An activity: its assignee, the managers of its team, and those who run the tenant.
+    /// - Parameter role: the asker's role in the activity's team, if any.
+    public func maySeeActivity(assignee: UUID, role: TeamRole?) -> Bool {
+        runsTheTenant || assignee == personID || role == .manager
+    }
+
+    /// A notification in history: its recipient, the managers of its team, and those who run
+    /// the tenant.
+    public func maySeeNotification(recipient: UUID, role: TeamRole?) -> Bool {
+        runsTheTenant || recipient == personID || role == .manager
+    }
+
+    /// Who of an event's recipients the asker sees: all of them, or only themselves.
+    public func seesEveryRecipient(role: TeamRole?) -> Bool {
+        runsTheTenant || role == .manager
+    }
+
+    /// Why a send failed, as the provider said it (it may name tokens and keys).
+    public var maySeeFailureDetail: Bool { runsTheTenant }
+
+    /// Where someone stands in a conversation.
+    public enum Participation: Sendable, Equatable {
+        /// Takes part now.
+        case present
+        /// Took part until then (left, or was removed).
+        case left(at: Date)
+    }
+
+    /// Sending, reading, muting, viewing, adding people, leaving: those who take part now.
+    public func mayTakePart(_ participation: Participation?) -> Bool {
+        participation == .present
+    }
+
+    /// A conversation's message: those who take part see every one; someone who left sees
+    /// what was stored until they left, and nothing after. Admins read no conversation they
+    /// are not in.
+    public func mayRead(messageStoredAt stored: Date, _ participation: Participation?) -> Bool {
+        switch participation {
+        case .present: true
+        case .left(let at): stored <= at
+        case nil: false
+        }
+    }
+
+    /// A message's delivery trace (`why`): whoever may read it, and those who run the tenant.
+    public func mayTrace(messageStoredAt stored: Date, _ participation: Participation?) -> Bool {
+        runsTheTenant || mayRead(messageStoredAt: stored, participation)
+    }
+
+    /// Removing others from a group and renaming it: its creator, the managers of its team,
+    /// and admins.
+    public func mayModerate(creator: UUID?, role: TeamRole?) -> Bool {
+        isAdmin || role == .manager || (creator != nil && creator == personID)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// `AccessPolicy`'s rules as values, with no database.
+struct AccessPolicyRuleTests {
+    func person(admin: Bool = false) -> Person {
+        Person(id: UUID(), email: "p@acme.test", name: "P", locale: "en", timeZone: "UTC", isAdmin: admin, createdAt: Date())
+    }
+
+    @Test func theTenantAndItsAdminsRunItAndNobodyElse() {
+        #expect(AccessPolicy(nil).runsTheTenant)
+        #expect(AccessPolicy(person(admin: true)).maySetTenantDefaults)
+        #expect(!AccessPolicy(person()).maySetTenantDefaults)
+        #expect(!AccessPolicy(person()).maySeeFailureDetail)
+    }
+
+    @Test func anActivityIsSeenByItsAssigneeItsTeamsManagersAndAdmins() {
+        let member = person(), other = UUID()
+        let policy = AccessPolicy(member)
+        #expect(policy.maySeeActivity(assignee: member.id, role: .member))
+        #expect(policy.maySeeActivity(assignee: other, role: .manager))
+        #expect(!policy.maySeeActivity(assignee: other, role: .member))
+        #expect(!policy.maySeeActivity(assignee: other, role: nil))
+        #expect(AccessPolicy(person(admin: true)).maySeeActivity(assignee: other, role: nil))
+    }
+
+    @Test func someoneWhoLeftReadsUntilTheyLeftAndAdminsTraceButDoNotRead() {
+        let left = Date(timeIntervalSince1970: 1_000)
+        let member = AccessPolicy(person()), admin = AccessPolicy(person(admin: true))
+        #expect(member.mayRead(messageStoredAt: left, .left(at: left)))
+        #expect(!member.mayRead(messageStoredAt: left.addingTimeInterval(1), .left(at: left)))
+        #expect(!member.mayTakePart(.left(at: left)))
+        #expect(member.mayTakePart(.present))
+        #expect(!member.mayRead(messageStoredAt: left, nil))
+        #expect(!admin.mayRead(messageStoredAt: left, nil), "an admin reads no conversation they are not in")
+        #expect(admin.mayTrace(messageStoredAt: left, nil))
+    }
+
+    @Test func aGroupIsModeratedByItsCreatorItsTeamsManagersAndAdmins() {
+        let creator = person()
+        #expect(AccessPolicy(creator).mayModerate(creator: creator.id, role: .member))
+        #expect(!AccessPolicy(person()).mayModerate(creator: creator.id, role: .member))
+        #expect(AccessPolicy(person()).mayModerate(creator: creator.id, role: .manager))
+        #expect(AccessPolicy(person(admin: true)).mayModerate(creator: nil, role: nil))
+    }
+}

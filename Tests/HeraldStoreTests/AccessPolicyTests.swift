@@ -1,0 +1,81 @@
+import Foundation
+import HeraldCore
+@testable import HeraldStore
+import HeraldTestSupport
+import Testing
+
+/// The store's SQL conditions (`AccessPolicy+SQL`) pinned to `AccessPolicy`'s rules: for every
+/// kind of viewer and every row, the statement finds exactly what the rule allows.
+@Suite struct AccessPolicyTests {
+    /// Everyone of the fixture, and the tenant itself (nil).
+    static let viewers: [String?] = [nil, "root@acme.test", "alice@acme.test", "chidi@acme.test", "dana@acme.test", "erin@acme.test"]
+
+    @Test func aMessageTraceIsFoundExactlyWhenThePolicySaysItMayBeTraced() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let before = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil).message
+            }
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            let after = try await acme.run {
+                try await $0.sendMessage(actor: "chidi@acme.test", conversation: group, text: "after", clientID: nil, sentAt: nil).message
+            }
+            for email in Self.viewers {
+                for message in [before, after] {
+                    let (viewer, participation) = try await acme.run { session -> (Person?, AccessPolicy.Participation?) in
+                        guard let email else { return (nil, nil) }
+                        let person = try await session.person(email: email)
+                        return (person, try await session.participation(of: person, in: group))
+                    }
+                    let allowed = AccessPolicy(viewer).mayTrace(messageStoredAt: message.storedAt, participation)
+                    let found: Bool
+                    do {
+                        _ = try await acme.run { try await $0.why(message: message.id, viewer: viewer) }
+                        found = true
+                    } catch let error as StoreError where error.code == .notFound {
+                        found = false
+                    }
+                    #expect(found == allowed, "\(email ?? "the tenant") tracing \"\(message.text)\"")
+                }
+            }
+            // The cases that matter, spelled out: Dana left, so sees the first and not the
+            // second; Erin never took part; the admin sees both.
+            let dana = try await acme.run { try await $0.person(email: "dana@acme.test") }
+            let danaIn = try await acme.run { try await $0.participation(of: dana, in: group) }
+            #expect(AccessPolicy(dana).mayTrace(messageStoredAt: before.storedAt, danaIn))
+            #expect(!AccessPolicy(dana).mayTrace(messageStoredAt: after.storedAt, danaIn))
+        }
+    }
+
+    @Test func anActivityIsFoundExactlyWhenThePolicySaysItMayBeSeen() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let activity = try await acme.assign(to: "chidi@acme.test")
+            for email in Self.viewers {
+                let (viewer, role) = try await acme.run { session -> (Person?, TeamRole?) in
+                    guard let email else { return (nil, nil) }
+                    let person = try await session.person(email: email)
+                    return (person, try await session.role(of: person.id, in: activity.team.id))
+                }
+                let allowed = AccessPolicy(viewer).maySeeActivity(assignee: activity.assignee.id, role: role)
+                let listed = try await acme.run {
+                    try await $0.activities(viewer: viewer, filter: .init(), limit: 100, after: nil).items.contains { $0.id == activity.id }
+                }
+                #expect(listed == allowed, "\(email ?? "the tenant")")
+            }
+        }
+    }
+
+    @Test func onlyThoseWhoRunTheTenantSetItsDefaults() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
+            let refused = await #expect(throws: StoreError.self) {
+                try await acme.run { try await $0.setPreference(.activityApproved, app: nil, enabled: false, for: nil, by: alice) }
+            }
+            #expect(refused?.code == .forbidden)
+            let root = try await acme.run { try await $0.person(email: "root@acme.test") }
+            try await acme.run { try await $0.setPreference(.activityApproved, app: nil, enabled: false, for: nil, by: root) }
+        }
+    }
+}
