@@ -132,7 +132,6 @@ let package = Package(
             name: "HeraldDispatch",
             dependencies: [
                 "HeraldCore",
-                "HeraldPostgres",
                 "HeraldStore",
                 "HeraldTemplates",
                 "HeraldPush",
@@ -174,7 +173,6 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldMetrics",
-                "HeraldPostgres",
                 "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -213,7 +211,6 @@ let package = Package(
                 "HeraldDispatch",
                 "HeraldEmulator",
                 "HeraldHTTP",
-                "HeraldPostgres",
                 "HeraldStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -226,7 +223,6 @@ let package = Package(
                 "HeraldBench",
                 "HeraldCluster",
                 "HeraldCore",
-                "HeraldPostgres",
                 "HeraldRuntime",
                 "HeraldStore",
                 "HeraldTemplates",
@@ -235,7 +231,6 @@ let package = Package(
                 "HeraldPush",
                 "HeraldDispatch",
                 "HeraldMetrics",
-                "CCurl",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

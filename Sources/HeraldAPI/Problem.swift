@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldStore
 import HTTPTypes
 import Hummingbird
@@ -83,13 +82,13 @@ extension Problem {
             self = .unauthorized(error.description)
         case is NIOTooManyBytesError:
             self = Problem(.contentTooLarge, "Body too large", detail: "a request body may be at most 64 KiB")
-        case let error as PostgresError where error.kind == .commitUnknown:
+        case _ where Store.isCommitOutcomeUnknown(error):
             logger.error("the database connection was lost during COMMIT", metadata: ["error": "\(error)"])
             self = Problem(
                 .serviceUnavailable, "Outcome unknown",
                 detail: "the database connection was lost while the change was being saved, and whether it was saved cannot be told; "
                     + "look before retrying, or retry with the same Idempotency-Key")
-        case let error as PostgresError where error.isConnectionFailure:
+        case _ where Store.isUnreachable(error):
             logger.warning("the database is unreachable", metadata: ["error": "\(error)"])
             self = Problem(
                 .serviceUnavailable, "Database unavailable",

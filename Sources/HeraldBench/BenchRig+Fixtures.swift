@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldStore
 
 /// The rig's fixtures. They are written set-based, in SQL of their own: 10,000 people
@@ -19,25 +18,12 @@ extension BenchRig {
             let boss = try await session.addPerson(email: manager, name: "Bench Manager")
             _ = try await session.setMembership(team: "bench", email: manager, role: .manager)
             let prefix = "b\(run)-\(index)-"
-            try await session.connection.query(
-                """
-                WITH people AS (
-                    INSERT INTO people (tenant_id, id, email, display_name)
-                    SELECT \(tenant.id), gen_random_uuid(), 'member' || g || '@bench.test', 'Member ' || g FROM generate_series(0, \(members - 1)) g
-                    RETURNING id, email
-                ), memberships AS (
-                    INSERT INTO team_members (tenant_id, team_id, person_id, role) SELECT \(tenant.id), \(team.id), id, 'member' FROM people
-                )
-                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
-                SELECT \(tenant.id), gen_random_uuid(), p.id, \(prefix) || split_part(split_part(p.email, '@', 1), 'member', 2) || '-' || d,
-                       'member', 'android', 'fcm'
-                FROM people p, generate_series(0, \(devicesPerMember - 1)) d
-                """)
+            try await session.addBulkMembers(team: team, members: members, devicesPerMember: devicesPerMember, tokenPrefix: prefix)
             _ = boss
         }
         // Fresh bulk rows have no statistics yet; production tables have (autovacuum). Without
         // them the planner joins 10,000 participants by scanning.
-        try await store.pool.query("ANALYZE people, team_members, devices")
+        try await store.analyze(.directory)
         return tenant
     }
 
@@ -45,11 +31,7 @@ extension BenchRig {
     func token(tenant index: Int, member: Int) -> String { "b\(run)-\(index)-\(member)-0" }
 
     func memberEmails(_ tenant: Tenant) async throws -> [String] {
-        try await store.withTenant(tenant) { session in
-            try await session.connection.query(
-                "SELECT email FROM people WHERE tenant_id = \(tenant.id) AND email LIKE 'member%' ORDER BY length(email), email"
-            ).map { try $0.decode(String.self, at: 0) }
-        }
+        try await store.withTenant(tenant) { try await $0.bulkMemberEmails() }
     }
 
     /// One P0 activity assigned to each member (eight clients at a time).
@@ -78,20 +60,9 @@ extension BenchRig {
         let conversation = try await store.withTenant(tenant) { session in
             let team = try await session.team(slug: "bench")
             let boss = try await session.person(email: manager)
-            let id = UUID.v7()
-            try await session.connection.query(
-                """
-                INSERT INTO conversations (tenant_id, id, team_id, kind, name, created_by)
-                VALUES (\(tenant.id), \(id), \(team.id), 'group', 'Everyone', \(boss.id))
-                """)
-            try await session.connection.query(
-                """
-                INSERT INTO conversation_participants (tenant_id, conversation_id, person_id)
-                SELECT \(tenant.id), \(id), person_id FROM team_members WHERE tenant_id = \(tenant.id) AND team_id = \(team.id)
-                """)
-            return id
+            return try await session.addBulkGroup(of: team, by: boss, name: "Everyone")
         }
-        try await store.pool.query("ANALYZE conversation_participants")
+        try await store.analyze(.participants)
         return conversation
     }
 
@@ -133,14 +104,7 @@ extension BenchRig {
         try await assignToEveryMember(tenant, count: people)
         try await fanOutEverything()
         try await analyzeQueue()
-        try await store.withTenant(tenant) { session in
-            try await session.connection.query(
-                """
-                INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome, http_status, counted)
-                SELECT tenant_id, herald_child_id(id, gen_random_uuid()::text), id, 1, 'bench', now(), now(), 'delivered', 200, true FROM deliveries
-                """)
-            try await session.connection.query("UPDATE deliveries SET status = 'sent', attempts = 1, sent_at = now(), lease_owner = NULL, lease_expires_at = NULL")
-        }
+        try await store.withTenant(tenant) { try await $0.markEveryDeliverySent() }
         return tenant
     }
 }

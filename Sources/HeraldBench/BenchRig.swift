@@ -3,7 +3,6 @@ import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
 import HeraldHTTP
-import HeraldPostgres
 import HeraldPush
 import HeraldRuntime
 import HeraldStore
@@ -46,7 +45,7 @@ public final class BenchRig: Sendable {
         let logger = environment.logger
         let maxInFlight = settings.concurrency * settings.workers
         return try await environment.withStore(poolSize: poolSize) { store in
-            let backend = try? await store.pool.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
+            let backend = try? await store.backendProcessID()
             let meter = CPUMeter(backend: backend.map(Int32.init))
             if let endpoint = environment["HERALD_FCM_ENDPOINT"], environment["GOOGLE_APPLICATION_CREDENTIALS"] != nil {
                 // A running emulator (or anything FCM-like) the environment points at.
@@ -115,7 +114,7 @@ public final class BenchRig: Sendable {
     /// A queue that has been running has statistics; one bulk-loaded a moment ago has none
     /// until autovacuum comes by, and its plans are a lottery until then.
     func analyzeQueue() async throws {
-        try await store.pool.query("ANALYZE outbox, notifications, deliveries, delivery_attempts")
+        try await store.analyze(.queue)
     }
 
     /// A tenant the scenario deleted itself.
@@ -182,10 +181,6 @@ public final class BenchRig: Sendable {
     /// Deliveries of the bench tenants that reached an end.
     func recordedCount() async throws -> Int {
         let ids = created.withLock { $0.map(\.id) }
-        return try await store.pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
-            try await connection.query(
-                "SELECT count(*) FROM deliveries WHERE tenant_id = ANY(\(ids)) AND status NOT IN ('queued', 'sending')"
-            ).single().decode(Int.self, at: 0)
-        }
+        return try await store.finishedDeliveries(tenants: ids)
     }
 }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import HeraldCore
+import HeraldStore
 
 /// What a dispatcher reports through swift-metrics; the process chooses where it goes
 /// (`herald worker --metrics` serves it as Prometheus text). Labels take few values: no
@@ -10,9 +11,7 @@ struct DispatchMetrics: Sendable {
     /// the delivery's status, with `queued` told apart as `retry` or `held_back`.
     static let outcomes = ["sent", "retry", "held_back", "dead_token", "failed", "expired", "cancelled"]
     /// `herald_queue_depth`'s states.
-    enum QueueState: String, CaseIterable, Sendable {
-        case due, leased, deferred, timers
-    }
+    typealias QueueState = DeliveryQueue.State
 
     private let deliveries: [PushProvider: [String: Counter]]
     private let sendDuration: [PushProvider: CoreMetrics.Timer]

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 
 /// The state machine's events from fan-out, the acknowledgement loop and upkeep.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 
 /// Every decision of a dispatcher's loops, as a value: each `mutating` function takes one

@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
+import HeraldStore
 import Logging
 
 /// After a batch failed with an error its events' rows may raise (`FanOutFailure`), the
@@ -40,24 +40,21 @@ extension Dispatcher {
     /// added to `found`; any other error ends the batch.
     func fanOutEventByEvent(
         _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int,
-        into found: inout EventByEvent, on connection: PostgresConnection
+        into found: inout EventByEvent, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         var created = 0
         var claimed: [ClaimedDelivery] = []
         for (event, payload) in readable {
             // (The tenant's scope, when still deferred, is set before the savepoint, and
             // stays when the event's work is rolled back.)
-            try await connection.query("SAVEPOINT herald_fan_out_event")
             do {
-                let written = try await fanOutTogether(
-                    [(event, payload)], tenant: tenant, room: room - claimed.count, on: connection)
-                try await connection.query("RELEASE SAVEPOINT herald_fan_out_event")
+                let written = try await transaction.savepoint {
+                    try await fanOutTogether([(event, payload)], tenant: tenant, room: room - claimed.count, in: transaction)
+                }
                 created += written.created
                 claimed += written.claimed
                 found.written += 1
             } catch where FanOutFailure.mayBeTheEvents(error) {
-                try await connection.query("ROLLBACK TO SAVEPOINT herald_fan_out_event")
-                try await connection.query("RELEASE SAVEPOINT herald_fan_out_event")
                 found.failed.append((event, error))
             }
         }
@@ -69,12 +66,12 @@ extension Dispatcher {
     /// - Returns: what it counted.
     /// - Throws: the first failure, when they are not counted (`FanOutFailure.counts`):
     ///   the batch is rolled back and tried again later.
-    func countFailures(_ found: EventByEvent, on connection: PostgresConnection) async throws -> FailureCount {
+    func countFailures(_ found: EventByEvent, in transaction: FanOutTransaction) async throws -> FailureCount {
         guard let first = found.failed.first else { return FailureCount() }
         guard FanOutFailure.counts(failed: found.failed.count, written: found.written) else { throw first.error }
-        let passed = Set(try await queue.recordFanOutFailures(
+        let passed = Set(try await transaction.recordFanOutFailures(
             found.failed.map { ($0.event.tenantID, $0.event.id, FanOutFailure.recorded($0.error)) },
-            limit: configuration.fanOutAttempts, on: connection))
+            limit: configuration.fanOutAttempts))
         for (event, error) in found.failed {
             let metadata: Logger.Metadata = ["event": "\(event.id)", "tenant": "\(event.tenantID)", "error": "\(error)"]
             if passed.contains(event.id) {
@@ -91,9 +88,9 @@ extension Dispatcher {
     /// - Returns: whether the event is passed over now.
     func countFailure(of large: LargeEvent, _ error: any Error) async throws -> Bool {
         let event = large.event
-        let passed = try await queue.pool.withTransaction { connection in
-            try await queue.recordFanOutFailures(
-                [(event.tenantID, event.id, FanOutFailure.recorded(error))], limit: configuration.fanOutAttempts, on: connection)
+        let passed = try await queue.withTransaction { transaction in
+            try await transaction.recordFanOutFailures(
+                [(event.tenantID, event.id, FanOutFailure.recorded(error))], limit: configuration.fanOutAttempts)
         }
         count(FailureCount(counted: 1, passedOver: passed.count))
         guard passed.contains(event.id) else { return false }

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldStore
 
 /// Fan-out: events claimed from the outbox become notifications and deliveries, in the
@@ -84,21 +83,6 @@ extension Dispatcher {
         }
     }
 
-    /// The tenant's scope for fan-out's statements. For up to `genericPlanRecipients`
-    /// recipients they run on plans made once per connection: planned for their values (the
-    /// dispatcher's sessions default to that, for the queue's statements), the write of
-    /// notifications and deliveries took 4 ms to plan and 1.2 ms to run, most of a fan-out
-    /// at 200 events a second (latency p50 18 → 7 ms). A larger part keeps plans made for
-    /// its values: with the generic plan, a 10,000-person group's parts of 1,000 were written
-    /// in 4.8 s instead of 3.3 s.
-    static func fanOutScope(_ tenant: UUID, recipients: Int) -> String {
-        // (Both ways: one transaction may fan out several tenants' events.)
-        Store.tenantScope(tenant) + "; SET LOCAL plan_cache_mode = "
-            + (recipients <= genericPlanRecipients ? "force_generic_plan" : "force_custom_plan")
-    }
-
-    static let genericPlanRecipients = 200
-
     /// What one batch's transaction did.
     struct Batch {
         /// Events claimed: 0 when none were left.
@@ -117,8 +101,8 @@ extension Dispatcher {
     func fanOutTransaction(
         room: Int, oneByOne: Bool = false
     ) async throws -> (Batch, claimed: [ClaimedDelivery]) {
-        try await queue.pool.withTransaction { connection in
-            let events = try await queue.claimEvents(limit: configuration.eventBatch, part: configuration.fanOutPart, on: connection)
+        try await queue.withTransaction { transaction in
+            let events = try await transaction.claimEvents(limit: configuration.eventBatch, part: configuration.fanOutPart)
             guard !events.isEmpty else { return (Batch(), []) }
             var room = room
             var batch = Batch(events: events.count)
@@ -148,23 +132,23 @@ extension Dispatcher {
                         unreadable.append((tenant, event.id, FanOutFailure.recorded(error)))
                     }
                 }
-                connection.deferScript(Self.fanOutScope(tenant, recipients: recipients))
-                if !leased.isEmpty { try await queue.leaseEvents(leased, tenant: tenant, on: connection) }
+                transaction.enterScope(of: tenant, recipients: recipients)
+                if !leased.isEmpty { try await transaction.leaseEvents(leased, tenant: tenant) }
                 if !unreadable.isEmpty {
-                    try await queue.recordFanOutFailures(unreadable, limit: 1, on: connection)
+                    try await transaction.recordFanOutFailures(unreadable, limit: 1)
                     batch.failures.add(counted: unreadable.count, passedOver: unreadable.count)
                 }
                 guard !readable.isEmpty else { continue }
                 let before = suspects.written
                 let written = oneByOne
-                    ? try await fanOutEventByEvent(readable, tenant: tenant, room: room, into: &suspects, on: connection)
-                    : try await fanOutTogether(readable, tenant: tenant, room: room, on: connection)
+                    ? try await fanOutEventByEvent(readable, tenant: tenant, room: room, into: &suspects, in: transaction)
+                    : try await fanOutTogether(readable, tenant: tenant, room: room, in: transaction)
                 batch.written += oneByOne ? suspects.written - before : readable.count
                 room -= written.claimed.count
                 batch.queued += written.created
                 claimed += written.claimed
             }
-            batch.failures.add(try await countFailures(suspects, on: connection))
+            batch.failures.add(try await countFailures(suspects, in: transaction))
             return (batch, claimed)
         }
     }
@@ -172,14 +156,13 @@ extension Dispatcher {
     /// Writes a tenant's share of a batch in one statement: the events' notifications and
     /// deliveries, the events marked fanned out.
     func fanOutTogether(
-        _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int, on connection: PostgresConnection
+        _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         let recipients = readable.flatMap { $0.1.recipients }
         let conversations = Set(readable.compactMap { $0.1.conversation })
-        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-        var chat = try await DeliveryQueue.participantStates(Array(conversations), tenant: tenant, on: connection)
-        try await DeliveryQueue.addDeferred(
-            to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
+        let recipientsFound = try await transaction.recipients(recipients, conversations: Array(conversations), onlyThese: false, tenant: tenant)
+        let profiles = recipientsFound.profiles
+        var chat = recipientsFound.chat
         var drafts: [NotificationDraft] = []
         for (event, payload) in readable {
             let made = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
@@ -191,22 +174,16 @@ extension Dispatcher {
             drafts += made
         }
         FanOut.summarize(&drafts)
-        return try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, on: connection)
+        return try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, in: transaction)
     }
 
     /// Writes drafts (marking `events` done), leasing up to `room` of the new deliveries to
-    /// this worker; wakes the other workers when more were queued than it took.
+    /// this worker.
     func write(
-        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, on connection: PostgresConnection
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        let paused = state.withLock { $0.heldBack(at: .now) }
-        let claim = DeliveryQueue.FanOutClaim(worker: configuration.worker, lease: configuration.lease, room: room, paused: paused)
-        let written = try await DeliveryQueue.write(
-            drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, claim: claim, on: connection)
-        if written.created > written.claimed.count {
-            // More than this worker takes at once: wake the others to share it.
-            try await connection.query("SELECT pg_notify(\(Self.deliveriesChannel), \(tenant.uuidString.lowercased()))")
-        }
-        return written
+        try await transaction.write(
+            drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, room: room,
+            paused: state.withLock { $0.heldBack(at: .now) })
     }
 }

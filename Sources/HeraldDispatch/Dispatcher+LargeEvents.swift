@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
+import HeraldStore
 
 /// Large events (a big group's message): leased when claimed, then fanned out part by part,
 /// a transaction each, under the worker's lease on the event.
@@ -96,27 +96,24 @@ extension Dispatcher {
         let event = large.event, tenant = event.tenantID
         let last = part.upperBound == large.recipientCount
         let outcome = try await withRoom(claiming) { room in
-            try await queue.pool.withTransaction { connection -> (PartOutcome, claimed: [ClaimedDelivery]) in
-                let held = try await queue.holdEventPart(event.id, tenant: tenant, part: part, on: connection)
+            try await queue.withTransaction { transaction -> (PartOutcome, claimed: [ClaimedDelivery]) in
+                let held = try await transaction.holdEventPart(event.id, tenant: tenant, part: part)
                 guard held.held else { return (.passed, []) }
-                connection.deferScript(Self.fanOutScope(tenant, recipients: part.count))
+                transaction.enterScope(of: tenant, recipients: part.count)
                 guard let recipients = held.recipients else {
                     // Like an event that cannot be read at all: passed over and left in
                     // the outbox for inspection (trying again would never end).
                     let error = "recipients from position \(part.lowerBound) on cannot be read"
-                    try await queue.recordFanOutFailures([(tenant, event.id, error)], limit: 1, on: connection)
+                    try await transaction.recordFanOutFailures([(tenant, event.id, error)], limit: 1)
                     return (.unreadable(from: part.lowerBound), [])
                 }
                 let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)
-                let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
-                var chat = try await DeliveryQueue.participantStates(
-                    large.conversation.map { [$0] } ?? [], people: recipients.map(\.id), tenant: tenant, on: connection)
-                try await DeliveryQueue.addDeferred(
-                    to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
+                let (profiles, chat) = try await transaction.recipients(
+                    recipients, conversations: large.conversation.map { [$0] } ?? [], onlyThese: true, tenant: tenant)
                 let drafts = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
-                let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, on: connection)
+                let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, in: transaction)
                 // Last, so that parts written at once wait on each other only for this.
-                if !last { try await queue.leaseEvents([event.id], tenant: tenant, on: connection) }
+                if !last { try await transaction.leaseEvents([event.id], tenant: tenant) }
                 return (.written(written.created), written.claimed)
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 
 /// Upkeep beside the sends: outcomes written in batches, leases renewed and reclaimed,

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldPush
 import HeraldStore
 import HeraldTemplates
@@ -31,7 +30,8 @@ public final class Dispatcher: Sendable {
     let fanOut: FanOut
     /// The store on this dispatcher's pool: fires due timers (in each tenant's scope) and keeps history's partitions.
     let store: Store
-    let listenerConfiguration: PostgresConfiguration?
+    /// Whether `run` LISTENs for hints (otherwise it polls only).
+    let listens: Bool
     let metrics = DispatchMetrics()
     let logger: Logger
     let eventSignal = Signal()
@@ -42,36 +42,23 @@ public final class Dispatcher: Sendable {
     let state: Mutex<DispatchStateMachine>
 
     /// - Parameters:
-    ///   - pool: connections that work as `herald_dispatcher` (see `poolConfiguration(for:)`).
-    ///   - listenerConfiguration: where to LISTEN for the outbox hint; `nil` polls only.
+    ///   - store: a store on connections that work as `herald_dispatcher`
+    ///     (`Store.withDispatcherPool`).
+    ///   - listen: LISTEN for the outbox hint; otherwise it polls only.
     public init(
-        pool: PostgresPool, listenerConfiguration: PostgresConfiguration?, gateway: any PushGateway, templates: TemplateCatalog,
-        configuration: Configuration = Configuration(), logger: Logger
+        store: Store, listen: Bool, gateway: any PushGateway, templates: TemplateCatalog, configuration: Configuration = Configuration(),
+        logger: Logger
     ) {
         self.configuration = configuration
         self.state = Mutex(DispatchStateMachine(settings: DispatchStateMachine.Settings(configuration: configuration)))
-        self.queue = DeliveryQueue(pool: pool, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
+        self.queue = DeliveryQueue(store: store, worker: configuration.worker, lease: configuration.lease, tenants: configuration.tenants)
         self.gateway = gateway
         self.fanOut = FanOut(templates: templates)
-        self.store = Store(pool: pool, logger: logger)
-        self.listenerConfiguration = listenerConfiguration
+        self.store = store
+        self.listens = listen
         var logger = logger
         logger[metadataKey: "worker"] = "\(configuration.worker)"
         self.logger = logger
-    }
-
-    /// Where a worker that fanned out more deliveries than it can send at once tells the
-    /// others (the payload is the tenant's id).
-    public static let deliveriesChannel = "herald_deliveries"
-
-    /// The connection settings a dispatcher's pool needs: the same database, working as the
-    /// `herald_dispatcher` role, planning each statement for its values. (The queue's
-    /// statements name the live window of history's week partitions; planned for their values,
-    /// only those partitions are planned. A generic plan covers every partition, and
-    /// PostgreSQL makes one again after each ANALYZE of the busy tables to compare: 100 ms
-    /// with 90 days of history.)
-    public static func poolConfiguration(for configuration: PostgresConfiguration) -> PostgresConfiguration {
-        configuration.with(sessionSetup: DatabaseRole.dispatcher.forSession + "; SET plan_cache_mode = force_custom_plan")
     }
 
     /// A dispatcher on `store`'s database, with a pool of its own working as
@@ -83,12 +70,12 @@ public final class Dispatcher: Sendable {
         store: Store, listen: Bool, gateway: any PushGateway, configuration: Configuration = Configuration(), poolSize: Int? = nil,
         logger: Logger, _ body: (Dispatcher) async throws -> Result
     ) async throws -> Result {
-        let size = poolSize ?? configuration.fanOutConcurrency + 2
-        let pool = PostgresPool(configuration: poolConfiguration(for: store.pool.configuration), size: size, logger: logger)
-        let dispatcher = Dispatcher(
-            pool: pool, listenerConfiguration: listen ? store.pool.configuration : nil, gateway: gateway,
-            templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: logger)
-        return try await pool.closing { _ in try await body(dispatcher) }
+        try await store.withDispatcherPool(size: poolSize ?? configuration.fanOutConcurrency + 2) { dispatcherStore in
+            let dispatcher = Dispatcher(
+                store: dispatcherStore, listen: listen, gateway: gateway,
+                templates: TemplateCatalog(overrides: StoredTemplateOverrides(store: store)), configuration: configuration, logger: logger)
+            return try await body(dispatcher)
+        }
     }
 
     public var counters: Counters { state.withLock { $0.counters } }
@@ -122,9 +109,7 @@ public final class Dispatcher: Sendable {
     public func run(_ mode: Mode = .forever) async throws {
         let drain: Duration? = if case .drain(let horizon) = mode { horizon } else { nil }
         state.withLock { $0.start(drain: drain, at: .now) }
-        let listener = listenerConfiguration.map {
-            PostgresListener(configuration: $0, channels: [Store.outboxChannel, Self.deliveriesChannel], logger: logger)
-        }
+        let listener = listens ? QueueListener(store: store, logger: logger) : nil
         defer { listener?.stop() }
         do {
             try await queue.refreshWindow()
@@ -165,11 +150,11 @@ public final class Dispatcher: Sendable {
 
     // MARK: Loops
 
-    func listen(_ listener: PostgresListener) async {
+    func listen(_ listener: QueueListener) async {
         for await event in listener.events {
             switch event {
-            case .notification(let channel, _):
-                if channel == Self.deliveriesChannel { hintQueue() } else { eventSignal.signal() }
+            case .deliveries: hintQueue()
+            case .events: eventSignal.signal()
             case .connected(reconnected: true):
                 // A reconnect may have missed hints: look for work as if one had arrived.
                 eventSignal.signal()

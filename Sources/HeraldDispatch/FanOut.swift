@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 import HeraldTemplates
 
@@ -197,13 +198,4 @@ extension FanOut {
             last[key] = index
         }
     }
-}
-
-/// A participant's state at fan-out time.
-struct ParticipantState: Sendable {
-    let muted: Bool
-    let viewing: Bool
-    /// Messages of this conversation that quiet hours hold back for them now (asked only
-    /// for people with quiet hours).
-    var deferred = 0
 }

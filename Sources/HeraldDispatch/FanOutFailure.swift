@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import HeraldPostgres
+import HeraldStore
 
 /// What fan-out does when writing events fails: retries them as they are, or suspects the
 /// events themselves. Pure decisions; the dispatcher does the writing.
@@ -17,9 +17,8 @@ enum FanOutFailure {
     /// (integrity constraint) or 54 (program limit exceeded), a value that cannot be
     /// decoded, or a template or snapshot fan-out cannot use.
     static func mayBeTheEvents(_ error: any Error) -> Bool {
+        if Store.isRefusedData(error) { return true }
         switch error {
-        case let error as PostgresError:
-            return error.isDataError
         case is InputError, is FanOut.Failure:
             return true
         default:

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 import HeraldHTTP
 import HeraldPush

@@ -65,3 +65,50 @@ public enum DatabaseSource: Sendable {
         }
     }
 }
+
+extension DatabaseSource {
+    /// The libpq connection string Herald uses (for psql and scripts).
+    public var connectionString: String {
+        switch self {
+        case .external(let configuration): configuration.connectionString
+        case .embedded(let cluster): cluster.connectionString
+        }
+    }
+
+    /// An external server as a status line may show it (its password left out); nil for the
+    /// embedded cluster.
+    public var redactedExternal: String? {
+        if case .external(let configuration) = self { return configuration.redacted }
+        return nil
+    }
+
+    /// What the server says it is.
+    public struct Server: Sendable {
+        public let version: String
+        public let database: String
+        public let user: String
+    }
+
+    /// The server and each migration's state; nil when the embedded cluster is not running
+    /// (it is not started for this).
+    public func inspect(logger: Logger) async throws -> (server: Server, migrations: [Migrator.Entry])? {
+        guard let pool = try await openUncheckedPool(logger: logger, start: false) else { return nil }
+        return try await pool.closing { pool in
+            try await explainingConnectionFailures {
+                let row = try await pool.query("SELECT version(), current_database(), current_user").single()
+                let (version, database, user) = try row.decode((String, String, String).self)
+                let migrations = try await Migrator.bundled().status(pool)
+                return (Server(version: version, database: database, user: user), migrations)
+            }
+        }
+    }
+
+    /// Applies pending migrations, starting the embedded cluster if needed.
+    /// - Returns: the migrations applied now.
+    public func migrate(logger: Logger) async throws -> [Migration] {
+        guard let pool = try await openUncheckedPool(logger: logger, start: true) else { return [] }
+        return try await pool.closing { pool in
+            try await explainingConnectionFailures { try await Migrator.bundled().migrate(pool, logger: logger) }
+        }
+    }
+}

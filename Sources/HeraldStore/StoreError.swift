@@ -1,5 +1,4 @@
 import HeraldCore
-import HeraldPostgres
 
 /// A workflow command refused, in one line that names what and why.
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -35,15 +34,5 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public init(_ code: Code, _ description: String) {
         self.code = code
         self.description = description
-    }
-}
-
-extension Store {
-    /// Whether `error` says the database cannot be reached now (connection lost or refused,
-    /// the server shutting down, a demoted primary, a COMMIT left unanswered): a surface
-    /// answers 503 with `Retry-After`, not 500, and may be retried.
-    public static func isUnavailable(_ error: any Error) -> Bool {
-        guard let error = error as? PostgresError else { return false }
-        return error.isConnectionFailure || error.kind == .commitUnknown
     }
 }

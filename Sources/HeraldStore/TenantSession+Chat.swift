@@ -142,7 +142,7 @@ extension TenantSession {
                 .invalid,
                 rows.isEmpty
                     ? "these people share no team; only people of one team may talk in its conversations"
-                    : "these people share several teams; say which with --team")
+                    : "these people share several teams; say which team the conversation belongs to")
         }
         return try Self.team(rows[0])
     }
@@ -159,7 +159,7 @@ extension TenantSession {
         guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw InputError("the message is empty") }
         let clientID = try clientID.map { try Input.name($0, field: "client id") }
         if let sentAt, sentAt > Date().addingTimeInterval(300) {
-            throw InputError("--sent-at is in the future")
+            throw InputError("the time the message was sent is in the future")
         }
         let actor = try await person(email: email)
         let conversation = try await participantConversation(conversationID, actor: actor)
@@ -286,7 +286,7 @@ extension TenantSession {
                 WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
                 """)
         case .viewing(let duration):
-            guard duration > .zero, duration <= .seconds(3600) else { throw InputError("--for must be between 1s and 1h") }
+            guard duration > .zero, duration <= .seconds(3600) else { throw InputError("viewing lasts between 1 second and 1 hour") }
             let seconds = duration.timeInterval
             try await connection.query(
                 """

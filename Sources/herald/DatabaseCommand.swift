@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HeraldCluster
-import HeraldPostgres
 import HeraldRuntime
 import HeraldStore
 
@@ -53,18 +52,9 @@ struct DatabaseCommand: AsyncParsableCommand {
             if case .embedded(let cluster) = source { embedded = try await cluster.status() }
             var server: ServerOutput?
             var migrations: [MigrationOutput]?
-            if let pool = try await source.openUncheckedPool(logger: logger, start: false) {
-                let found = try await pool.closing { pool in
-                    try await explainingConnectionFailures {
-                        let row = try await pool.query("SELECT version(), current_database(), current_user").single()
-                        let (version, database, user) = try row.decode((String, String, String).self)
-                        let migrations = try await Migrator.bundled().status(pool).map {
-                            MigrationOutput(file: $0.migration.fileName, appliedAt: $0.appliedAt)
-                        }
-                        return (ServerOutput(version: version, database: database, user: user), migrations)
-                    }
-                }
-                (server, migrations) = (found.0, found.1)
+            if let found = try await source.inspect(logger: logger) {
+                server = ServerOutput(version: found.server.version, database: found.server.database, user: found.server.user)
+                migrations = found.migrations.map { MigrationOutput(file: $0.migration.fileName, appliedAt: $0.appliedAt) }
             }
             let output = StatusOutput(embedded: embedded, server: server, migrations: migrations)
             if options.json { return try printJSON(output) }
@@ -82,10 +72,7 @@ struct DatabaseCommand: AsyncParsableCommand {
         func run() async throws {
             let logger = HeraldLogging.logger
             let source = try DatabaseSource.resolve(logger: logger)
-            guard let pool = try await source.openUncheckedPool(logger: logger, start: true) else { return }
-            let applied = try await pool.closing { pool in
-                try await explainingConnectionFailures { try await Migrator.bundled().migrate(pool, logger: logger) }
-            }
+            let applied = try await source.migrate(logger: logger)
             if options.json { return try printJSON(["applied": applied.map(\.fileName)]) }
             print(applied.isEmpty ? "schema is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))")
         }
@@ -97,10 +84,7 @@ struct DatabaseCommand: AsyncParsableCommand {
             abstract: "Print the libpq connection string herald uses (for psql and scripts).")
 
         func run() async throws {
-            switch try DatabaseSource.resolve(logger: HeraldLogging.logger) {
-            case .external(let configuration): print(configuration.connectionString)
-            case .embedded(let cluster): print(cluster.connectionString)
-            }
+            print(try DatabaseSource.resolve(logger: HeraldLogging.logger).connectionString)
         }
     }
 }
@@ -131,8 +115,8 @@ struct StatusOutput: Encodable {
     func table(source: DatabaseSource) -> String {
         var fields: [(String, String)] = []
         switch source {
-        case .external(let configuration):
-            fields.append(("database", "external (\(configuration.redacted))"))
+        case .external:
+            fields.append(("database", "external (\(source.redactedExternal ?? ""))"))
         case .embedded:
             guard let embedded else { break }
             let state = !embedded.initialised ? "not created yet (herald db start creates it)"

@@ -4,7 +4,6 @@ import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
 import HeraldHTTP
-import HeraldPostgres
 import HeraldPush
 import HeraldRuntime
 import HeraldStore

@@ -4,7 +4,6 @@ import HeraldCore
 import HeraldDispatch
 import HeraldMetrics
 import HeraldRuntime
-import HeraldPostgres
 import HeraldStore
 import HeraldTemplates
 import Logging
@@ -112,7 +111,7 @@ struct WorkerCommand: AsyncParsableCommand {
     static func notReadyReason(dispatcher: Dispatcher, store: Store) async -> String? {
         if dispatcher.isStopping { return "stopping" }
         do {
-            try await Migrator.bundled().verify(store.pool)
+            try await store.verifySchema()
             return nil
         } catch {
             return "the database is unreachable or its schema is not current"

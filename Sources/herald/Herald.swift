@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldStore
 
 @main
 struct Herald: AsyncParsableCommand {
@@ -38,6 +39,11 @@ struct Herald: AsyncParsableCommand {
         if let failure = error as? any UserFacingError {
             FileHandle.standardError.write(Data("herald: \(TerminalText.escaped(failure.userMessage, .singleLine))\n".utf8))
             Foundation.exit(failure.exitCode)
+        }
+        // The database's own refusals are one line already.
+        if let message = Store.databaseFailure(error) {
+            FileHandle.standardError.write(Data("herald: \(TerminalText.escaped(message, .singleLine))\n".utf8))
+            Foundation.exit(1)
         }
         // A command that printed its outcome and chose its exit status (push test: 2).
         if let exit = error as? ExitCode { Foundation.exit(exit.rawValue) }

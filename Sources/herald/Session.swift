@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
-import HeraldPostgres
 import HeraldRuntime
 import HeraldStore
 import Logging

@@ -1,6 +1,5 @@
 import HeraldCluster
 import HeraldEmulator
-import HeraldPostgres
 import HeraldRuntime
 import HeraldStore
 
@@ -18,7 +17,6 @@ extension UserFacingError where Self: CustomStringConvertible {
     var userMessage: String { description }
 }
 
-extension PostgresError: UserFacingError {}
 extension MigrationError: UserFacingError {}
 extension EmbeddedClusterError: UserFacingError {}
 extension DatabaseError: UserFacingError {}

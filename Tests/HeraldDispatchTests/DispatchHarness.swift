@@ -6,7 +6,7 @@ import HeraldHTTP
 import HeraldPostgres
 import HeraldPush
 import HeraldRuntime
-import HeraldStore
+@testable import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import HeraldStore
 import HeraldCore
 @testable import HeraldDispatch
 import Testing

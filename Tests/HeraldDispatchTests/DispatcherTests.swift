@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldEmulator
 import HeraldPostgres
 import HeraldPush
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 @testable import HeraldDispatch
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 

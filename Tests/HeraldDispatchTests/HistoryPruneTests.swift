@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 @testable import HeraldDispatch
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 

@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldEmulator
 import HeraldHTTP
 import HeraldPush
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Synchronization
 import Testing

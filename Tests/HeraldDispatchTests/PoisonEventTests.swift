@@ -3,7 +3,7 @@ import HeraldCore
 @testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 

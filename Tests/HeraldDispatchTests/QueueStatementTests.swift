@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 @testable import HeraldDispatch
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 
@@ -158,14 +158,14 @@ import Testing
                         conversationID: nil, content: content, eventAt: Date(), suppressedReason: nil)
                 }
                 let statement = try DeliveryQueue.writeStatement(drafts, events: [event], tenant: tenant, deadline: .seconds(3_600), claim: claim)
-                let (plan, nodes) = size <= Dispatcher.genericPlanRecipients
+                let (plan, nodes) = size <= FanOutTransaction.genericPlanRecipients
                     ? try await Self.genericPlan(of: statement, in: harness) : try await Self.plan(of: statement, in: harness)
                 let scans = nodes.filter { $0.type == "Seq Scan" && ["devices", "outbox"].contains($0.relation ?? "") }
                 #expect(scans.isEmpty, "a part of \(size) reads a table whole:\n\(plan)")
                 // (The generic plan of a small part expects a handful of rows and may read its
                 // new notifications once per delivery it leases: at most 200 × 200.)
                 let rescans = nodes.filter { $0.parentType == "Nested Loop" && $0.relationship == "Inner" && $0.type == "CTE Scan" }
-                #expect(size <= Dispatcher.genericPlanRecipients || rescans.isEmpty, "a part of \(size) reads new rows once per row:\n\(plan)")
+                #expect(size <= FanOutTransaction.genericPlanRecipients || rescans.isEmpty, "a part of \(size) reads new rows once per row:\n\(plan)")
                 #expect(nodes.contains { $0.type == "Index Scan" && $0.index == "devices_owner" }, "\(plan)")
             }
         }

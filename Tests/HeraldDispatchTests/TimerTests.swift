@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
-import HeraldStore
+@testable import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
 import Testing

@@ -7,7 +7,7 @@ import HeraldPostgres
 ///
 /// Runs on a pool whose connections work as `herald_dispatcher` (which sees the queue
 /// tables of every tenant); fan-out switches to the tenant's own scope.
-struct DeliveryQueue: Sendable {
+public struct DeliveryQueue: Sendable {
     let pool: PostgresPool
     let worker: String
     let lease: Duration
@@ -16,10 +16,29 @@ struct DeliveryQueue: Sendable {
     /// Where deliveries still to send lie (`refreshWindow()`).
     let window = LiveWindow()
 
+    /// The queue as `worker` works it, on `store`'s pool (which must work as
+    /// `herald_dispatcher`: `Store.withDispatcherPool`), leasing for `lease`, for `tenants`
+    /// only (all when empty).
+    public init(store: Store, worker: String, lease: Duration, tenants: [UUID]) {
+        self.pool = store.pool
+        self.worker = worker
+        self.lease = lease
+        self.tenants = tenants
+    }
+
+    /// Where a worker that fanned out more deliveries than it can send at once tells the
+    /// others (the payload is the tenant's id).
+    public static let deliveriesChannel = "herald_deliveries"
+
+    /// `herald_queue_depth`'s states.
+    public enum State: String, CaseIterable, Sendable {
+        case due, leased, deferred, timers
+    }
+
     var leaseSeconds: Double { lease.timeInterval }
 
     /// Reads again where deliveries still to send begin (every few seconds, and at start).
-    func refreshWindow() async throws {
+    public func refreshWindow() async throws {
         window.update(try await pool.query("SELECT herald_live_floor()").single().decode(UUID.self, at: 0))
     }
 
@@ -29,7 +48,7 @@ struct DeliveryQueue: Sendable {
     /// any: the batch is filled round robin across tenants, so one tenant's burst cannot
     /// hold back another's single notification by more than a batch. Providers this worker
     /// holds back (`paused`) are skipped; other workers may take their deliveries.
-    func claimDeliveries(limit: Int, paused: [PushProvider] = []) async throws -> [ClaimedDelivery] {
+    public func claimDeliveries(limit: Int, paused: [PushProvider] = []) async throws -> [ClaimedDelivery] {
         let rows = try await pool.query(claim(limit: limit, paused: paused))
         let decoder = JSONDecoder()
         // A notification's deliveries share its data: each text is decoded once a batch.
@@ -164,7 +183,7 @@ struct DeliveryQueue: Sendable {
     /// during the statement), a delivery whose attempt was recorded and counted then counts.
     /// - Returns: the ids of the deliveries whose acknowledgement counted.
     @discardableResult
-    func acknowledge(_ batch: [Acknowledgement], again: Bool = false) async throws -> Set<UUID> {
+    public func acknowledge(_ batch: [Acknowledgement], again: Bool = false) async throws -> Set<UUID> {
         guard !batch.isEmpty else { return [] }
         let rows = try await pool.query(acknowledgement(batch, again: again))
         return Set(try rows.map { try $0.decode(UUID.self, at: 0) })
@@ -271,7 +290,7 @@ struct DeliveryQueue: Sendable {
     /// for the rows this statement had locked, stalled both for a second at a time (measured
     /// in a burn-down). Should that acknowledgement fail, the next renewal, a third of a lease
     /// later, extends it.
-    func renewLeases(_ held: [UUID]) async throws {
+    public func renewLeases(_ held: [UUID]) async throws {
         guard !held.isEmpty else { return }
         try await pool.query(
             """
@@ -285,7 +304,7 @@ struct DeliveryQueue: Sendable {
 
     /// Puts deliveries whose lease expired (their worker died or stalled) back in the queue.
     /// - Returns: how many.
-    func reclaimExpiredLeases() async throws -> Int {
+    public func reclaimExpiredLeases() async throws -> Int {
         let rows = try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
@@ -296,7 +315,7 @@ struct DeliveryQueue: Sendable {
 
     /// Gives back leases this worker holds but will not finish (at shutdown): deliveries, and
     /// a large event it was fanning out when it was stopped.
-    func releaseLeases() async throws {
+    public func releaseLeases() async throws {
         try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
@@ -307,7 +326,7 @@ struct DeliveryQueue: Sendable {
 
     /// How deep the queue is, across tenants: deliveries due now, being sent (leased), and
     /// queued for later (a retry's backoff, quiet hours), and pending timers.
-    func depth() async throws -> [DispatchMetrics.QueueState: Int] {
+    public func depth() async throws -> [State: Int] {
         let (due, leased, deferred, timers) = try await pool.query(
             """
             SELECT (SELECT count(*) FROM deliveries WHERE status = 'queued' AND due_at <= now() AND id >= \(window.lower) AND id < \(window.upper)),
@@ -320,7 +339,7 @@ struct DeliveryQueue: Sendable {
     }
 
     /// Deliveries queued or being sent plus events not fanned out.
-    func remaining() async throws -> Int {
+    public func remaining() async throws -> Int {
         try await pool.query(
             """
             SELECT (SELECT count(*) FROM deliveries
@@ -333,7 +352,7 @@ struct DeliveryQueue: Sendable {
     /// Whether anything is left for a drain: events to fan out, deliveries due within
     /// `horizon`, or deliveries someone is sending.
     /// Deliveries of the providers in `paused` (this worker's configuration pauses) do not count.
-    func hasWork(within horizon: Duration, paused: [PushProvider] = []) async throws -> Bool {
+    public func hasWork(within horizon: Duration, paused: [PushProvider] = []) async throws -> Bool {
         try await pool.query(
             """
             SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL\(tenantScope: "tenant_id", tenants))

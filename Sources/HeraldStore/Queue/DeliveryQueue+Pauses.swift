@@ -4,7 +4,7 @@ import HeraldPostgres
 extension DeliveryQueue {
     /// Records that this worker holds `provider` back until `until`, and why (for `herald
     /// stats`). The row is a record for operators: other workers do not read it.
-    func pause(_ provider: PushProvider, reason: String, for duration: Duration) async throws {
+    public func pause(_ provider: PushProvider, reason: String, for duration: Duration) async throws {
         try await pool.query(
             """
             INSERT INTO provider_pauses (provider, reason, worker, paused_at, until)
@@ -15,7 +15,7 @@ extension DeliveryQueue {
     }
 
     /// This worker sends to `provider` again.
-    func resume(_ provider: PushProvider) async throws {
+    public func resume(_ provider: PushProvider) async throws {
         try await pool.query("DELETE FROM provider_pauses WHERE provider = \(provider.rawValue) AND worker = \(worker)")
     }
 }

@@ -137,7 +137,7 @@ extension DeliveryQueue {
 
     /// Gives back the events this worker leased and has not finished fanning out, so that any
     /// worker may take them at once rather than when the lease runs out.
-    func releaseEventLeases() async throws {
+    public func releaseEventLeases() async throws {
         try await pool.query(
             """
             UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL

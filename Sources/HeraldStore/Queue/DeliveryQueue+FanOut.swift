@@ -48,14 +48,24 @@ extension DeliveryQueue {
         return result
     }
 
-    struct Key: Hashable {
-        let id: UUID
-        let app: AppKind
+    public struct Key: Hashable, Sendable {
+        public let id: UUID
+        public let app: AppKind
+
+        public init(id: UUID, app: AppKind) {
+            self.id = id
+            self.app = app
+        }
     }
 
-    struct ParticipantKey: Hashable {
-        let conversation: UUID
-        let person: UUID
+    public struct ParticipantKey: Hashable, Sendable {
+        public let conversation: UUID
+        public let person: UUID
+
+        public init(conversation: UUID, person: UUID) {
+            self.conversation = conversation
+            self.person = person
+        }
     }
 
     /// Muted and viewing, for the current participants of these conversations (only for

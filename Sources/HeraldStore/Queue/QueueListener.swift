@@ -1,0 +1,45 @@
+import Foundation
+import HeraldPostgres
+import Logging
+
+/// The dispatcher's wake-ups: LISTEN on the outbox's and the delivery queue's channels, on a
+/// connection of its own that reconnects by itself.
+public final class QueueListener: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// New events in the outbox.
+        case events
+        /// Deliveries queued for any worker to share.
+        case deliveries
+        /// Listening; after a lost connection came back, hints may have been missed.
+        case connected(reconnected: Bool)
+        case disconnected(reason: String)
+    }
+
+    public let events: AsyncStream<Event>
+    private let listener: PostgresListener
+
+    /// Starts listening at once, on `store`'s database.
+    public init(store: Store, logger: Logger) {
+        let listener = PostgresListener(
+            configuration: store.pool.configuration, channels: [Store.outboxChannel, DeliveryQueue.deliveriesChannel], logger: logger)
+        self.listener = listener
+        events = AsyncStream { continuation in
+            let task = Task {
+                for await event in listener.events {
+                    switch event {
+                    case .notification(let channel, _): continuation.yield(channel == DeliveryQueue.deliveriesChannel ? .deliveries : .events)
+                    case .connected(let reconnected): continuation.yield(.connected(reconnected: reconnected))
+                    case .disconnected(let reason): continuation.yield(.disconnected(reason: reason))
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Stops listening and finishes `events`. Safe to call twice.
+    public func stop() {
+        listener.stop()
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// An outbox event a worker has locked for its fan-out transaction.
+public struct ClaimedEvent: Sendable {
+    public let tenantID: UUID
+    public let id: UUID
+    public let kind: String
+    /// The event's snapshot, as JSON text, its recipients left out (an empty list).
+    public let payload: String
+    /// How many recipients the snapshot names; `nil` when it names them in a way this
+    /// version cannot read.
+    public let recipientCount: Int?
+    /// The snapshot's recipients, in order, read apart from it, when there are no more than
+    /// a part of them (a large event's are read part by part: decoding the 10,000 of a
+    /// large group took 50-80 ms before its first part could start). `nil` for a large event,
+    /// and when any of them cannot be read.
+    public let recipients: [EventRecipient]?
+    public let occurredAt: Date
+}
+
+/// A delivery a worker holds the lease on, with everything needed to send it.
+public struct ClaimedDelivery: Sendable {
+    public let tenantID: UUID
+    public let id: UUID
+    /// Part of the delivery's key (tenant, notification, id).
+    public let notificationID: UUID
+    public let deviceID: UUID
+    public let provider: PushProvider
+    public let app: AppKind
+    /// Attempts including this one.
+    public let attempt: Int
+    public let firstAttemptAt: Date
+    public let deadlineAt: Date
+    public let token: String
+    public let deviceActive: Bool
+    public let content: NotificationContent
+    public let eventAt: Date
+    /// The database's clock at the claim.
+    public let claimedAt: Date
+}
+
+/// What became of one attempt, as the worker acknowledges it.
+public struct Acknowledgement: Sendable {
+    public typealias Status = DeliveryStatus
+    public typealias Outcome = AttemptOutcome
+
+    public let tenantID: UUID
+    public let deliveryID: UUID
+    public let notificationID: UUID
+    public let deviceID: UUID
+    public let provider: PushProvider
+    public let attempt: Int
+    public let status: Status
+    public let outcome: Outcome
+    /// When the delivery is due again (status `queued`).
+    public let nextAttemptAt: Date?
+    public let httpStatus: Int?
+    public let messageID: String?
+    public let error: String?
+    public let startedAt: Date
+    public let finishedAt: Date
+    /// Whether the attempt counts towards the delivery's attempts (and backoff): not when
+    /// the trouble was this worker's configuration or an endpoint that was down.
+    public var spent = true
+    /// Whether anything was sent: a delivery held back unsent leaves no attempt in history.
+    public var attempted = true
+    /// The attempt's id in history, in its delivery's millisecond (so in its partition):
+    /// chosen once, so that writing the acknowledgement again records the attempt once.
+    /// Left out, each write chooses one.
+    public var attemptID: UUID? = nil
+
+    public init(
+        tenantID: UUID, deliveryID: UUID, notificationID: UUID, deviceID: UUID, provider: PushProvider, attempt: Int, status: Status,
+        outcome: Outcome, nextAttemptAt: Date?, httpStatus: Int?, messageID: String?, error: String?, startedAt: Date, finishedAt: Date,
+        spent: Bool = true, attempted: Bool = true, attemptID: UUID? = nil
+    ) {
+        self.tenantID = tenantID
+        self.deliveryID = deliveryID
+        self.notificationID = notificationID
+        self.deviceID = deviceID
+        self.provider = provider
+        self.attempt = attempt
+        self.status = status
+        self.outcome = outcome
+        self.nextAttemptAt = nextAttemptAt
+        self.httpStatus = httpStatus
+        self.messageID = messageID
+        self.error = error
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.spent = spent
+        self.attempted = attempted
+        self.attemptID = attemptID
+    }
+}
+
+/// One notification to write during fan-out.
+public struct NotificationDraft: Sendable {
+    public let eventID: UUID
+    public let kind: EventKind
+    public let recipientID: UUID
+    public let app: AppKind
+    public let teamID: UUID?
+    public let activityID: UUID?
+    public let conversationID: UUID?
+    public let content: NotificationContent
+    public let eventAt: Date
+    /// Set when the recipient must not be pushed (for example, they are viewing the
+    /// conversation): the notification is recorded as `suppressed` with this reason.
+    public let suppressedReason: String?
+    /// What fan-out decided (no_device and superseded are found as it writes).
+    public var decision: NotificationDecision = .send
+    /// Quiet hours: the deliveries wait until then.
+    public var deferredUntil: Date? = nil
+    /// Why it waits, in the recipient's words and clock.
+    public var deferredReason: String? = nil
+    /// Quiet hours: a later push of the same conversation counts this one; it gets no delivery.
+    public var summarizedLater = false
+
+    public init(
+        eventID: UUID, kind: EventKind, recipientID: UUID, app: AppKind, teamID: UUID?, activityID: UUID?, conversationID: UUID?,
+        content: NotificationContent, eventAt: Date, suppressedReason: String?
+    ) {
+        self.eventID = eventID
+        self.kind = kind
+        self.recipientID = recipientID
+        self.app = app
+        self.teamID = teamID
+        self.activityID = activityID
+        self.conversationID = conversationID
+        self.content = content
+        self.eventAt = eventAt
+        self.suppressedReason = suppressedReason
+    }
+}
+
+/// A recipient as fan-out needs them: where they are and what their badge says.
+public struct RecipientProfile: Sendable {
+    public let id: UUID
+    public let app: AppKind
+    public let locale: String
+    public let timeZone: String
+    public let badge: Int
+    public var preferences = NotificationPreferences()
+    public var quietHours: QuietHours? = nil
+
+    /// The decision for an event of `priority` (nil: chat) at `now`: off by preference, later
+    /// for quiet hours (P0 activity events break through both), or now.
+    public func decide(_ event: EventKind, priority: Priority?, now: Date) -> (decision: NotificationDecision, until: Date?, reason: String?) {
+        guard preferences.allows(event, app: app, priority: priority) else {
+            let origin = preferences.setting(event, app: app).origin == .own ? "they turned" : "the tenant turned"
+            return (.preferenceOff, nil, "preference_off: \(origin) \(event.rawValue) off on the \(app.rawValue) app")
+        }
+        let breaksThrough = NotificationPreferences.breaksThrough(event, priority: priority)
+        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        guard !breaksThrough, let until = quietHours?.deferral(at: now, in: zone) else { return (.send, nil, nil) }
+        return (.quietHours, until, "quiet_hours: deferred until \(Self.local(until, in: zone)) (\(timeZone))")
+    }
+
+    /// `2026-11-24 07:00` on the recipient's clock.
+    public static func local(_ instant: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: instant)
+        func pad(_ value: Int?) -> String { let value = value ?? 0; return value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    }
+}
+
+/// A participant's state at fan-out time.
+public struct ParticipantState: Sendable {
+    public let muted: Bool
+    public let viewing: Bool
+    /// Messages of this conversation that quiet hours hold back for them now (asked only
+    /// for people with quiet hours).
+    public var deferred = 0
+}
