@@ -16,7 +16,7 @@ extension HeraldAPI {
         }
         router.get("readyz") { _, _ in
             do {
-                try await Migrator.bundled().verify(store.pool)
+                try await store.verifySchema()
             } catch {
                 logger.warning("not ready", metadata: ["reason": "\(error)"])
                 throw Problem(.serviceUnavailable, "Not ready", detail: "the database is unreachable or its schema is not current")

@@ -6,7 +6,7 @@ import Logging
 /// Herald's data, on one connection pool: the tenant directory, and tenant-scoped work
 /// through `withTenant`.
 public struct Store: Sendable {
-    public let pool: PostgresPool
+    let pool: PostgresPool
     let logger: Logger
 
     /// The NOTIFY channel workers LISTEN on; its payload is the tenant id (a hint only).

@@ -6,7 +6,7 @@ import Logging
 /// One tenant's view of the data inside one transaction (see `Store.withTenant`).
 /// Every query filters by `tenant.id` as well as relying on row-level security.
 public struct TenantSession: Sendable {
-    public let connection: PostgresConnection
+    let connection: PostgresConnection
     public let tenant: Tenant
     let logger: Logger
     /// Where the outbox events this transaction writes are noted.

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
-import HeraldStore
+@testable import HeraldStore
 import Testing
 
 /// Who may call: no credentials, bad ones, revoked, expired, another tenant's, keys.

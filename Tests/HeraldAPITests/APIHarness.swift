@@ -2,7 +2,7 @@ import Foundation
 import HeraldAPI
 import HeraldCore
 import HeraldHTTP
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Hummingbird
 

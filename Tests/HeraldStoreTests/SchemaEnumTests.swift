@@ -1,6 +1,6 @@
 import HeraldCore
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 

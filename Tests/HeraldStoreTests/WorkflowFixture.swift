@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 
 /// A tenant with one team: a manager (Alice), two members (Chidi, Dana), and a second team

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTestSupport
 import Testing
 
