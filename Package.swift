@@ -92,6 +92,7 @@ let package = Package(
         .target(
             name: "HeraldEmulator",
             dependencies: [
+                "HeraldHTTP",
                 "HeraldPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -152,19 +153,18 @@ let package = Package(
             ]
         ),
         // Composition: Herald put together from the environment (database → store → providers →
-        // dispatcher), and providers pointed at an emulator. The only target that knows every other.
+        // dispatcher → services). Production code: it does not link the emulator.
         .target(
             name: "HeraldRuntime",
             dependencies: [
                 "HeraldCluster",
                 "HeraldDispatch",
-                "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldPostgres",
                 "HeraldPush",
                 "HeraldStore",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The HTTP API of `herald serve` (DESIGN.md §12): routes, authentication, problem documents.

@@ -1,7 +1,7 @@
 import CoreMetrics
 import Foundation
-import HeraldCore
 import HeraldStore
+import HeraldCore
 
 /// What a dispatcher reports through swift-metrics; the process chooses where it goes
 /// (`herald worker --metrics` serves it as Prometheus text). Labels take few values: no

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HeraldStore
+import HeraldCore
 import Logging
 
 /// After a batch failed with an error its events' rows may raise (`FanOutFailure`), the

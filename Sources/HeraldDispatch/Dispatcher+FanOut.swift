@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HeraldStore
+import HeraldCore
 
 /// Fan-out: events claimed from the outbox become notifications and deliveries, in the
 /// tenant's scope, one transaction per batch (a large event part by part).

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldStore
 
 /// History's week partitions: made ahead, and dropped whole once the retention has passed.
 extension Dispatcher {

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HeraldStore
+import HeraldCore
 
 /// Large events (a big group's message): leased when claimed, then fanned out part by part,
 /// a transaction each, under the worker's lease on the event.

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldStore
 
 /// Reminders, escalations and deadline notices: every worker looks for due timers about once
 /// a second and fires them (DESIGN.md §14); their events then fan out like any other.

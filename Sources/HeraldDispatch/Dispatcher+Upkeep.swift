@@ -1,5 +1,4 @@
 import Foundation
-import HeraldStore
 import HeraldCore
 
 /// Upkeep beside the sends: outcomes written in batches, leases renewed and reclaimed,

@@ -1,7 +1,7 @@
 import Foundation
+import HeraldStore
 import HeraldCore
 import HeraldPush
-import HeraldStore
 import HeraldTemplates
 import Logging
 import Synchronization

@@ -87,10 +87,11 @@ struct WorkerCommand: AsyncParsableCommand {
         if probeAddress != nil { _ = MetricsRegistry.shared }
         let token = MetricsEndpoint.token(from: heraldEnvironment().variables)
         try await dispatcher.withDispatcher(listen: true) { dispatcher, store in
-            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: WorkerService(dispatcher: dispatcher))]
+            let worker = WorkerService(dispatcher: dispatcher, store: store)
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
             if let (host, port) = probeAddress {
                 let probes = ProbeServer(host: host, port: port, metrics: MetricsEndpoint(token: token), logger: logger) {
-                    await Self.notReadyReason(dispatcher: dispatcher, store: store)
+                    await worker.notReadyReason()
                 }
                 let application = probes.application { port in
                     // Written at once, on standard output: scripts (and port 0) wait for this line.
@@ -103,32 +104,6 @@ struct WorkerCommand: AsyncParsableCommand {
             let group = ServiceGroup(
                 configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
-        }
-    }
-
-    /// Ready: the worker has not begun to stop, and the database answers with the schema this
-    /// binary expects.
-    static func notReadyReason(dispatcher: Dispatcher, store: Store) async -> String? {
-        if dispatcher.isStopping { return "stopping" }
-        do {
-            try await store.verifySchema()
-            return nil
-        } catch {
-            return "the database is unreachable or its schema is not current"
-        }
-    }
-}
-
-/// The dispatcher as a service: graceful shutdown stops claiming and lets in-flight sends
-/// finish.
-struct WorkerService: Service {
-    let dispatcher: Dispatcher
-
-    func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await dispatcher.run(.forever)
-        } onGracefulShutdown: {
-            dispatcher.shutdown()
         }
     }
 }

@@ -4,6 +4,7 @@ import HeraldAPI
 import HeraldConsole
 import HeraldCore
 import HeraldMetrics
+import HeraldRuntime
 import HeraldStore
 import ServiceLifecycle
 
@@ -107,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if worker {
             try await dispatcher.withDispatcher(listen: true, storePoolSize: 8) { dispatcher, store in
-                try await serve(store, WorkerService(dispatcher: dispatcher))
+                try await serve(store, WorkerService(dispatcher: dispatcher, store: store))
             }
         } else {
             try await heraldEnvironment().withStore(poolSize: 8) { try await serve($0, nil) }

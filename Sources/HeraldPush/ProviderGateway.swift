@@ -1,5 +1,4 @@
 import Foundation
-import HeraldStore
 import HeraldCore
 import HeraldHTTP
 import HeraldPush

@@ -1,7 +1,5 @@
 import Crypto
 import Foundation
-import HeraldDispatch
-import HeraldEmulator
 import HeraldHTTP
 import HeraldPush
 import Logging
