@@ -239,6 +239,8 @@ let package = Package(
             ]
         ),
 
+        // Shared by every test target, and needing nothing: a manual clock, instants, the CLI fixture.
+        .target(name: "HeraldTesting", path: "Tests/HeraldTesting"),
         // Shared by the test targets only: a throwaway database per test.
         .target(
             name: "HeraldTestSupport",
@@ -246,13 +248,13 @@ let package = Package(
             path: "Tests/HeraldTestSupport"
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")]
         ),
-        .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates"]),
+        .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates", "HeraldTesting"]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
@@ -265,6 +267,7 @@ let package = Package(
             name: "HeraldPushTests",
             dependencies: [
                 "HeraldPush",
+                "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
@@ -276,13 +279,14 @@ let package = Package(
             name: "HeraldDispatchTests",
             dependencies: [
                 "HeraldCluster", "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime", "HeraldTestSupport",
+                "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(
             name: "HeraldCLITests",
             dependencies: [
-                "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport",
+                "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
     ],

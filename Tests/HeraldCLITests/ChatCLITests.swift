@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import HeraldEmulator
 import HeraldTestSupport
 import Testing
@@ -8,15 +9,13 @@ extension DispatchCLITests {
     /// presence, offline-queue idempotency, direct titles and badges.
     @Test func aFamilyGroupChat() async throws {
         try await withSetup { cli, _, emulator in
-            try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-            try await ok(cli, ["team", "create", "family", "--name", "Family"])
+            var family = CLIFixture(teams: [("family", "Family")])
             for (email, name, role) in [("alice@acme.test", "Alice Moreau", "manager"), ("bob@acme.test", "Bob Stone", "member"),
                                         ("carol@acme.test", "Carol Wu", "member"), ("dave@acme.test", "Dave Ng", "member")] {
-                try await ok(cli, ["user", "add", email, "--name", name])
-                try await ok(cli, ["team", "add-member", "family", email, "--role", role])
-                let app = role == "manager" ? "manager" : "member"
-                try await ok(cli, ["device", "register", "--user", email, "--token", "\(email.prefix { $0 != "@" })-phone-token", "--app", app, "--platform", "android"])
+                family = family.adding(email, name: name, team: "family", role: role)
+                    .adding(device: "\(email.prefix { $0 != "@" })-phone-token", of: email, app: role == "manager" ? "manager" : "member")
             }
+            try await make(family, with: cli)
             let group = try await ok(cli, ["chat", "create", "--with", "bob@acme.test,carol@acme.test", "--name", "Family Group",
                                            "--photo", "https://example.com/family.png", "--as", "alice@acme.test"])
             try await ok(cli, ["chat", "add", group, "dave@acme.test", "--as", "alice@acme.test"])

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldTesting
 import HeraldEmulator
 import HeraldPostgres
 import HeraldTestSupport
@@ -13,13 +14,11 @@ import Testing
     }
 
     func setUpPeople(_ cli: HeraldCLI) async throws {
-        try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-        try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-        try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-        try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor", "--time-zone", "Asia/Tokyo"])
-        try await ok(cli, ["user", "add", "root@acme.test", "--name", "Ada Admin", "--admin"])
-        try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-        try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+        let acme = CLIFixture(teams: [("ops", "Field Ops")])
+            .adding("alice@acme.test", name: "Alice Moreau", team: "ops", role: "manager")
+            .adding("chidi@acme.test", name: "Chidi Okafor", team: "ops", role: "member", timeZone: "Asia/Tokyo")
+            .adding(admin: "root@acme.test", name: "Ada Admin")
+        try await make(acme, with: cli)
     }
 
     /// A worker says at start which providers can send: with none, a warning names what is

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import Testing
 
 /// Runs the real `herald` binary, as the user would.
@@ -148,13 +149,13 @@ func ok(_ cli: HeraldCLI, _ arguments: [String]) async throws -> String {
     return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
+/// Makes `fixture` with the real binary, each command expected to succeed.
+func make(_ fixture: CLIFixture, with cli: HeraldCLI) async throws {
+    for command in fixture.commands { try await ok(cli, command) }
+}
+
 /// Tenant `acme` (Acme Corp) with team `ops` (Field Ops): Alice Moreau its manager, Chidi
-/// Okafor a member.
+/// Okafor a member (`CLIFixture.acmeOps`).
 func addAcmeOps(_ cli: HeraldCLI) async throws {
-    try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-    try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-    try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-    try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"])
-    try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-    try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
+    try await make(.acmeOps, with: cli)
 }

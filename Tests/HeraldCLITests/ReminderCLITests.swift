@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import HeraldCore
 import HeraldEmulator
 import HeraldPostgres
@@ -13,16 +14,12 @@ import Testing
     static let deadline = LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt).description
 
     func setUp(_ cli: HeraldCLI) async throws {
-        try await addAcmeOps(cli)
-        try await ok(cli, ["user", "add", "root@acme.test", "--name", "Ada Admin", "--admin"])
-        try await ok(cli, ["user", "add", "bob@acme.test", "--name", "Bob Admin", "--admin"])
-        for (user, token, app) in [
-            ("alice@acme.test", "alice-manager", "manager"), ("alice@acme.test", "alice-member", "member"),
-            ("root@acme.test", "ada-manager", "manager"), ("bob@acme.test", "bob-manager", "manager"),
-            ("chidi@acme.test", "chidi-member", "member"),
-        ] {
-            try await ok(cli, ["device", "register", "--user", user, "--token", token, "--app", app, "--platform", "android"])
-        }
+        let acme = CLIFixture.acmeOps
+            .adding(admin: "root@acme.test", name: "Ada Admin").adding(admin: "bob@acme.test", name: "Bob Admin")
+            .adding(device: "alice-manager", of: "alice@acme.test", app: "manager").adding(device: "alice-member", of: "alice@acme.test", app: "member")
+            .adding(device: "ada-manager", of: "root@acme.test", app: "manager").adding(device: "bob-manager", of: "bob@acme.test", app: "manager")
+            .adding(device: "chidi-member", of: "chidi@acme.test", app: "member")
+        try await make(acme, with: cli)
     }
 
     /// A P0 activity asked for approval; returns its id and the moment before the request.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import HeraldPostgres
 import HeraldTestSupport
 import Testing
@@ -18,17 +19,12 @@ import Testing
     }
 
     func setUp(_ cli: HeraldCLI) async throws {
-        _ = try await ok(cli, ["tenant", "create", "acme", "--name", "Acme Corp"])
-        _ = try await ok(cli, ["team", "create", "ops", "--name", "Field Ops"])
-        _ = try await ok(cli, ["team", "create", "sales", "--name", "Sales"])
-        _ = try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-        _ = try await ok(cli, ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor", "--time-zone", "Asia/Tokyo", "--locale", "de"])
-        _ = try await ok(cli, ["user", "add", "dana@acme.test", "--name", "Dana Scully"])
-        _ = try await ok(cli, ["user", "add", "erin@acme.test", "--name", "Erin Hale"])
-        _ = try await ok(cli, ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"])
-        _ = try await ok(cli, ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"])
-        _ = try await ok(cli, ["team", "add-member", "ops", "dana@acme.test", "--role", "member"])
-        _ = try await ok(cli, ["team", "add-member", "sales", "erin@acme.test", "--role", "manager"])
+        let acme = CLIFixture(teams: [("ops", "Field Ops"), ("sales", "Sales")])
+            .adding("alice@acme.test", name: "Alice Moreau", team: "ops", role: "manager")
+            .adding("chidi@acme.test", name: "Chidi Okafor", team: "ops", role: "member", timeZone: "Asia/Tokyo", locale: "de")
+            .adding("dana@acme.test", name: "Dana Scully", team: "ops", role: "member")
+            .adding("erin@acme.test", name: "Erin Hale", team: "sales", role: "manager")
+        try await make(acme, with: cli)
     }
 
     func showJSON(_ cli: HeraldCLI, _ id: String) async throws -> [String: Any] {

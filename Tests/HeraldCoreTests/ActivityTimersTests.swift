@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import HeraldCore
 import Testing
 
@@ -6,7 +7,6 @@ struct ActivityTimersTests {
     static let since = Date(timeIntervalSince1970: 1_795_303_800)  // 2026-11-21 23:30 UTC
     static func zone(_ name: String) throws -> TimeZone { try #require(TimeZone(identifier: name)) }
     static func date(_ text: String) throws -> LocalDate { try #require(LocalDate(text)) }
-    static func instant(_ text: String) throws -> Date { try #require(ISO8601DateFormatter().date(from: text)) }
 
     @Test func aCompletionRequestStartsAReminderAndAnEscalationForItsVersion() {
         let timers = ActivityTimers.approvalTimers(
@@ -34,8 +34,8 @@ struct ActivityTimersTests {
     @Test func deadlineTimersFollowTheAssigneesClock() throws {
         let timers = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-28"), timeZone: try Self.zone("Asia/Tokyo"), policy: .defaults)
         #expect(timers == [
-            PlannedTimer(kind: .deadlineSoon, period: 0, dueAt: try Self.instant("2026-11-28T00:00:00Z")),  // 09:00 in Tokyo
-            PlannedTimer(kind: .overdue, period: 0, dueAt: try Self.instant("2026-11-28T15:00:00Z")),  // midnight in Tokyo
+            PlannedTimer(kind: .deadlineSoon, period: 0, dueAt: try instant("2026-11-28T00:00:00Z")),  // 09:00 in Tokyo
+            PlannedTimer(kind: .overdue, period: 0, dueAt: try instant("2026-11-28T15:00:00Z")),  // midnight in Tokyo
         ])
         let off = try ReminderPolicy.defaults.applying(deadlineReminderAt: "off", overdue: "off")
         #expect(ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-28"), timeZone: .gmt, policy: off).isEmpty)
@@ -46,14 +46,14 @@ struct ActivityTimersTests {
         let berlin = try Self.zone("Europe/Berlin")
         let policy = try ReminderPolicy.defaults.applying(deadlineReminderAt: "02:30")
         let timers = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-03-29"), timeZone: berlin, policy: policy)
-        #expect(timers.map(\.dueAt) == [try Self.instant("2026-03-29T01:30:00Z"), try Self.instant("2026-03-29T22:00:00Z")])
+        #expect(timers.map(\.dueAt) == [try instant("2026-03-29T01:30:00Z"), try instant("2026-03-29T22:00:00Z")])
         // New York falls back on 2026-11-01: 25 hours, and the overdue mark is the next local midnight.
         let york = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-01"), timeZone: try Self.zone("America/New_York"), policy: .defaults)
-        #expect(york.map(\.dueAt) == [try Self.instant("2026-11-01T14:00:00Z"), try Self.instant("2026-11-02T05:00:00Z")])
+        #expect(york.map(\.dueAt) == [try instant("2026-11-01T14:00:00Z"), try instant("2026-11-02T05:00:00Z")])
     }
 
     @Test func aDueTimerFiresOnlyWhileTheActivityStillWaitsForIt() throws {
-        let now = try Self.instant("2026-11-28T10:00:00Z")
+        let now = try instant("2026-11-28T10:00:00Z")
         func subject(_ status: ActivityStatus, version: Int = 4) throws -> ActivityTimers.Subject {
             .init(status: status, version: version, deadline: try Self.date("2026-11-28"), timeZone: .gmt)
         }
@@ -66,7 +66,7 @@ struct ActivityTimersTests {
         #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.running), now: now) == .fire)
         #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.completionRequested), now: now)
             == .skip(reason: "the activity is completion_requested"))
-        #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.assigned), now: try Self.instant("2026-11-29T00:00:00Z"))
+        #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.assigned), now: try instant("2026-11-29T00:00:00Z"))
             == .skip(reason: "the deadline date had ended when the reminder came due"))
         #expect(ActivityTimers.decide(.overdue, period: 0, activity: try subject(.completionRequested), now: now) == .fire)
         #expect(ActivityTimers.decide(.overdue, period: 0, activity: try subject(.approved), now: now) == .skip(reason: "the activity is approved"))

@@ -1,9 +1,9 @@
 import Foundation
+import HeraldTesting
 import HeraldCore
 import Testing
 
 struct HistoryRetentionTests {
-    static func instant(_ text: String) throws -> Date { try #require(ISO8601DateFormatter().date(from: text)) }
 
     @Test func aRetentionIsAtLeastTwoDaysAndTheDeadline() throws {
         let day: Duration = .seconds(86_400)
@@ -22,20 +22,20 @@ struct HistoryRetentionTests {
         let mondays = try ["2026-11-02", "2026-11-09", "2026-11-16"].map { try #require(LocalDate($0)) }
         // At Monday 23 Nov 12:00 UTC, 7 days back is 16 Nov 12:00: the week of the 9th ended
         // before it (at 16 Nov 00:00), the week of the 16th has not.
-        let now = try Self.instant("2026-11-23T12:00:00Z")
+        let now = try instant("2026-11-23T12:00:00Z")
         #expect(retention.expired(mondays.reversed(), at: now) == Array(mondays.prefix(2)))
-        #expect(retention.expired(mondays, at: try Self.instant("2026-11-29T23:59:59Z")) == Array(mondays.prefix(2)))
-        #expect(retention.expired(mondays, at: try Self.instant("2026-11-30T00:00:00Z")) == mondays)
+        #expect(retention.expired(mondays, at: try instant("2026-11-29T23:59:59Z")) == Array(mondays.prefix(2)))
+        #expect(retention.expired(mondays, at: try instant("2026-11-30T00:00:00Z")) == mondays)
     }
 
     @Test func partitionsAreMadeAWeekAheadInUTC() throws {
         // 23:30 in UTC is already the 24th in Tokyo; the days are UTC days.
-        let (first, last) = HistoryRetention.daysToCreate(at: try Self.instant("2026-11-23T23:30:00Z"))
+        let (first, last) = HistoryRetention.daysToCreate(at: try instant("2026-11-23T23:30:00Z"))
         #expect(first.description == "2026-11-23" && last.description == "2026-11-30")
     }
 
     @Test func anIdsFloorIsTheFirstIdOfItsMillisecond() throws {
-        let at = try Self.instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235)
+        let at = try instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235)
         let id = UUID.v7(at: at)
         #expect(id.v7Floor == UUID.v7Floor(at: at))
         #expect(id.v7Floor.uuidString.lowercased() == "01a20846-fe7b-0000-0000-000000000000")
@@ -44,7 +44,7 @@ struct HistoryRetentionTests {
     }
 
     @Test func aSiblingIdHasItsParentsMillisecondAndIsANewV7() throws {
-        let parent = UUID.v7(at: try Self.instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235))
+        let parent = UUID.v7(at: try instant("2026-11-23T12:00:00Z").addingTimeInterval(0.1235))
         let siblings = (0..<100).map { _ in parent.v7Sibling() }
         #expect(Set(siblings).count == 100 && !siblings.contains(parent))
         for sibling in siblings {

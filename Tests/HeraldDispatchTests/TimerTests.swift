@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
@@ -12,13 +13,12 @@ import Testing
 /// test names the moment, so no test waits a day. The pushes go out through a real
 /// dispatcher to the emulator.
 @Suite struct TimerTests {
-    static func instant(_ text: String) throws -> Date { try #require(ISO8601DateFormatter().date(from: text)) }
 
     /// A deadline five days from now (UTC), so that its timers are still ahead whenever the
     /// suite runs; `at(hh:mm)` is a moment on that date, UTC.
     struct Deadline {
         let date = LocalDate(Date().addingTimeInterval(5 * 86_400), in: .gmt)
-        func at(_ time: String) throws -> Date { try TimerTests.instant("\(date)T\(time):00Z") }
+        func at(_ time: String) throws -> Date { try instant("\(date)T\(time):00Z") }
         func plus(days: Int) throws -> Date { try at("00:00").addingTimeInterval(Double(days) * 86_400) }
         /// As the `en` templates write it: `Nov 28, 2026`.
         var written: String { TemplateVariables.formatDate(date, locale: "en") }

@@ -1,17 +1,9 @@
 import Crypto
 import Foundation
+import HeraldTesting
 import HeraldPush
-import Synchronization
 import Testing
 import _CryptoExtras
-
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let time: Mutex<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_795_303_800)) { time = Mutex(start) }
-    func now() -> Date { time.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
-}
 
 @Suite struct ServiceAccountTests {
     static let key: _RSA.Signing.PrivateKey? = try? _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -86,7 +78,7 @@ final class TestClock: Sendable {
 
     @Test func aThousandConcurrentSendsShareOneFetch() async throws {
         let counter = Counter()
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = AccessTokenCache(now: { clock.now() }) {
             let n = await counter.next()
             try await Task.sleep(for: .milliseconds(20))
@@ -104,7 +96,7 @@ final class TestClock: Sendable {
 
     @Test func theTokenIsRefreshedFiveMinutesBeforeItExpires() async throws {
         let counter = Counter()
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = AccessTokenCache(now: { clock.now() }) {
             AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
         }
@@ -117,7 +109,7 @@ final class TestClock: Sendable {
 
     @Test func aRejectedTokenCausesOneRefreshForAllWhoSawIt() async throws {
         let counter = Counter()
-        let clock = TestClock()
+        let clock = ManualClock()
         let cache = AccessTokenCache(now: { clock.now() }) {
             AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
         }
@@ -144,7 +136,7 @@ final class TestClock: Sendable {
 @Suite struct APNsCredentialsTests {
     @Test func theProviderTokenIsReusedFor50MinutesThenRenewed() async throws {
         let key = P256.Signing.PrivateKey()
-        let clock = TestClock()
+        let clock = ManualClock()
         let credentials = try APNsCredentials(pem: key.pemRepresentation, keyID: "ABC123DEFG", teamID: "TEAM123456", now: { clock.now() })
         let first = try await credentials.providerToken()
         clock.advance(49 * 60)

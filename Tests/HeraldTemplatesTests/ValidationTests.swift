@@ -1,15 +1,8 @@
 import Foundation
+import HeraldTesting
 import HeraldCore
 import HeraldTemplates
-import Synchronization
 import Testing
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let time = Mutex(Date(timeIntervalSince1970: 1_795_303_800))
-    func now() -> Date { time.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
-}
 
 @Suite struct ValidationTests {
     @Test func anUnknownVariableIsRefusedByName() {
