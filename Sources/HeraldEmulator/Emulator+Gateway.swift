@@ -18,7 +18,9 @@ extension Emulator {
         let http = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, extraCAFile: caFile.path), logger: logger)
         defer { http.shutdown() }
         let account = try ServiceAccount(json: serviceAccountJSON(tokenURI: base + "/token"), source: "the emulator's account")
-        let credentials = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "EMULATOR01", teamID: "EMULATOR01")
+        let apnsKey = P256.Signing.PrivateKey()
+        trustAPNsKey(apnsKey.publicKey, id: "EMULATOR01")
+        let credentials = try APNsCredentials(pem: apnsKey.pemRepresentation, keyID: "EMULATOR01", teamID: "EMULATOR01")
         let gateway = ProviderGateway(
             fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
             apns: .success((APNsProvider(credentials: credentials, endpoint: base, http: http),

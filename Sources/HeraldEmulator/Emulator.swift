@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldPush
 import Hummingbird
@@ -34,6 +35,8 @@ public final class Emulator: Sendable {
     public let privateKeyID: String
     let state: EmulatorState
     let connections = ConnectionCounter()
+    /// The APNs signing keys it checks provider tokens with (raw public keys), by key id.
+    private let apnsKeys = Mutex<[String: Data]>([:])
     private let logger: Logger
     /// The TLS certificates of the `https` endpoint, made at start.
     public let certificates: EmulatorCertificates
@@ -47,6 +50,16 @@ public final class Emulator: Sendable {
         self.state = EmulatorState(faults: configuration.faults, lean: configuration.leanRecording)
         self.logger = logger
         self.certificates = try EmulatorCertificates()
+    }
+
+    /// Checks APNs provider tokens whose `kid` is `keyID` against `key` from now on.
+    public func trustAPNsKey(_ key: P256.Signing.PublicKey, id keyID: String) {
+        let raw = key.rawRepresentation
+        apnsKeys.withLock { $0[keyID] = raw }
+    }
+
+    func apnsKey(_ keyID: String) -> P256.Signing.PublicKey? {
+        apnsKeys.withLock { $0[keyID] }.flatMap { try? P256.Signing.PublicKey(rawRepresentation: $0) }
     }
 
     /// The development service account's key, made once per process: a 2048-bit RSA key

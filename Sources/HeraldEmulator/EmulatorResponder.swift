@@ -69,7 +69,7 @@ struct EmulatorResponder: HTTPResponder {
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = form["assertion"] else {
             return json(400, Data(#"{"error": "unsupported_grant_type", "error_description": "Invalid grant_type"}"#.utf8))
         }
-        guard let claims = JWT.verifyRS256(assertion, publicKey: emulator.signingKey.publicKey) else {
+        guard let claims = EmulatorJWT.verifiedRS256(assertion, key: emulator.signingKey.publicKey) else {
             emulator.state.countRejection()
             return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#.utf8))
         }
@@ -168,12 +168,15 @@ struct EmulatorResponder: HTTPResponder {
         guard let authorization = headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else {
             return reason(403, "MissingProviderToken")
         }
-        // The signature needs the team's public key, which only Apple has; the shape and age
-        // are checked the way APNs does (an ES256 JWT with kid, iss and an iat under an hour old).
-        let jwt = Self.decodeJWT(String(authorization.dropFirst("bearer ".count)))
-        guard let jwt, jwt.header["alg"] as? String == "ES256", jwt.header["kid"] is String, jwt.claims["iss"] is String,
+        // Checked the way APNs does: an ES256 JWT with kid, iss and an iat under an hour old,
+        // signed by the key its kid names. The emulator knows the keys it was told of
+        // (`trustAPNsKey`, as the gateway it makes does); another key's signature it cannot
+        // check, since only Apple has the team's public keys, so only its shape counts.
+        let jwt = EmulatorJWT.parts(of: String(authorization.dropFirst("bearer ".count)))
+        guard let jwt, jwt.header["alg"] as? String == "ES256", let keyID = jwt.header["kid"] as? String, jwt.claims["iss"] is String,
             let issuedAt = jwt.claims["iat"] as? Int
         else { return reason(403, "InvalidProviderToken") }
+        if let key = emulator.apnsKey(keyID), !EmulatorJWT.isValidES256(jwt, key: key) { return reason(403, "InvalidProviderToken") }
         if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return reason(403, "ExpiredProviderToken") }
         guard let topic = headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return reason(400, "MissingTopic") }
         guard headers[HTTPField.Name("apns-push-type")!] != nil else { return reason(400, "InvalidPushType") }
@@ -207,18 +210,6 @@ struct EmulatorResponder: HTTPResponder {
     }
 
     // MARK: Helpers
-
-    static func decodeJWT(_ token: String) -> (header: [String: Any], claims: [String: Any])? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        func object(_ part: Substring) -> [String: Any]? {
-            var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            while base64.count % 4 != 0 { base64 += "=" }
-            return Data(base64Encoded: base64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        }
-        guard let header = object(parts[0]), let claims = object(parts[1]) else { return nil }
-        return (header, claims)
-    }
 
     /// `value` as the control endpoints' JSON, or a 500 that says why it could not be.
     private func encoded(_ value: some Encodable) -> EmulatorAnswer {

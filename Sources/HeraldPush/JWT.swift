@@ -38,27 +38,8 @@ public enum JWT {
         return input + "." + base64URL(signature.rawRepresentation)
     }
 
-    /// Checks an RS256 token's signature and returns its claims (for the emulator and tests).
-    public static func verifyRS256(_ token: String, publicKey: _RSA.Signing.PublicKey) -> [String: Any]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let signature = base64URLDecode(parts[2]),
-            let header = base64URLDecode(parts[0]).flatMap({ try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }),
-            header["alg"] as? String == "RS256"
-        else { return nil }
-        let input = Data("\(parts[0]).\(parts[1])".utf8)
-        guard publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
-        else { return nil }
-        return base64URLDecode(parts[1]).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-    }
-
     static func base64URL(_ data: some DataProtocol) -> String {
         Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        return Data(base64Encoded: base64)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import HeraldCore
 import HeraldHTTP
-import HeraldPush
 import Synchronization
 
 /// Where the dispatcher hands a notification to a provider. The real one is

@@ -66,4 +66,32 @@ import Testing
             #expect(await emulator.messages().count == 1)
         }
     }
+
+    /// The emulator checks the signature of a provider token whose key it was told of, with
+    /// swift-crypto rather than Herald's signer: signed by another key under the same key id,
+    /// APNs's answer is InvalidProviderToken, and nothing is delivered.
+    @Test func aProviderTokenSignedByAnotherKeyIsRefused() async throws {
+        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+            let http = try client(emulator)
+            defer { http.shutdown() }
+            let key = P256.Signing.PrivateKey()
+            emulator.trustAPNsKey(key.publicKey, id: "KEY1234567")
+            let impostor = try APNsCredentials(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
+            let refused = try await APNsProvider(credentials: impostor, endpoint: endpoints.https, http: http)
+                .send(notification(token: "a1b2c3d4e5f6"), topic: "t")
+            guard case .configurationError(let reason) = refused else {
+                Issue.record("a token the key did not sign must be refused, got \(refused)")
+                return
+            }
+            #expect(reason.contains("InvalidProviderToken"), "\(reason)")
+            let genuine = try APNsCredentials(pem: key.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
+            guard case .delivered = try await APNsProvider(credentials: genuine, endpoint: endpoints.https, http: http)
+                .send(notification(token: "a1b2c3d4e5f6"), topic: "t")
+            else {
+                Issue.record("the key's own token must be accepted")
+                return
+            }
+            #expect(await emulator.messages().count == 1)
+        }
+    }
 }
