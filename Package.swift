@@ -260,6 +260,9 @@ let package = Package(
             dependencies: [
                 "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

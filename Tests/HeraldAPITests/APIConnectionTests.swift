@@ -16,7 +16,7 @@ import Glibc
     static let short = ConnectionLimits(idleTimeout: .seconds(1), requestTimeout: .seconds(2), handshakeTimeout: .seconds(1), perAddress: 100)
 
     @Test func silentSlowAndIdleConnectionsAreClosed() async throws {
-        try await APIHarness.with(connections: Self.short) { api in
+        try await APIHarness.with(.live, connections: Self.short) { api in
             let port = try #require(api.port)
             let silent = try RawSocket(port: port)
             #expect(await silent.waitForClose(within: .seconds(30)), "a connection that never sends")
@@ -44,7 +44,7 @@ import Glibc
         ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 100 * 1024) + "\r\n\r\n", "431"),
     ])
     func malformedRequestsGetAProblemDocument(request: String, status: String) async throws {
-        try await APIHarness.with { api in
+        try await APIHarness.with(.live) { api in
             let socket = try RawSocket(port: try #require(api.port))
             socket.send(request)
             #expect(await socket.readUntil("}", within: .seconds(30)) && socket.received.hasPrefix("HTTP/1.1 \(status)"), "\(socket.received)")
@@ -54,7 +54,7 @@ import Glibc
 
     @Test func anAddressOverItsShareIsClosedOnArrivalAndTheRestStayServed() async throws {
         let limits = ConnectionLimits(idleTimeout: .seconds(120), requestTimeout: .seconds(120), handshakeTimeout: .seconds(120), perAddress: 4)
-        try await APIHarness.with(connections: limits) { api in
+        try await APIHarness.with(.live, connections: limits) { api in
             let port = try #require(api.port)
             let held = try (0..<4).map { _ in try RawSocket(port: port) }
             // Each of the four is accepted and served.
@@ -84,7 +84,7 @@ import Glibc
             try certificates.serverKeyPEM.write(to: key, atomically: true, encoding: .utf8)
             let tls = APIServer.TLSFiles(certificateChain: chain.path, privateKey: key.path)
             let limits = ConnectionLimits(idleTimeout: .seconds(120), requestTimeout: .seconds(120), handshakeTimeout: .seconds(1), perAddress: 100)
-            try await APIHarness.with(connections: limits, tls: tls) { api in
+            try await APIHarness.with(.live, connections: limits, tls: tls) { api in
                 let port = try #require(api.port)
                 #expect(try await RawSocket(port: port).waitForClose(within: .seconds(30)), "a TLS connection that sends nothing")
                 let partial = try RawSocket(port: port)

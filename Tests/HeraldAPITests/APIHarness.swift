@@ -4,17 +4,31 @@ import HeraldCore
 import HeraldHTTP
 @testable import HeraldStore
 import HeraldTestSupport
+import HTTPTypes
 import Hummingbird
+import HummingbirdTesting
+import NIOCore
 
-/// `herald serve`'s application on a throwaway database, listening on a free port, and a
-/// real HTTP client (libcurl) to call it. Tenant `acme`: Alice manages team ops, Chidi and
-/// Dana are its members (see `addAcmePeople`); tenant `globex` has a Chidi of its own.
+/// `herald serve`'s application on a throwaway database. Tenant `acme`: Alice manages team
+/// ops, Chidi and Dana are its members (see `addAcmePeople`); tenant `globex` has a Chidi of
+/// its own.
+///
+/// By default requests go to the application's router in-process (HummingbirdTesting's
+/// `.router`): the routes, middleware and problem documents, with no socket. `.live` runs the
+/// real server on a free port and calls it with a real HTTP client (libcurl), for what only a
+/// server does: connection limits, timeouts, TLS, requests the HTTP parser refuses.
 struct APIHarness: Sendable {
+    enum Transport: Sendable {
+        case router
+        case live
+    }
+
     let store: Store
     let acme: Tenant
     let globex: Tenant
+    /// The server's URL (`.live` only; empty otherwise).
     let base: String
-    let http: HTTPClient
+    private let send: @Sendable (_ method: String, _ path: String, _ headers: [(name: String, value: String)], _ body: [UInt8]) async throws -> Reply
 
     struct Reply: Sendable {
         let status: Int
@@ -30,8 +44,8 @@ struct APIHarness: Sendable {
     }
 
     static func with(
-        limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(), tls: APIServer.TLSFiles? = nil,
-        _ body: @Sendable (APIHarness) async throws -> Void
+        _ transport: Transport = .router, limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(),
+        tls: APIServer.TLSFiles? = nil, _ body: @Sendable (APIHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
             let acme = try await store.createTenant(slug: "acme", name: "Acme")
@@ -45,16 +59,44 @@ struct APIHarness: Sendable {
             }
             let server = APIServer(
                 api: HeraldAPI(store: store, limits: limits, logger: testLogger), host: "127.0.0.1", port: 0, tls: tls, connections: connections)
-            let (addresses, announce) = AsyncStream.makeStream(of: String.self)
-            let application = try server.application { announce.yield($0) }
-            let http = try HTTPClient(configuration: .init(maxInFlight: 8), logger: testLogger)
-            defer { http.shutdown() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await application.runService() }
-                var iterator = addresses.makeAsyncIterator()
-                guard let base = await iterator.next() else { throw CancellationError() }
-                defer { group.cancelAll() }
-                try await body(APIHarness(store: store, acme: acme, globex: globex, base: base, http: http))
+            switch transport {
+            case .router:
+                try await server.application().test(.router) { client in
+                    try await body(
+                        APIHarness(store: store, acme: acme, globex: globex, base: "") { method, path, headers, bytes in
+                            var fields = HTTPFields()
+                            for (name, value) in headers {
+                                guard let name = HTTPField.Name(name) else { continue }
+                                fields.append(HTTPField(name: name, value: value))
+                            }
+                            let response = try await client.execute(
+                                uri: path, method: HTTPRequest.Method(method) ?? .get, headers: fields,
+                                body: bytes.isEmpty ? nil : ByteBuffer(bytes: bytes))
+                            var replyHeaders: [String: String] = [:]
+                            for field in response.headers {
+                                let name = field.name.canonicalName.lowercased()
+                                replyHeaders[name] = replyHeaders[name].map { $0 + ", " + field.value } ?? field.value
+                            }
+                            return Reply(status: Int(response.status.code), headers: replyHeaders, body: Array(buffer: response.body))
+                        })
+                }
+            case .live:
+                let (addresses, announce) = AsyncStream.makeStream(of: String.self)
+                let application = try server.application { announce.yield($0) }
+                let http = try HTTPClient(configuration: .init(maxInFlight: 8), logger: testLogger)
+                defer { http.shutdown() }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await application.runService() }
+                    var iterator = addresses.makeAsyncIterator()
+                    guard let base = await iterator.next() else { throw CancellationError() }
+                    defer { group.cancelAll() }
+                    try await body(
+                        APIHarness(store: store, acme: acme, globex: globex, base: base) { method, path, headers, bytes in
+                            let response = try await http.send(
+                                HeraldHTTP.HTTPRequest(method: method, url: base + path, headers: headers, body: bytes, timeout: .seconds(30)))
+                            return Reply(status: response.status, headers: response.headers, body: response.body)
+                        })
+                }
             }
         }
     }
@@ -85,8 +127,7 @@ struct APIHarness: Sendable {
         if (json != nil || raw != nil) && !all.contains(where: { $0.name.lowercased() == "content-type" }) {
             all.append(("Content-Type", "application/json"))
         }
-        let response = try await http.send(HeraldHTTP.HTTPRequest(method: method, url: base + path, headers: all, body: body, timeout: .seconds(30)))
-        return Reply(status: response.status, headers: response.headers, body: response.body)
+        return try await send(method, path, all, body)
     }
 
     /// Rows of a table in acme (to check that a refusal wrote nothing).
