@@ -1,5 +1,6 @@
 import Foundation
 import HeraldStore
+import HeraldTemplates
 import HeraldCore
 
 /// Fan-out: events claimed from the outbox become notifications and deliveries, in the
@@ -163,9 +164,11 @@ extension Dispatcher {
         let recipientsFound = try await transaction.recipients(recipients, conversations: Array(conversations), onlyThese: false, tenant: tenant)
         let profiles = recipientsFound.profiles
         var chat = recipientsFound.chat
+        let templates = try await tenantTemplates(tenant, in: transaction)
+        let now = Date()
         var drafts: [NotificationDraft] = []
         for (event, payload) in readable {
-            let made = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+            let made = try fanOut.drafts(for: event, payload, profiles: profiles, chat: chat, templates: templates, now: now)
             // A later message of the batch counts the ones quiet hours hold back before it.
             for draft in made where draft.decision == .quietHours {
                 guard let conversation = draft.conversationID else { continue }
@@ -175,6 +178,11 @@ extension Dispatcher {
         }
         FanOut.summarize(&drafts)
         return try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, in: transaction)
+    }
+
+    /// The tenant's templates, their overrides read in `transaction` when not cached.
+    func tenantTemplates(_ tenant: UUID, in transaction: FanOutTransaction) async throws -> TenantTemplates {
+        try await fanOut.templates.templates(for: tenant) { try await transaction.templateOverrides(tenant: $0) }
     }
 
     /// Writes drafts (marking `events` done), leasing up to `room` of the new deliveries to

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldStore
+import HeraldTemplates
 import HeraldCore
 
 /// Large events (a big group's message): leased when claimed, then fanned out part by part,
@@ -110,7 +111,8 @@ extension Dispatcher {
                 let payload = FanOut.Payload(snapshot: large.snapshot, recipients: recipients)
                 let (profiles, chat) = try await transaction.recipients(
                     recipients, conversations: large.conversation.map { [$0] } ?? [], onlyThese: true, tenant: tenant)
-                let drafts = try await fanOut.drafts(for: event, payload, profiles: profiles, chat: chat)
+                let templates = try await tenantTemplates(tenant, in: transaction)
+                let drafts = try fanOut.drafts(for: event, payload, profiles: profiles, chat: chat, templates: templates, now: Date())
                 let written = try await write(drafts, events: last ? [event.id] : [], tenant: tenant, room: room, in: transaction)
                 // Last, so that parts written at once wait on each other only for this.
                 if !last { try await transaction.leaseEvents([event.id], tenant: tenant) }

@@ -68,26 +68,28 @@ struct FanOut: Sendable {
     }
 
     /// The notification drafts of one event for the recipients in `payload` (all of them,
-    /// or one part of a large event: a part per transaction).
+    /// or one part of a large event: a part per transaction), decided at `now`, in the words
+    /// of the tenant's `templates`.
     func drafts(
         for event: ClaimedEvent, _ payload: Payload, profiles: [DeliveryQueue.Key: RecipientProfile],
-        chat: [DeliveryQueue.ParticipantKey: ParticipantState]
-    ) async throws -> [NotificationDraft] {
+        chat: [DeliveryQueue.ParticipantKey: ParticipantState], templates: TenantTemplates, now: Date
+    ) throws -> [NotificationDraft] {
         let recipients = payload.recipients[...]
         return switch payload.snapshot {
-        case .chat(let payload): try await chatDrafts(for: event, payload, recipients: recipients, profiles: profiles, chat: chat)
-        case .activity(let payload): try await activityDrafts(for: event, payload, recipients: recipients, profiles: profiles)
+        case .chat(let payload):
+            try chatDrafts(for: event, payload, recipients: recipients, profiles: profiles, chat: chat, templates: templates, now: now)
+        case .activity(let payload):
+            try activityDrafts(for: event, payload, recipients: recipients, profiles: profiles, templates: templates, now: now)
         }
     }
 
     /// An activity event's drafts: the recipient's language, time zone and badge.
     func activityDrafts(
         for event: ClaimedEvent, _ payload: ActivityEventPayload, recipients: ArraySlice<EventRecipient>,
-        profiles: [DeliveryQueue.Key: RecipientProfile]
-    ) async throws -> [NotificationDraft] {
+        profiles: [DeliveryQueue.Key: RecipientProfile], templates: TenantTemplates, now: Date
+    ) throws -> [NotificationDraft] {
         guard let templateEvent = TemplateEvent(payload.event) else { return [] }
         let variables = TemplateVariables.Activity(payload)
-        let now = Date()
         // The same for every recipient: made once, and shared (a dictionary and three UUID
         // strings a recipient otherwise, and every draft's copy hashed again to be written).
         let activity = payload.activityID.uuidString.lowercased()
@@ -100,20 +102,16 @@ struct FanOut: Sendable {
         for recipient in recipients {
             // A person deleted since the event has no profile: nobody to tell.
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
-            let template = try await templates.template(for: templateEvent, locale: profile.locale, tenant: event.tenantID)
+            let template = try templates.template(for: templateEvent, locale: profile.locale)
             let message = template.render(variables, for: .init(locale: profile.locale, timeZone: profile.timeZone))
-            let (decision, deferredUntil, why) = profile.decide(payload.event, priority: payload.priority, now: now)
-            var draft =
-                NotificationDraft(
-                    eventID: event.id, kind: payload.event, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
-                    activityID: payload.activityID, conversationID: nil,
+            let decided = DeliveryDecision.decide(payload.event, priority: payload.priority, for: profile.recipient, at: now)
+            drafts.append(
+                Self.draft(
+                    event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
+                    conversationID: nil,
                     content: NotificationContent(
-                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: true, threadID: activity),
-                    eventAt: payload.occurredAt, suppressedReason: decision == .preferenceOff ? why : nil)
-            draft.decision = decision
-            draft.deferredUntil = deferredUntil
-            if decision == .quietHours { draft.deferredReason = why }
-            drafts.append(draft)
+                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound, threadID: activity),
+                    eventAt: payload.occurredAt, decided))
         }
         return drafts
     }
@@ -123,8 +121,9 @@ struct FanOut: Sendable {
     /// suppressed for those who have it open.
     func chatDrafts(
         for event: ClaimedEvent, _ payload: ChatEventPayload, recipients: ArraySlice<EventRecipient>,
-        profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState]
-    ) async throws -> [NotificationDraft] {
+        profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState],
+        templates: TenantTemplates, now: Date
+    ) throws -> [NotificationDraft] {
         let templateEvent: TemplateEvent = payload.isGroup ? .chatGroup : .chatDirect
         let variables = TemplateVariables.Chat(
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
@@ -138,50 +137,52 @@ struct FanOut: Sendable {
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
         var rendered: [String: RenderedMessage] = [:]
-        let now = Date()
         for recipient in recipients {
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
-            let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)]
             // Someone who left since the message was sent hears nothing of it.
-            guard let state else { continue }
+            guard let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)] else { continue }
+            let decided = DeliveryDecision.decide(
+                .chatMessage, priority: nil, for: profile.recipient,
+                in: DeliveryDecision.Conversation(muted: state.muted, viewing: state.viewing, deferred: state.deferred), at: now)
             var message: RenderedMessage
-            if let cached = rendered[profile.locale] {
+            if let count = decided.summarizes {
+                // Quiet hours already hold messages of this conversation back for them: this
+                // push becomes the one summary of them all (and the earlier ones are cancelled).
+                message = try templates.template(for: .chatSummary, locale: profile.locale).render(
+                    TemplateVariables.Chat(
+                        sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text, count: count))
+            } else if let cached = rendered[profile.locale] {
                 message = cached
             } else {
-                let template = try await templates.template(for: templateEvent, locale: profile.locale, tenant: event.tenantID)
-                message = template.render(variables)
+                message = try templates.template(for: templateEvent, locale: profile.locale).render(variables)
                 rendered[profile.locale] = message
             }
-            // Viewing first (nothing to push at all), then their preference, quiet hours, mute.
-            var (decision, deferredUntil, why) = profile.decide(.chatMessage, priority: nil, now: now)
-            if state.viewing {
-                (decision, deferredUntil, why) = (.viewing, nil, "viewing: the conversation is open on their device")
-            } else if decision == .send, state.muted {
-                decision = .muted
-            }
-            // Quiet hours already hold messages of this conversation back for them: this push
-            // becomes the one summary of them all (and the earlier ones are cancelled).
-            if decision == .quietHours, state.deferred > 0 {
-                let template = try await templates.template(for: .chatSummary, locale: profile.locale, tenant: event.tenantID)
-                message = template.render(
-                    TemplateVariables.Chat(
-                        sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text,
-                        count: state.deferred + 1))
-            }
-            var draft =
-                NotificationDraft(
-                    eventID: event.id, kind: .chatMessage, recipientID: recipient.id, app: recipient.app, teamID: payload.teamID,
-                    activityID: nil, conversationID: payload.conversationID,
+            drafts.append(
+                Self.draft(
+                    event.id, kind: .chatMessage, recipient: recipient, teamID: payload.teamID, activityID: nil,
+                    conversationID: payload.conversationID,
                     content: NotificationContent(
-                        title: message.title, body: message.body, data: data,
-                        badge: profile.badge, sound: !state.muted, threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
-                    eventAt: event.occurredAt, suppressedReason: decision == .viewing || decision == .preferenceOff ? why : nil)
-            draft.decision = decision
-            draft.deferredUntil = deferredUntil
-            if decision == .quietHours { draft.deferredReason = why }
-            drafts.append(draft)
+                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound,
+                        threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
+                    eventAt: event.occurredAt, decided))
         }
         return drafts
+    }
+
+    /// A draft as `decided`: suppressed with its reason when nothing is pushed, deferred with
+    /// its reason for quiet hours.
+    static func draft(
+        _ eventID: UUID, kind: EventKind, recipient: EventRecipient, teamID: UUID?, activityID: UUID?, conversationID: UUID?,
+        content: NotificationContent, eventAt: Date, _ decided: DeliveryDecision
+    ) -> NotificationDraft {
+        let suppressed = decided.decision == .viewing || decided.decision == .preferenceOff
+        var draft = NotificationDraft(
+            eventID: eventID, kind: kind, recipientID: recipient.id, app: recipient.app, teamID: teamID, activityID: activityID,
+            conversationID: conversationID, content: content, eventAt: eventAt, suppressedReason: suppressed ? decided.reason : nil)
+        draft.decision = decided.decision
+        draft.deferredUntil = decided.deferredUntil
+        if decided.decision == .quietHours { draft.deferredReason = decided.reason }
+        return draft
     }
 }
 

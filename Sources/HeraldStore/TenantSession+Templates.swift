@@ -76,9 +76,14 @@ public struct StoredTemplateOverrides: TemplateOverrideSource {
     }
 
     public func overrides(tenant: UUID) async throws -> [TemplateKey: String] {
-        let rows = try await store.withTenantTransaction(tenant) { connection, _ in
-            try await connection.query("SELECT event, locale, source FROM template_overrides WHERE tenant_id = \(tenant)")
-        }
+        try await store.withTenantTransaction(tenant) { connection, _ in try await TemplateOverrideRows.read(tenant: tenant, on: connection) }
+    }
+}
+
+/// The one statement that reads a tenant's template overrides, and their decoding.
+enum TemplateOverrideRows {
+    static func read(tenant: UUID, on connection: PostgresConnection) async throws -> [TemplateKey: String] {
+        let rows = try await connection.query("SELECT event, locale, source FROM template_overrides WHERE tenant_id = \(tenant)")
         var result: [TemplateKey: String] = [:]
         for row in rows {
             let (event, locale, source) = try row.decode((String, String, String).self)

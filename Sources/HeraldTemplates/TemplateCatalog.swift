@@ -94,13 +94,16 @@ public actor TemplateCatalog {
 
     /// The template to use, the locale it was found under, and whether it is an override.
     public func resolve(_ event: TemplateEvent, locale: String, tenant: UUID?) async throws -> Resolved {
-        let overrides = try await overrides(for: tenant)
-        for candidate in Self.fallbacks(for: locale) {
-            let key = TemplateKey(event: event, locale: candidate)
-            if let template = overrides[key] { return Resolved(template: template, locale: candidate, isOverride: true) }
-            if let template = defaults.templates[key] { return Resolved(template: template, locale: candidate, isOverride: false) }
-        }
-        throw InputError("no template for \(event.rawValue)")
+        try TenantTemplates(defaults: defaults, overrides: try await overrides(for: tenant)).resolve(event, locale: locale)
+    }
+
+    /// Every template a tenant's pushes may use, resolved now, to render with no waiting:
+    /// its overrides as cached, or read with `load` when the cache is stale (fan-out reads
+    /// them in its own transaction, rather than open a second one beside it).
+    public func templates(
+        for tenant: UUID, loading load: (UUID) async throws -> [TemplateKey: String]
+    ) async throws -> TenantTemplates {
+        TenantTemplates(defaults: defaults, overrides: try await overrides(for: tenant, loading: load))
     }
 
     /// `pt-BR` → `pt-BR`, `pt`, `en`.
@@ -118,11 +121,16 @@ public actor TemplateCatalog {
 
     private func overrides(for tenant: UUID?) async throws -> [TemplateKey: MessageTemplate] {
         guard let tenant, let source else { return [:] }
+        return try await overrides(for: tenant) { try await source.overrides(tenant: $0) }
+    }
+
+    private func overrides(for tenant: UUID, loading load: (UUID) async throws -> [TemplateKey: String]) async throws -> [TemplateKey: MessageTemplate] {
         if let cached = cache[tenant], now().timeIntervalSince(cached.fetched) < refreshInterval {
             return cached.templates
         }
+        guard source != nil else { return [:] }
         var parsed: [TemplateKey: MessageTemplate] = [:]
-        for (key, text) in try await source.overrides(tenant: tenant) {
+        for (key, text) in try await load(tenant) {
             // Overrides were validated when saved; one that no longer parses is skipped so
             // the default still reaches the phone.
             parsed[key] = try? MessageTemplate(event: key.event, source: text)

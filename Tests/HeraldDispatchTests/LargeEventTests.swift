@@ -108,7 +108,10 @@ import Testing
                     let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
                     let chat = try await DeliveryQueue.participantStates(
                         [conversation], people: recipients.map(\.id), tenant: tenant, on: connection)
-                    let drafts = try await FanOut(templates: TemplateCatalog()).drafts(for: claimed, payload, profiles: profiles, chat: chat)
+                    let catalog = TemplateCatalog()
+                    let templates = try await catalog.templates(for: tenant) { _ in [:] }
+                    let drafts = try FanOut(templates: catalog).drafts(
+                        for: claimed, payload, profiles: profiles, chat: chat, templates: templates, now: Date())
                     #expect(drafts.count == 5)
                     _ = try await DeliveryQueue.write(drafts, events: [], tenant: tenant, deadline: .seconds(60), claim: nil, on: connection)
                     try await connection.query(

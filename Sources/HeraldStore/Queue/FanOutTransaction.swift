@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
+import HeraldTemplates
 
 /// One fan-out transaction on the dispatcher's pool: the statements fan-out runs, typed, in
 /// the order it runs them. Made by `DeliveryQueue.withTransaction`; valid only inside it.
@@ -57,6 +58,12 @@ public struct FanOutTransaction: Sendable {
         try await DeliveryQueue.addDeferred(
             to: &chat, people: profiles.values.filter { $0.quietHours != nil }.map(\.id), tenant: tenant, on: connection)
         return (profiles, chat)
+    }
+
+    /// The tenant's template overrides, read in this transaction (in the tenant's scope:
+    /// after `enterScope`).
+    public func templateOverrides(tenant: UUID) async throws -> [TemplateKey: String] {
+        try await TemplateOverrideRows.read(tenant: tenant, on: connection)
     }
 
     /// Writes drafts and marks `events` fanned out, leasing up to `room` of the new

@@ -146,26 +146,9 @@ public struct RecipientProfile: Sendable {
     public var preferences = NotificationPreferences()
     public var quietHours: QuietHours? = nil
 
-    /// The decision for an event of `priority` (nil: chat) at `now`: off by preference, later
-    /// for quiet hours (P0 activity events break through both), or now.
-    public func decide(_ event: EventKind, priority: Priority?, now: Date) -> (decision: NotificationDecision, until: Date?, reason: String?) {
-        guard preferences.allows(event, app: app, priority: priority) else {
-            let origin = preferences.setting(event, app: app).origin == .own ? "they turned" : "the tenant turned"
-            return (.preferenceOff, nil, "preference_off: \(origin) \(event.rawValue) off on the \(app.rawValue) app")
-        }
-        let breaksThrough = NotificationPreferences.breaksThrough(event, priority: priority)
-        let zone = TimeZone(identifier: timeZone) ?? .gmt
-        guard !breaksThrough, let until = quietHours?.deferral(at: now, in: zone) else { return (.send, nil, nil) }
-        return (.quietHours, until, "quiet_hours: deferred until \(Self.local(until, in: zone)) (\(timeZone))")
-    }
-
-    /// `2026-11-24 07:00` on the recipient's clock.
-    public static func local(_ instant: Date, in zone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: instant)
-        func pad(_ value: Int?) -> String { let value = value ?? 0; return value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    /// What the per-recipient decision (`DeliveryDecision`) needs of them.
+    public var recipient: DeliveryDecision.Recipient {
+        DeliveryDecision.Recipient(app: app, timeZone: timeZone, preferences: preferences, quietHours: quietHours)
     }
 }
 
