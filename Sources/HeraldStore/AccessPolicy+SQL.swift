@@ -40,6 +40,13 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND (cp.left_at IS NULL OR m.stored_at <= cp.left_at))")
     }
 
+    /// ` AND ` `messageReadableBy` when there is a reader; nothing otherwise.
+    mutating func appendInterpolation(readableBy reader: UUID?) {
+        guard let reader else { return }
+        appendLiteral(" AND ")
+        appendInterpolation(messageReadableBy: reader)
+    }
+
     /// `AccessPolicy.mayTakePart`, for a conversation `c` and a person.
     mutating func appendInterpolation(takesPartIn person: UUID) {
         appendLiteral("EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = c.tenant_id AND cp.conversation_id = c.id")

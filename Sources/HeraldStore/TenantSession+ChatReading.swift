@@ -25,10 +25,9 @@ extension TenantSession {
     ) async throws -> (ConversationRecord, [MessageRecord]) {
         let viewer = try await person(email: email)
         let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
-        // What `AccessPolicy.mayRead` lets someone who left (or was removed) see: what was
-        // stored up to then, and nothing after.
-        let leftAt: Date? = if case .left(let at) = try await participation(of: viewer, in: id) { at } else { nil }
-        var messages = try await messages(conversation: id, .all, until: leftAt, limit: limit)
+        // What `AccessPolicy.mayRead` lets them see (someone who left, or was removed: what
+        // was stored up to then, and nothing after).
+        var messages = try await messages(conversation: id, .all, readableBy: viewer.id, limit: limit)
         if receipts {
             let delivered = try await connection.query(
                 """
@@ -61,7 +60,8 @@ extension TenantSession {
         case clientID(String, sender: UUID)
     }
 
-    func messages(conversation: UUID, _ filter: MessageFilter, until: Date? = nil, limit: Int) async throws -> [MessageRecord] {
+    /// - Parameter reader: only the messages this person may read (`AccessPolicy.mayRead`).
+    func messages(conversation: UUID, _ filter: MessageFilter, readableBy reader: UUID? = nil, limit: Int) async throws -> [MessageRecord] {
         var id: UUID?, clientID: String?, sender: UUID?
         switch filter {
         case .all: break
@@ -76,7 +76,7 @@ extension TenantSession {
                 WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
                   AND (\(id)::uuid IS NULL OR m.id = \(id))
                   AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
-                  AND (\(until)::timestamptz IS NULL OR m.stored_at <= \(until))
+                  \(readableBy: reader)
                 ORDER BY m.seq DESC LIMIT \(limit)
             ) x ORDER BY seq
             """)
