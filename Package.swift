@@ -13,7 +13,7 @@ let package = Package(
         .library(name: "HeraldPush", targets: ["HeraldPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldDispatch", targets: ["HeraldDispatch"]),
-        .library(name: "HeraldRuntime", targets: ["HeraldRuntime"]),
+        .library(name: "HeraldRuntime", targets: ["HeraldRuntime"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -30,7 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1")
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -64,7 +64,7 @@ let package = Package(
                 // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
                 "HeraldCore",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Pure domain: no I/O.
@@ -76,7 +76,9 @@ let package = Package(
         ),
         .target(
             name: "HeraldHTTP",
-            dependencies: ["CCurl", "CHTTP2", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CCurl", "CHTTP2", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")
+            ]
         ),
         .target(
             name: "HeraldPush",
@@ -86,7 +88,7 @@ let package = Package(
                 "HeraldTemplates",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
         .target(
@@ -110,7 +112,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
         // A PostgreSQL cluster of Herald's own, under HERALD_HOME (process management only).
@@ -125,7 +127,7 @@ let package = Package(
                 "HeraldTemplates",
                 "HeraldPostgres",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -137,7 +139,7 @@ let package = Package(
                 "HeraldTemplates",
                 "HeraldPush",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Prometheus text for what the libraries record through swift-metrics: the registry a
@@ -149,7 +151,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Composition: Herald put together from the environment (database → store → providers →
@@ -164,7 +166,7 @@ let package = Package(
                 "HeraldPush",
                 "HeraldStore",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
         // The HTTP API of `herald serve` (DESIGN.md §12): routes, authentication, problem documents.
@@ -184,7 +186,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -198,7 +200,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -212,7 +214,7 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldStore",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .executableTarget(
@@ -235,7 +237,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
 
@@ -252,7 +254,9 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(
             name: "HeraldEmulatorTests",
-            dependencies: ["HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")]
+            dependencies: [
+                "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")
+            ]
         ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates", "HeraldTesting"]),
         .testTarget(
@@ -263,7 +267,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
         .testTarget(
@@ -272,7 +276,7 @@ let package = Package(
                 "HeraldPush",
                 "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
@@ -283,15 +287,15 @@ let package = Package(
             dependencies: [
                 "HeraldCluster", "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime", "HeraldTestSupport",
                 "HeraldTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ]
         ),
         .testTarget(
             name: "HeraldCLITests",
             dependencies: [
                 "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]),
+                .product(name: "Crypto", package: "swift-crypto")
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,9 +52,11 @@ public struct APIServer: Sendable {
     public func application(onRunning: @escaping @Sendable (String) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let server: HTTPServerBuilder
         let scheme: String
-        let limits = connections, byAddress = ConnectionsByAddress()
+        let limits = connections
+        let byAddress = ConnectionsByAddress()
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ParseErrorAnswer(), RequestDeadline(timeout: TimeAmount(limits.requestTimeout))], idleTimeout: TimeAmount(limits.idleTimeout))
+            additionalChannelHandlers: [ParseErrorAnswer(), RequestDeadline(timeout: TimeAmount(limits.requestTimeout))],
+            idleTimeout: TimeAmount(limits.idleTimeout))
         if let tls {
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },

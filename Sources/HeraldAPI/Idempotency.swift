@@ -14,7 +14,7 @@ extension HeraldAPI {
     /// serialized another way is the same request; anything else as it is.
     static func canonical(_ bytes: [UInt8]) -> Data {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
         else { return Data(bytes) }
         return data
     }
@@ -55,11 +55,14 @@ extension HeraldAPI {
                 let answer = try await handle(caller, bytes)
                 try await store.withTenant(caller.tenant) {
                     try await $0.completeIdempotencyKey(
-                        key, credential: caller.credentialID, person: caller.person?.id, status: answer.status, headers: answer.headers, body: answer.body)
+                        key, credential: caller.credentialID, person: caller.person?.id, status: answer.status, headers: answer.headers,
+                        body: answer.body)
                 }
                 return answer.response
             } catch {
-                try? await store.withTenant(caller.tenant) { try await $0.releaseIdempotencyKey(key, credential: caller.credentialID, person: caller.person?.id) }
+                try? await store.withTenant(caller.tenant) {
+                    try await $0.releaseIdempotencyKey(key, credential: caller.credentialID, person: caller.person?.id)
+                }
                 throw error
             }
         }

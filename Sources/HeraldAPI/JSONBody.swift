@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 import NIOCore
 
@@ -25,7 +25,7 @@ enum JSONBody {
         }
         let data = Data(bytes)
         guard String(validating: data, as: UTF8.self) != nil, JSONSyntax.isValid(bytes),
-              let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
         else {
             throw Problem(.badRequest, "Malformed JSON", detail: "the body is not a JSON object in UTF-8")
         }
@@ -38,7 +38,8 @@ enum JSONBody {
         do {
             return try decoder.decode(Body.self, from: data)
         } catch let error as DecodingError {
-            throw Problem(.unprocessableContent, "Invalid fields", detail: "some fields are missing or of the wrong type", errors: [fieldError(error)])
+            throw Problem(
+                .unprocessableContent, "Invalid fields", detail: "some fields are missing or of the wrong type", errors: [fieldError(error)])
         }
     }
 
@@ -100,8 +101,9 @@ enum JSONBody {
     static func answer(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Answer {
         var headers = headers
         headers[.contentType] = "application/json"
-        return Answer(status: status.code, headers: Dictionary(headers.map { ($0.name.rawName, $0.value) }, uniquingKeysWith: { $1 }),
-                      body: Array(try encoder.encode(value)))
+        return Answer(
+            status: status.code, headers: Dictionary(headers.map { ($0.name.rawName, $0.value) }, uniquingKeysWith: { $1 }),
+            body: Array(try encoder.encode(value)))
     }
 }
 

@@ -12,8 +12,9 @@ struct Paging {
         limit = try field("limit") { try Self.limit(query.get("limit")) }
         cursor = try query.get("cursor").map { text in
             guard let cursor = PageCursor(token: text) else {
-                throw Problem(.unprocessableContent, "Invalid fields", detail: "the cursor is not one this server gave",
-                              errors: [.init(field: "cursor", detail: "not a cursor from a Link header")])
+                throw Problem(
+                    .unprocessableContent, "Invalid fields", detail: "the cursor is not one this server gave",
+                    errors: [.init(field: "cursor", detail: "not a cursor from a Link header")])
             }
             return cursor
         }

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore

@@ -42,9 +42,11 @@ final class RateLimiter: Sendable {
     func admit(_ credential: UUID, kind: CredentialKind, at now: ContinuousClock.Instant = .now) -> Duration? {
         buckets.withLock { buckets in
             if buckets.count > 10_000 { buckets = buckets.filter { !$0.value.isFull(at: now) } }
-            var bucket = buckets[credential] ?? (kind == .tenantKey
-                ? TokenBucket(rate: limits.keyRate, burst: limits.keyBurst, now: now)
-                : TokenBucket(rate: limits.personRate, burst: limits.personBurst, now: now))
+            var bucket =
+                buckets[credential]
+                ?? (kind == .tenantKey
+                    ? TokenBucket(rate: limits.keyRate, burst: limits.keyBurst, now: now)
+                    : TokenBucket(rate: limits.personRate, burst: limits.personBurst, now: now))
             let wait = bucket.take(at: now)
             buckets[credential] = bucket
             return wait

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 
 extension HeraldAPI {
@@ -28,7 +28,9 @@ extension HeraldAPI {
             let caller = try context.requireCaller()
             let query = request.uri.queryParameters
             let paging = try Paging(query)
-            let status = try query.get("status").map { text in try field("status") { try Input.choice(text, field: "status", as: ActivityStatus.self) } }
+            let status = try query.get("status").map { text in
+                try field("status") { try Input.choice(text, field: "status", as: ActivityStatus.self) }
+            }
             let filter = TenantSession.ActivityFilter(team: query.get("team"), status: status, assignee: query.get("assignee"))
             let page = try await store.withTenant(caller.tenant) {
                 try await $0.activities(viewer: caller.person, filter: filter, limit: paging.limit, after: paging.cursor)

@@ -100,8 +100,9 @@ extension HeraldAPI {
         group.put("conversations/:id/viewing") { request, context in
             let body = try await JSONBody.decode(ViewingBody.self, from: request, context: context)
             guard (1...3_600).contains(body.seconds) else {
-                throw Problem(.unprocessableContent, "Invalid fields", detail: "seconds is from 1 to 3600",
-                              errors: [.init(field: "seconds", detail: "from 1 to 3600")])
+                throw Problem(
+                    .unprocessableContent, "Invalid fields", detail: "seconds is from 1 to 3600",
+                    errors: [.init(field: "seconds", detail: "from 1 to 3600")])
             }
             return try await change(context, .viewing(for: .seconds(body.seconds)))
         }

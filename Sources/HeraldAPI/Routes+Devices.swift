@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 
 extension HeraldAPI {
@@ -23,7 +23,9 @@ extension HeraldAPI {
             let devices = try await store.withTenant(caller.tenant) { session in
                 if caller.isAdmin { return try await session.devices(email: user) }
                 let own = try caller.actor().email
-                guard user == nil || user?.lowercased() == own else { throw Problem(.forbidden, "Not allowed", detail: "only an admin may list another person's devices") }
+                guard user == nil || user?.lowercased() == own else {
+                    throw Problem(.forbidden, "Not allowed", detail: "only an admin may list another person's devices")
+                }
                 return try await session.devices(email: own)
             }
             return try JSONBody.response(["items": devices])

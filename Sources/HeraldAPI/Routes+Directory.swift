@@ -93,7 +93,8 @@ extension HeraldAPI {
             try caller.requireAdmin("change teams")
             let body = try await JSONBody.decode(MembershipBody.self, from: request, context: context)
             let role = try field("role") { try Input.choice(body.role, field: "role", as: TeamRole.self) }
-            let slug = try context.parameters.require("slug"), email = try context.parameters.require("email")
+            let slug = try context.parameters.require("slug")
+            let email = try context.parameters.require("email")
             let (membership, previous) = try await store.withTenant(caller.tenant) {
                 try await $0.setMembership(team: slug, email: email, role: role)
             }

@@ -12,7 +12,9 @@ extension HeraldAPI {
             let caller = try context.requireCaller()
             let query = request.uri.queryParameters
             let paging = try Paging(query)
-            let since = try query.get("since").map { text in try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) } }
+            let since = try query.get("since").map { text in
+                try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) }
+            }
             if let status = query.get("status"), !HistoryFilter.statuses.contains(status) {
                 throw Problem(
                     .unprocessableContent, "Invalid fields", detail: "status is one of \(HistoryFilter.statuses.joined(separator: ", "))",

@@ -55,7 +55,11 @@ extension HeraldAPI {
                 if let app, !event.apps.contains(app) {
                     throw Problem(
                         .unprocessableContent, "Invalid fields", detail: "\(event.rawValue) never reaches the \(app.rawValue) app",
-                        errors: [.init(field: "events[\(index)].app", detail: "\(event.rawValue) reaches only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app")])
+                        errors: [
+                            .init(
+                                field: "events[\(index)].app",
+                                detail: "\(event.rawValue) reaches only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app")
+                        ])
                 }
                 return (event, app, item.enabled)
             }

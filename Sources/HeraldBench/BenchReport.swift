@@ -28,9 +28,9 @@ public struct BenchReport: Encodable, Sendable {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         #if DEBUG
-        build = "debug"
+            build = "debug"
         #else
-        build = "release"
+            build = "release"
         #endif
         self.scenario = scenario
         cores = ProcessInfo.processInfo.activeProcessorCount
@@ -51,7 +51,7 @@ public struct BenchReport: Encodable, Sendable {
     public var fields: [(String, String)] {
         var fields: [(String, String)] = [
             ("scenario", scenario), ("build", build), ("cores", "\(cores)"),
-            ("workers", "\(workers) × \(concurrency) in flight, batches of \(batch)"),
+            ("workers", "\(workers) × \(concurrency) in flight, batches of \(batch)")
         ]
         fields += parameters.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
         fields += counts.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }

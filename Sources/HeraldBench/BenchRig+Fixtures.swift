@@ -51,7 +51,8 @@ extension BenchRig {
 
     func assign(_ tenant: Tenant, to member: String) async throws -> ActivityRecord {
         try await store.withTenant(tenant) {
-            try await $0.assignActivity(actor: manager, team: "bench", assignee: member, name: "Bench run \(run)", deadline: Self.deadline, priority: .p0)
+            try await $0.assignActivity(
+                actor: manager, team: "bench", assignee: member, name: "Bench run \(run)", deadline: Self.deadline, priority: .p0)
         }
     }
 

@@ -50,7 +50,9 @@ extension BenchRig {
             // Let the workers start listening.
             try await Task.sleep(for: .milliseconds(500))
             return try await self.commitAtRate(tenant, members: members, rate: rate, seconds: seconds)
-        } until: { await self.acceptedCount() >= count }
+        } until: {
+            await self.acceptedCount() >= count
+        }
         let received = try await arrivals()
         var latencies: [Double] = []
         for (token, at) in committed {
@@ -75,7 +77,8 @@ extension BenchRig {
             let committedAt = try await self.sendGroupMessage(tenant, conversation: conversation)
             let committed = ContinuousClock.now
             let before = self.meter.sample()
-            var written: Duration?, leased: Duration?
+            var written: Duration?
+            var leased: Duration?
             while leased == nil || written == nil, committed.duration(to: .now) < .seconds(120) {
                 let counters = dispatchers.map(\.counters)
                 if written == nil, counters.reduce(0, { $0 + $1.deliveriesQueued }) >= people { written = committed.duration(to: .now) }
@@ -88,13 +91,18 @@ extension BenchRig {
             let cpu = self.meter.sample().perItem(since: before, items: people, phase: "fan-out+send+acknowledge")
             // (A running emulator also remembers earlier runs' messages.)
             let arrivals = try await self.arrivals().values.filter { $0 >= committedAt }
-            let first = arrivals.min() ?? Date(), last = arrivals.max() ?? Date()
-            return ([
-                "allDeliveriesWritten": written?.timeInterval ?? -1, "allDeliveriesLeased": leased?.timeInterval ?? -1,
-                "firstRequestSent": first.timeIntervalSince(committedAt), "allRequestsSent": last.timeIntervalSince(committedAt),
-                "allOutcomesRecorded": recorded,
-            ], cpu)
-        } until: { true }
+            let first = arrivals.min() ?? Date()
+            let last = arrivals.max() ?? Date()
+            return (
+                [
+                    "allDeliveriesWritten": written?.timeInterval ?? -1, "allDeliveriesLeased": leased?.timeInterval ?? -1,
+                    "firstRequestSent": first.timeIntervalSince(committedAt), "allRequestsSent": last.timeIntervalSince(committedAt),
+                    "allOutcomesRecorded": recorded
+                ], cpu
+            )
+        } until: {
+            true
+        }
         return report(
             scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await acceptedCount()], durations: durations, cpu: cpu)
     }

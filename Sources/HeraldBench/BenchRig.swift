@@ -59,8 +59,10 @@ public final class BenchRig: Sendable {
             configuration.leanRecording = true
             return try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
                 try await emulator.withGateway(base: endpoints.https, maxInFlight: maxInFlight, logger: logger) { gateway in
-                    try await BenchRig(store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger, meter: meter)
-                        .running(body)
+                    try await BenchRig(
+                        store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger, meter: meter
+                    )
+                    .running(body)
                 }
             }
         }

@@ -181,9 +181,11 @@ public struct EmbeddedCluster: Sendable {
             throw EmbeddedClusterError.homeNotWritable(root.path, Self.reason(error))
         }
 
-        let result = try runTool(tools.initdb, [
-            "-D", scratch.path, "-U", Self.roleName, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions",
-        ])
+        let result = try runTool(
+            tools.initdb,
+            [
+                "-D", scratch.path, "-U", Self.roleName, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions"
+            ])
         guard result.status == 0 else {
             try? manager.removeItem(at: scratch)
             throw EmbeddedClusterError.commandFailed("initdb", result.output)
@@ -258,9 +260,11 @@ public struct EmbeddedCluster: Sendable {
 
     private func startServer() throws {
         let tools = try binaries()
-        let result = try runTool(tools.pgCtl, [
-            "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
-        ])
+        let result = try runTool(
+            tools.pgCtl,
+            [
+                "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s"
+            ])
         guard result.status == 0 else {
             let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             let lastLines = log.split(separator: "\n").suffix(3).joined(separator: " | ")
@@ -311,7 +315,8 @@ public struct EmbeddedCluster: Sendable {
             }
         }
         for directory in candidates {
-            let initdb = directory + "/initdb", pgCtl = directory + "/pg_ctl"
+            let initdb = directory + "/initdb"
+            let pgCtl = directory + "/pg_ctl"
             if FileManager.default.isExecutableFile(atPath: initdb), FileManager.default.isExecutableFile(atPath: pgCtl) {
                 return Binaries(initdb: initdb, pgCtl: pgCtl)
             }

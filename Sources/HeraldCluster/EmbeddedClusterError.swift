@@ -10,15 +10,21 @@ public struct EmbeddedClusterError: Error, Sendable, CustomStringConvertible {
     }
 
     static func binariesMissing(_ searched: String) -> Self {
-        .init("initdb and pg_ctl were not found (\(searched)); install PostgreSQL (apt-get install postgresql), set HERALD_PG_BIN to their folder, or set HERALD_DATABASE_URL to use a server of your own")
+        .init(
+            "initdb and pg_ctl were not found (\(searched)); install PostgreSQL (apt-get install postgresql), set HERALD_PG_BIN to their folder, or set HERALD_DATABASE_URL to use a server of your own"
+        )
     }
 
     static var noServerAccount: Self {
-        .init("PostgreSQL refuses to run as root and there is no 'postgres' account to run it; install postgresql (it creates one), set HERALD_PG_USER, or run herald as a normal user")
+        .init(
+            "PostgreSQL refuses to run as root and there is no 'postgres' account to run it; install postgresql (it creates one), set HERALD_PG_USER, or run herald as a normal user"
+        )
     }
 
     static func noSuchServerAccount(_ name: String) -> Self {
-        .init("HERALD_PG_USER names the account \(name), which does not exist; name an existing unprivileged account (such as postgres) to run the embedded PostgreSQL")
+        .init(
+            "HERALD_PG_USER names the account \(name), which does not exist; name an existing unprivileged account (such as postgres) to run the embedded PostgreSQL"
+        )
     }
 
     static func pathTooLong(_ path: String) -> Self {

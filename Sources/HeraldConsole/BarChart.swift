@@ -43,7 +43,7 @@ struct BarChart {
         [
             "width": Self.width, "height": Self.height, "baseline": Self.height - Self.bottom, "labelY": Self.height - 4,
             "scale": scale, "firstLabel": firstLabel, "lastLabel": lastLabel,
-            "bars": bars.map { ["x": $0.x, "y": $0.y, "width": $0.width, "height": $0.height, "label": $0.label, "value": $0.value] },
+            "bars": bars.map { ["x": $0.x, "y": $0.y, "width": $0.width, "height": $0.height, "label": $0.label, "value": $0.value] }
         ]
     }
 }

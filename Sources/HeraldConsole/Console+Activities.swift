@@ -33,7 +33,8 @@ extension Console {
                 // one clock reading), which tells apart two steps of the same kind.
                 let steps: [[String: Any]] = transitions.map { step in
                     let event = ActivityStateMachine.event(for: step.action)?.rawValue
-                    let items = notified
+                    let items =
+                        notified
                         .filter { $0.notification.event == event && abs($0.notification.eventAt.timeIntervalSince(step.at)) < 0.001 }
                         .sorted { $0.notification.recipient.name < $1.notification.recipient.name }
                         .map { detail -> [String: Any] in
@@ -43,11 +44,13 @@ extension Console {
                         }
                     var values: [String: Any] = [
                         "action": step.action.rawValue, "actor": step.actor.name, "at": Self.shown(step.at),
-                        "from": step.from?.rawValue ?? "new", "to": step.to.rawValue,
+                        "from": step.from?.rawValue ?? "new", "to": step.to.rawValue
                     ]
                     if let reason = step.reason { values["reason"] = reason }
                     if !items.isEmpty { values["notifications"] = ["items": items] }
-                    if items.isEmpty, let waiting = queued.first(where: { $0.event == event && abs($0.at.timeIntervalSince(step.at)) < 0.001 })?.queued {
+                    if items.isEmpty,
+                        let waiting = queued.first(where: { $0.event == event && abs($0.at.timeIntervalSince(step.at)) < 0.001 })?.queued
+                    {
                         var shown: [String: Any] = ["since": Self.shown(waiting.since), "candidates": waiting.candidates]
                         if !waiting.people.isEmpty { shown["people"] = waiting.people.map(\.name).joined(separator: ", ") }
                         values["queued"] = shown
@@ -57,19 +60,22 @@ extension Console {
                 // The reminders: when each is due, what became of it, and whom a fired one told.
                 let reminders: [[String: Any]] = timers.map { timer in
                     var values: [String: Any] = [
-                        "event": timer.kind.event.rawValue, "due": Self.shown(timer.dueAt), "status": timer.status.rawValue,
+                        "event": timer.kind.event.rawValue, "due": Self.shown(timer.dueAt), "status": timer.status.rawValue
                     ]
                     if let reason = timer.reason { values["reason"] = reason }
                     let told = notified.filter { $0.notification.eventID == timer.eventID }.map { Self.row($0.notification) }
                     if !told.isEmpty { values["told"] = told }
                     return values
                 }
-                return html("activity", [
-                    "pageTitle": activity.name, "name": activity.name, "id": activity.id.uuidString.lowercased(), "team": activity.team.name, "priority": activity.priority.rawValue,
-                    "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
-                    "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,
-                    "steps": steps, "reminders": reminders, "hasReminders": !reminders.isEmpty,
-                ], session: session)
+                return html(
+                    "activity",
+                    [
+                        "pageTitle": activity.name, "name": activity.name, "id": activity.id.uuidString.lowercased(), "team": activity.team.name,
+                        "priority": activity.priority.rawValue,
+                        "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
+                        "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,
+                        "steps": steps, "reminders": reminders, "hasReminders": !reminders.isEmpty
+                    ], session: session)
             }
         }
     }

@@ -30,17 +30,19 @@ extension Console {
                     "pageTitle": "History",
                     "filters": [
                         "user": filter("user") ?? "", "event": filter("event") ?? "", "since": filter("since") ?? "",
-                        "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? "",
+                        "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? ""
                     ],
                     "statuses": HistoryFilter.statuses.map { ["value": $0, "selected": $0 == filter("status")] },
-                    "entries": shown.map(Self.row),
+                    "entries": shown.map(Self.row)
                 ]
                 if shown.contains(where: { $0.status == "pending" }) {
                     values["pending"] = true
                     values["refresh"] = 5
                 }
                 if entries.count > limit, let last = shown.last {
-                    var parameters = ["user", "activity", "conversation", "status", "event", "since"].compactMap { name in filter(name).map { (name, $0) } }
+                    var parameters = ["user", "activity", "conversation", "status", "event", "since"].compactMap { name in
+                        filter(name).map { (name, $0) }
+                    }
                     parameters.append(("cursor", PageCursor(at: last.createdAt, id: last.id).token))
                     values["next"] = "/console/history?" + parameters.map { "\($0.0)=\(Self.queryEscaped($0.1))" }.joined(separator: "&")
                 }
@@ -79,7 +81,7 @@ extension Console {
         var row: [String: Any] = [
             "id": entry.id.uuidString.lowercased(), "event": entry.event, "recipientName": entry.recipient.name,
             "recipientEmail": entry.recipient.email, "app": entry.app.rawValue, "title": entry.title, "body": entry.body,
-            "status": entry.status, "devices": entry.devices, "devicesSent": entry.devicesSent, "createdAt": shown(entry.createdAt),
+            "status": entry.status, "devices": entry.devices, "devicesSent": entry.devicesSent, "createdAt": shown(entry.createdAt)
         ]
         if let reason = entry.reason { row["reason"] = reason }
         if let activity = entry.activityID { row["activityID"] = activity.uuidString.lowercased() }
@@ -95,9 +97,9 @@ extension Console {
                 [
                     "attempt": attempt.attempt, "startedAt": shown(attempt.startedAt), "duration": "\(attempt.durationMilliseconds) ms",
                     "outcome": attempt.outcome, "httpStatus": attempt.httpStatus.map(String.init) ?? "", "providerError": attempt.providerError ?? "",
-                    "worker": attempt.worker,
+                    "worker": attempt.worker
                 ] as [String: Any]
-            },
+            }
         ]
         if let sentAt = delivery.sentAt { values["sentAt"] = shown(sentAt) }
         if let lastError = delivery.lastError { values["lastError"] = lastError }

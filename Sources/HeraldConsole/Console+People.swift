@@ -25,23 +25,26 @@ extension Console {
                         throw Self.notFound(session)
                     }
                 }
-                return html("person", [
-                    "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
-                    "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
-                    "devices": devices.map { device -> [String: Any] in
-                        var values: [String: Any] = [
-                            "tokenPreview": device.tokenPreview, "app": device.app.rawValue, "platform": device.platform.rawValue,
-                            "provider": device.provider.rawValue, "createdAt": Self.shown(device.createdAt), "lastSeenAt": Self.shown(device.lastSeenAt),
-                            "state": device.deactivatedAt != nil ? "deactivated" : (device.removedAt != nil ? "logged out" : "active"),
-                        ]
-                        if let at = device.deactivatedAt {
-                            values["deactivatedAt"] = Self.shown(at)
-                            values["reason"] = device.deactivationReason ?? "the provider said the token is dead"
+                return html(
+                    "person",
+                    [
+                        "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
+                        "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
+                        "devices": devices.map { device -> [String: Any] in
+                            var values: [String: Any] = [
+                                "tokenPreview": device.tokenPreview, "app": device.app.rawValue, "platform": device.platform.rawValue,
+                                "provider": device.provider.rawValue, "createdAt": Self.shown(device.createdAt),
+                                "lastSeenAt": Self.shown(device.lastSeenAt),
+                                "state": device.deactivatedAt != nil ? "deactivated" : (device.removedAt != nil ? "logged out" : "active")
+                            ]
+                            if let at = device.deactivatedAt {
+                                values["deactivatedAt"] = Self.shown(at)
+                                values["reason"] = device.deactivationReason ?? "the provider said the token is dead"
+                            }
+                            if let at = device.removedAt { values["removedAt"] = Self.shown(at) }
+                            return values
                         }
-                        if let at = device.removedAt { values["removedAt"] = Self.shown(at) }
-                        return values
-                    },
-                ], session: session)
+                    ], session: session)
             }
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 
 extension Console {
@@ -25,12 +25,14 @@ extension Console {
             await page {
                 let form = try await Form(request, context: context)
                 guard let expected = Cookies(request)[Self.signInCSRFCookie], let presented = form["csrf"], Self.same(expected, presented) else {
-                    throw ConsoleRefusal(status: .forbidden, heading: "Refused", detail: "The form was not this console's (CSRF check). Open the sign-in page again.")
+                    throw ConsoleRefusal(
+                        status: .forbidden, heading: "Refused", detail: "The form was not this console's (CSRF check). Open the sign-in page again.")
                 }
                 // Sign-ins that fail count against the address, as the API's do.
                 let address = attempts.address(of: request, context: context)
                 if let wait = attempts.wait(for: address) {
-                    var response = error(.tooManyRequests, "Too many attempts", "Too many sign-ins failed from this address: wait a moment.", session: nil)
+                    var response = error(
+                        .tooManyRequests, "Too many attempts", "Too many sign-ins failed from this address: wait a moment.", session: nil)
                     response.headers[.retryAfter] = wait.retryAfterSeconds
                     return response
                 }
@@ -40,7 +42,9 @@ extension Console {
                 } catch let failure as AuthenticationFailure {
                     attempts.record(address)
                     let token = Self.randomToken()
-                    var response = html("sign-in", ["pageTitle": "Sign in", "csrf": token, "error": "Not signed in: \(failure.description)."], session: nil, status: .unauthorized)
+                    var response = html(
+                        "sign-in", ["pageTitle": "Sign in", "csrf": token, "error": "Not signed in: \(failure.description)."], session: nil,
+                        status: .unauthorized)
                     response.headers.append(HTTPField(name: .setCookie, value: cookie(Self.signInCSRFCookie, token, maxAge: 3600)))
                     return response
                 }

@@ -15,7 +15,8 @@ extension Console {
             await page {
                 let session = try await requireSession(request)
                 guard AccessPolicy(session.authentication.person).runsTheTenant else {
-                    throw ConsoleRefusal(status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may read the tenant's statistics.", session: session)
+                    throw ConsoleRefusal(
+                        status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may read the tenant's statistics.", session: session)
                 }
                 let period = request.uri.queryParameters.get("since").flatMap { Self.periods.contains($0) ? $0 : nil } ?? "24h"
                 let span = try Input.duration(period, field: "since").timeInterval
@@ -37,25 +38,34 @@ extension Console {
                 }
                 let deliveries = mine?.deliveries ?? [:]
                 let ended = ["sent", "dead_token", "failed", "expired"].reduce(0) { $0 + (deliveries[$1] ?? 0) }
-                return html("stats", [
-                    "pageTitle": "Stats",
-                    "periods": Self.periods.map { ["value": $0, "selected": $0 == period] },
-                    "slice": bucket >= .seconds(86_400) ? "day" : (bucket > .seconds(3_600) ? "6 hours" : "hour"),
-                    "notifications": series.reduce(0) { $0 + $1.notifications },
-                    "sent": deliveries["sent"] ?? 0, "ended": ended,
-                    "successRate": mine?.successRate.map { Self.percent($0) } ?? "–",
-                    "p50": mine?.latency.map { Self.milliseconds($0.p50Milliseconds) } ?? "–",
-                    "p95": mine?.latency.map { Self.milliseconds($0.p95Milliseconds) } ?? "–",
-                    "p99": mine?.latency.map { Self.milliseconds($0.p99Milliseconds) } ?? "–",
-                    "deadTokens": mine?.deadTokens ?? 0,
-                    "queue": totals.queue.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: " · "),
-                    "volume": chart(series.map { Double($0.notifications) }, color: "#3b5bdb", caption: "notifications per slice") { String(Int($0)) },
-                    "success": chart(series.map(\.successRate), maximum: 1, color: "#0a7a3d", caption: "success rate per slice", format: Self.percent),
-                    "latency": chart(series.map(\.p95Milliseconds), color: "#8a6d00", caption: "p95 event to sent per slice", format: Self.milliseconds),
-                    "pauses": totals.pausedProviders.map {
-                        ["provider": $0.provider, "worker": $0.worker, "reason": $0.reason, "since": Self.shown($0.since), "until": Self.shown($0.until)]
-                    },
-                ], session: session)
+                return html(
+                    "stats",
+                    [
+                        "pageTitle": "Stats",
+                        "periods": Self.periods.map { ["value": $0, "selected": $0 == period] },
+                        "slice": bucket >= .seconds(86_400) ? "day" : (bucket > .seconds(3_600) ? "6 hours" : "hour"),
+                        "notifications": series.reduce(0) { $0 + $1.notifications },
+                        "sent": deliveries["sent"] ?? 0, "ended": ended,
+                        "successRate": mine?.successRate.map { Self.percent($0) } ?? "–",
+                        "p50": mine?.latency.map { Self.milliseconds($0.p50Milliseconds) } ?? "–",
+                        "p95": mine?.latency.map { Self.milliseconds($0.p95Milliseconds) } ?? "–",
+                        "p99": mine?.latency.map { Self.milliseconds($0.p99Milliseconds) } ?? "–",
+                        "deadTokens": mine?.deadTokens ?? 0,
+                        "queue": totals.queue.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: " · "),
+                        "volume": chart(series.map { Double($0.notifications) }, color: "#3b5bdb", caption: "notifications per slice") {
+                            String(Int($0))
+                        },
+                        "success": chart(
+                            series.map(\.successRate), maximum: 1, color: "#0a7a3d", caption: "success rate per slice", format: Self.percent),
+                        "latency": chart(
+                            series.map(\.p95Milliseconds), color: "#8a6d00", caption: "p95 event to sent per slice", format: Self.milliseconds),
+                        "pauses": totals.pausedProviders.map {
+                            [
+                                "provider": $0.provider, "worker": $0.worker, "reason": $0.reason, "since": Self.shown($0.since),
+                                "until": Self.shown($0.until)
+                            ]
+                        }
+                    ], session: session)
             }
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldStore
-import HTTPTypes
 import Hummingbird
 import Logging
 
@@ -33,7 +33,8 @@ public struct Console: Sendable {
         router.get("console") { _, _ in await page { Self.redirect(to: "/console/history") } }
         let console = router.group("console")
         console.get("console.css") { _, _ in
-            var response = Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: .init(string: pages.styleSheet)))
+            var response = Response(
+                status: .ok, headers: [.contentType: "text/css; charset=utf-8"], body: .init(byteBuffer: .init(string: pages.styleSheet)))
             response.headers[.cacheControl] = "max-age=3600"
             return response
         }
@@ -62,7 +63,7 @@ public struct Console: Sendable {
             response = self.error(.notFound, "Not found", "Nothing here, or nothing you may see.", session: nil)
         } catch let error as StoreError where error.code == .invalid || error.code == .forbidden {
             response = self.error(.unprocessableContent, "Not possible", error.description, session: nil)
-        } catch where Store.isUnavailable(error) {
+        } catch let error where Store.isUnavailable(error) {
             logger.warning("console: the database is unreachable", metadata: ["error": "\(error)"])
             response = self.error(
                 .serviceUnavailable, "Database unavailable",
@@ -104,12 +105,14 @@ public struct Console: Sendable {
     /// Nothing but the page's own style sheet loads; no script, no frame, forms post only
     /// here; nothing is cached and no address leaks in a Referer.
     static let securityHeaders: [(HTTPField.Name, String)] = [
-        (.contentSecurityPolicy,
-         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        (
+            .contentSecurityPolicy,
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        ),
         (.xContentTypeOptions, "nosniff"),
         (HTTPField.Name("Referrer-Policy")!, "no-referrer"),
         (.cacheControl, "no-store"),
-        (HTTPField.Name("X-Frame-Options")!, "DENY"),
+        (HTTPField.Name("X-Frame-Options")!, "DENY")
     ]
 }
 

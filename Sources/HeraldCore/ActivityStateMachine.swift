@@ -99,6 +99,6 @@ public enum ActivityStateMachine {
             action: .complete, from: .running, to: .completionRequested, event: .activityCompletionRequested,
             audience: .manager),
         Transition(action: .approve, from: .completionRequested, to: .approved, event: .activityApproved, audience: .assignee),
-        Transition(action: .reject, from: .completionRequested, to: .running, event: .activityRejected, audience: .assignee),
+        Transition(action: .reject, from: .completionRequested, to: .running, event: .activityRejected, audience: .assignee)
     ]
 }

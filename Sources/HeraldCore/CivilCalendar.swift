@@ -33,14 +33,16 @@ public enum CivilCalendar {
     /// `JSONEncoder`'s `.iso8601` writes, for every year).
     public static func iso8601(_ instant: Date) -> String {
         let seconds = Int64(instant.timeIntervalSince1970.rounded(.down))
-        var days = seconds / 86_400, secondOfDay = seconds % 86_400
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { (days, secondOfDay) = (days - 1, secondOfDay + 86_400) }
         let (year, month, day) = date(fromDays: days)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
+        return
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
     }
 }
 

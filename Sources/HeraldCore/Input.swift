@@ -148,7 +148,8 @@ public enum Input {
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
         let language = parts.first.map(String.init) ?? ""
         let validLanguage = (2...3).contains(language.count) && language.allSatisfy { $0.isASCII && $0.isLowercase }
-        let validRegion = parts.count == 1
+        let validRegion =
+            parts.count == 1
             || (parts.count == 2 && parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isUppercase })
         guard validLanguage, validRegion else {
             throw InputError("locale \"\(printable(value))\" is not a tag such as en, de or pt-BR")
@@ -209,7 +210,8 @@ public enum Input {
     public static func duration(_ value: String, field: String) throws -> Duration {
         let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         let text = value.trimmingCharacters(in: .whitespaces).lowercased()
-        var number = Substring(text), scale: Int64 = 1_000
+        var number = Substring(text)
+        var scale: Int64 = 1_000
         for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
             number = text.dropLast(suffix.count)
             scale = milliseconds

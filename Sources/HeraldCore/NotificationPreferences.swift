@@ -45,7 +45,8 @@ public struct NotificationPreferences: Sendable, Equatable {
 
     /// Where a setting in effect comes from.
     public enum Origin: String, Sendable, Codable {
-        case own, tenant, builtIn = "default"
+        case own, tenant
+        case builtIn = "default"
     }
 
     /// Whether pushes of `event` on `app` are on, and why.
@@ -70,7 +71,8 @@ public struct NotificationPreferences: Sendable, Equatable {
 
     /// `activity.started=off` entries as a query returns them (`own:` or `tenant:` first).
     public init(entries: [String]) {
-        var own: [Key: Bool] = [:], tenant: [Key: Bool] = [:]
+        var own: [Key: Bool] = [:]
+        var tenant: [Key: Bool] = [:]
         for entry in entries {
             let scope = entry.prefix { $0 != ":" }
             let rest = entry.dropFirst(scope.count + 1)

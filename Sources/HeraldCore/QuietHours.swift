@@ -2,7 +2,8 @@ import Foundation
 
 /// A day of the week, as people write it: `mon` … `sun`.
 public enum Weekday: Int, Sendable, CaseIterable, Codable, Comparable {
-    case mon = 1, tue, wed, thu, fri, sat, sun
+    case mon = 1
+    case tue, wed, thu, fri, sat, sun
 
     public var name: String { String(describing: self) }
 
@@ -95,12 +96,15 @@ public struct QuietHours: Sendable, Equatable, CustomStringConvertible {
             guard let day = calendar.date(byAdding: .day, value: offset, to: now) else { continue }
             guard days.contains(Weekday.of(day, in: calendar)) else { continue }
             let parts = calendar.dateComponents([.year, .month, .day], from: day)
-            guard let opens = calendar.date(from: DateComponents(
-                    year: parts.year, month: parts.month, day: parts.day, hour: start.hour, minute: start.minute)),
+            guard
+                let opens = calendar.date(
+                    from: DateComponents(
+                        year: parts.year, month: parts.month, day: parts.day, hour: start.hour, minute: start.minute)),
                 let endDay = calendar.date(byAdding: .day, value: crossesMidnight ? 1 : 0, to: opens),
                 case let endParts = calendar.dateComponents([.year, .month, .day], from: endDay),
-                let closes = calendar.date(from: DateComponents(
-                    year: endParts.year, month: endParts.month, day: endParts.day, hour: end.hour, minute: end.minute))
+                let closes = calendar.date(
+                    from: DateComponents(
+                        year: endParts.year, month: endParts.month, day: endParts.day, hour: end.hour, minute: end.minute))
             else { continue }
             if now >= opens, now < closes { return closes }
         }

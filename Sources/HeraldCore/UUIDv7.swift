@@ -21,11 +21,12 @@ extension UUID {
     /// where the 74 the layout has room for took two (each attempt's id is one, `v7Sibling`).
     static func v7(time: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8), random: UInt64) -> UUID {
         func byte(_ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: random >> shift) }
-        return UUID(uuid: (
-            time.0, time.1, time.2, time.3, time.4, time.5,
-            0x70 | byte(60) & 0x0f, byte(52),  // version 7, then 12 random bits
-            0x80 | byte(56) & 0x3f, byte(48), byte(40), byte(32), byte(24), byte(16), byte(8), byte(0)  // RFC 4122 variant
-        ))
+        return UUID(
+            uuid: (
+                time.0, time.1, time.2, time.3, time.4, time.5,
+                0x70 | byte(60) & 0x0f, byte(52),  // version 7, then 12 random bits
+                0x80 | byte(56) & 0x3f, byte(48), byte(40), byte(32), byte(24), byte(16), byte(8), byte(0)  // RFC 4122 variant
+            ))
     }
 }
 

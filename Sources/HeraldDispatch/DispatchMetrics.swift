@@ -1,7 +1,7 @@
 import CoreMetrics
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 
 /// What a dispatcher reports through swift-metrics; the process chooses where it goes
 /// (`herald worker --metrics` serves it as Prometheus text). Labels take few values: no
@@ -48,9 +48,10 @@ struct DispatchMetrics: Sendable {
         fanOutFailures = Counter(label: "herald_fanout_failures_total")
         eventsPassedOver = Counter(label: "herald_fanout_passed_over_total")
         timersFired = Counter(label: "herald_timers_fired_total")
-        queueDepth = Dictionary(uniqueKeysWithValues: QueueState.allCases.map {
-            ($0, Gauge(label: "herald_queue_depth", dimensions: [("state", $0.rawValue)]))
-        })
+        queueDepth = Dictionary(
+            uniqueKeysWithValues: QueueState.allCases.map {
+                ($0, Gauge(label: "herald_queue_depth", dimensions: [("state", $0.rawValue)]))
+            })
     }
 
     /// Attempts whose acknowledgement counted (the lease still held): what history now says.

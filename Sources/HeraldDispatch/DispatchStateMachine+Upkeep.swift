@@ -1,6 +1,6 @@
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 
 /// The state machine's events from fan-out, the acknowledgement loop and upkeep.
 extension DispatchStateMachine {

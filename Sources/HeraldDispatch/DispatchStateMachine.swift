@@ -1,6 +1,6 @@
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 
 /// Every decision of a dispatcher's loops, as a value: each `mutating` function takes one
 /// event (a claim came back, a send finished, acknowledgements were written or failed, a

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 import Logging
 
 /// After a batch failed with an error its events' rows may raise (`FanOutFailure`), the
@@ -54,7 +54,7 @@ extension Dispatcher {
                 created += written.created
                 claimed += written.claimed
                 found.written += 1
-            } catch where FanOutFailure.mayBeTheEvents(error) {
+            } catch let error where FanOutFailure.mayBeTheEvents(error) {
                 found.failed.append((event, error))
             }
         }
@@ -69,9 +69,10 @@ extension Dispatcher {
     func countFailures(_ found: EventByEvent, in transaction: FanOutTransaction) async throws -> FailureCount {
         guard let first = found.failed.first else { return FailureCount() }
         guard FanOutFailure.counts(failed: found.failed.count, written: found.written) else { throw first.error }
-        let passed = Set(try await transaction.recordFanOutFailures(
-            found.failed.map { ($0.event.tenantID, $0.event.id, FanOutFailure.recorded($0.error)) },
-            limit: configuration.fanOutAttempts))
+        let passed = Set(
+            try await transaction.recordFanOutFailures(
+                found.failed.map { ($0.event.tenantID, $0.event.id, FanOutFailure.recorded($0.error)) },
+                limit: configuration.fanOutAttempts))
         for (event, error) in found.failed {
             let metadata: Logger.Metadata = ["event": "\(event.id)", "tenant": "\(event.tenantID)", "error": "\(error)"]
             if passed.contains(event.id) {

@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import HeraldTemplates
-import HeraldCore
 
 /// Fan-out: events claimed from the outbox become notifications and deliveries, in the
 /// tenant's scope, one transaction per batch (a large event part by part).
@@ -119,7 +119,8 @@ extension Dispatcher {
                     do {
                         if let count = event.recipientCount, count > configuration.fanOutPart {
                             let snapshot = try FanOut.snapshot(of: event, decoder: decoder)
-                            batch.large.append(LargeEvent(event: event, snapshot: snapshot, recipientCount: count, conversation: snapshot.conversation))
+                            batch.large.append(
+                                LargeEvent(event: event, snapshot: snapshot, recipientCount: count, conversation: snapshot.conversation))
                             leased.append(event.id)
                             continue
                         }
@@ -141,7 +142,8 @@ extension Dispatcher {
                 }
                 guard !readable.isEmpty else { continue }
                 let before = suspects.written
-                let written = oneByOne
+                let written =
+                    oneByOne
                     ? try await fanOutEventByEvent(readable, tenant: tenant, room: room, into: &suspects, in: transaction)
                     : try await fanOutTogether(readable, tenant: tenant, room: room, in: transaction)
                 batch.written += oneByOne ? suspects.written - before : readable.count

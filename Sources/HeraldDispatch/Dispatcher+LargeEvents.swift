@@ -1,7 +1,7 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import HeraldTemplates
-import HeraldCore
 
 /// Large events (a big group's message): leased when claimed, then fanned out part by part,
 /// a transaction each, under the worker's lease on the event.
@@ -94,7 +94,8 @@ extension Dispatcher {
     /// One part of a large event in a transaction of its own; the one that ends the list
     /// marks the event done.
     func fanOutPart(_ part: Range<Int>, of large: LargeEvent, claiming: Bool) async throws -> PartOutcome {
-        let event = large.event, tenant = event.tenantID
+        let event = large.event
+        let tenant = event.tenantID
         let last = part.upperBound == large.recipientCount
         let outcome = try await withRoom(claiming) { room in
             try await queue.withTransaction { transaction -> (PartOutcome, claimed: [ClaimedDelivery]) in

@@ -14,7 +14,8 @@ extension Dispatcher {
                 let firings = try await store.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
                 failures = 0
                 full = firings.count >= Self.timerBatch
-                var fired = 0, skipped = 0
+                var fired = 0
+                var skipped = 0
                 for firing in firings {
                     switch firing {
                     case .fired: fired += 1

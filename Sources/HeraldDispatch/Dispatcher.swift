@@ -1,7 +1,7 @@
 import Foundation
-import HeraldStore
 import HeraldCore
 import HeraldPush
+import HeraldStore
 import HeraldTemplates
 import Logging
 import Synchronization
@@ -228,7 +228,8 @@ public final class Dispatcher: Sendable {
             messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true
         ) -> Acknowledgement {
             Acknowledgement(
-                tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID, provider: delivery.provider,
+                tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID,
+                provider: delivery.provider,
                 attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
                 startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())
@@ -267,9 +268,10 @@ public final class Dispatcher: Sendable {
             answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),
             retry: configuration.retry, random: &random)
         if settled.status == .sent { metrics.sent(eventAt: delivery.eventAt, now: Date()) }
-        record(acknowledgement(
-            settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
-            spent: settled.spent))
+        record(
+            acknowledgement(
+                settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
+                spent: settled.spent))
     }
 
     /// Tells the gate how a send ended; logs and queues (for the acknowledgement loop) what

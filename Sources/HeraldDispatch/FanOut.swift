@@ -1,6 +1,6 @@
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 import HeraldTemplates
 
 /// Turns claimed events into notifications: who hears (the routing the event's snapshot
@@ -95,7 +95,7 @@ struct FanOut: Sendable {
         let activity = payload.activityID.uuidString.lowercased()
         let data = [
             "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.uuidString.lowercased(),
-            "priority": payload.priority.rawValue, "status": payload.status.rawValue,
+            "priority": payload.priority.rawValue, "status": payload.status.rawValue
         ]
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
@@ -132,7 +132,7 @@ struct FanOut: Sendable {
         let data = [
             "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
             "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
-            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds),
+            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds)
         ]
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldStore
 import HeraldCore
+import HeraldStore
 
 /// What fan-out does when writing events fails: retries them as they are, or suspects the
 /// events themselves. Pure decisions; the dispatcher does the writing.

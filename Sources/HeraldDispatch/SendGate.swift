@@ -123,7 +123,8 @@ struct SendGate {
                     circuits[provider] = .closed(faultsInARow: faults + 1)
                     return nil
                 }
-                return open(provider, reason: "the endpoint does not answer: \(reason)", opening: settings.firstOpening, configuration: false, at: now)
+                return open(
+                    provider, reason: "the endpoint does not answer: \(reason)", opening: settings.firstOpening, configuration: false, at: now)
             case .probing(_, let opening, let configuration) where probe:
                 // The probe found no endpoint: wait longer next time (after a configuration
                 // pause, start from the shortest wait: this is a different trouble).

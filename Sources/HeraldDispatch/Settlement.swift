@@ -1,7 +1,7 @@
 import Foundation
-import HeraldStore
 import HeraldCore
 import HeraldPush
+import HeraldStore
 
 /// What becomes of a sent delivery once the provider answered: the pure decision between
 /// the answer and the acknowledgement (DESIGN.md §6), unit-tested without a database.

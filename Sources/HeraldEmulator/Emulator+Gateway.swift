@@ -12,7 +12,8 @@ extension Emulator {
     public func withGateway<Result>(
         base: String, maxInFlight: Int, logger: Logger, _ body: (ProviderGateway) async throws -> Result
     ) async throws -> Result {
-        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent("herald-emulator-ca-\(getpid())-\(UUID().uuidString.prefix(8)).pem")
+        let caFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-emulator-ca-\(getpid())-\(UUID().uuidString.prefix(8)).pem")
         try certificates.caPEM.write(to: caFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: caFile) }
         let http = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, extraCAFile: caFile.path), logger: logger)
@@ -23,8 +24,11 @@ extension Emulator {
         let credentials = try APNsCredentials(pem: apnsKey.pemRepresentation, keyID: "EMULATOR01", teamID: "EMULATOR01")
         let gateway = ProviderGateway(
             fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
-            apns: .success((APNsProvider(credentials: credentials, endpoint: base, http: http),
-                            member: "com.example.herald.member", manager: "com.example.herald.manager")),
+            apns: .success(
+                (
+                    APNsProvider(credentials: credentials, endpoint: base, http: http),
+                    member: "com.example.herald.member", manager: "com.example.herald.manager"
+                )),
             http: http)
         return try await body(gateway)
     }

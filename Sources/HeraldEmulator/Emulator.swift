@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import HeraldPush
 import Hummingbird
 import HummingbirdCore
-import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
@@ -82,7 +82,7 @@ public final class Emulator: Sendable {
         let object: [String: String] = [
             "type": "service_account", "project_id": configuration.projectID, "private_key_id": privateKeyID,
             "private_key": signingKey.pkcs8PEMRepresentation, "client_email": clientEmail, "token_uri": tokenURI,
-            "client_id": "0", "auth_uri": tokenURI,
+            "client_id": "0", "auth_uri": tokenURI
         ]
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
     }
@@ -127,7 +127,10 @@ public final class Emulator: Sendable {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
 
         /// One listener; the endpoints are announced once every listener has its port.
-        func application(_ listener: Listener, port: Int, httpVersion: String, _ channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) throws -> any ServerChildChannel) -> Application<EmulatorResponder> {
+        func application(
+            _ listener: Listener, port: Int, httpVersion: String,
+            _ channel: @escaping @Sendable (@escaping HTTPChannelHandler.Responder) throws -> any ServerChildChannel
+        ) -> Application<EmulatorResponder> {
             Application(
                 responder: EmulatorResponder(emulator: self, httpVersion: httpVersion),
                 server: HTTPServerBuilder(channel),
@@ -160,7 +163,7 @@ public final class Emulator: Sendable {
             application(.http1, port: configuration.http1Port, httpVersion: "1.1") { _ in
                 ConnectionCountingChannel(
                     base: EmulatorLoopChannel(wire: .http1, responder: EmulatorResponder(emulator: self, httpVersion: "1.1")), counter: counter)
-            },
+            }
         ]
         let configuredPorts = [configuration.httpsPort, configuration.http2Port, configuration.http1Port]
         // Each listener runs in a service group of its own, stopped by a graceful shutdown,
@@ -215,7 +218,11 @@ public final class Emulator: Sendable {
                     serving.append(task)
                     tasks.addTask {
                         do {
-                            try await withTaskCancellationHandler { try await task.value } onCancel: { stopAll() }
+                            try await withTaskCancellationHandler {
+                                try await task.value
+                            } onCancel: {
+                                stopAll()
+                            }
                         } catch {
                             failed.raise()
                             if let error = error as? IOError, error.errnoCode == EADDRINUSE { throw EmulatorError.portInUse(port) }

@@ -50,7 +50,9 @@ enum EmulatorJWT {
     /// Base64url without padding (RFC 7515 §2); nil for padding or any other character.
     static func base64URL(_ text: Substring) -> Data? {
         guard text.utf8.count % 4 != 1,
-            text.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F })
+            text.utf8.allSatisfy({
+                ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F
+            })
         else { return nil }
         var base64 = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HeraldPush
 import Hummingbird
 import HummingbirdCore
-import HTTPTypes
 import NIOCore
 
 /// Routes a request to the FCM, OAuth, APNs or control endpoint.
@@ -52,7 +52,7 @@ struct EmulatorResponder: HTTPResponder {
                 "connections": emulator.connectionCount, "accepted": emulator.state.accepted,
                 "rejected": emulator.state.rejected,
                 // This process's CPU, user and system (for `herald bench`'s cost per request).
-                "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds(),
+                "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds()
             ]
             return encoded(stats)
         default:
@@ -74,7 +74,8 @@ struct EmulatorResponder: HTTPResponder {
             return json(400, Data(#"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#.utf8))
         }
         let now = Int(Date().timeIntervalSince1970)
-        let issued = claims["iat"] as? Int ?? 0, expires = claims["exp"] as? Int ?? 0
+        let issued = claims["iat"] as? Int ?? 0
+        let expires = claims["exp"] as? Int ?? 0
         let scopes = (claims["scope"] as? String ?? "").split(separator: " ")
         guard claims["iss"] as? String == emulator.clientEmail, (claims["aud"] as? String ?? "").hasSuffix("/token"),
             // FCM takes any of these (the Admin SDKs ask for cloud-platform and firebase).
@@ -133,19 +134,23 @@ struct EmulatorResponder: HTTPResponder {
             return fcmError(503, "UNAVAILABLE", "The service is currently unavailable.", fcm: "UNAVAILABLE", retryAfter: faults.retryAfterSeconds)
         case .throttled:
             state.countRejection()
-            return fcmError(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Messages'.", fcm: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
+            return fcmError(
+                429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Messages'.", fcm: "QUOTA_EXCEEDED", retryAfter: faults.retryAfterSeconds)
         case .none:
             break
         }
         let id = "0:\(UInt64(Date().timeIntervalSince1970 * 1000))%\(UUID().uuidString.prefix(8).lowercased())"
         let notification = message["notification"] as? [String: String]
-        state.record(RecordedMessage(
-            id: id, provider: "fcm", token: token, title: notification?["title"], body: notification?["body"],
-            payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(), httpVersion: httpVersion))
+        state.record(
+            RecordedMessage(
+                id: id, provider: "fcm", token: token, title: notification?["title"], body: notification?["body"],
+                payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(), httpVersion: httpVersion))
         return json(200, Data(#"{"name": "projects/\#(project)/messages/\#(id)"}"#.utf8))
     }
 
-    private func fcmError(_ code: Int, _ status: String, _ message: String, fcm: String?, field: String? = nil, retryAfter: Int? = nil) -> EmulatorAnswer {
+    private func fcmError(_ code: Int, _ status: String, _ message: String, fcm: String?, field: String? = nil, retryAfter: Int? = nil)
+        -> EmulatorAnswer
+    {
         var details: [[String: Any]] = []
         if let field {
             details.append(["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [["field": field, "description": message]]])
@@ -200,9 +205,10 @@ struct EmulatorResponder: HTTPResponder {
         for field in headers where field.name.canonicalName.hasPrefix("apns-") {
             apnsHeaders[field.name.canonicalName] = field.value
         }
-        state.record(RecordedMessage(
-            id: id, provider: "apns", token: token, title: alert?["title"], body: alert?["body"],
-            payload: String(decoding: body, as: UTF8.self), headers: apnsHeaders, receivedAt: Date(), httpVersion: httpVersion))
+        state.record(
+            RecordedMessage(
+                id: id, provider: "apns", token: token, title: alert?["title"], body: alert?["body"],
+                payload: String(decoding: body, as: UTF8.self), headers: apnsHeaders, receivedAt: Date(), httpVersion: httpVersion))
         var answer = EmulatorAnswer(status: .ok, headers: [:], body: ByteBuffer())
         answer.headers[HTTPField.Name("apns-id")!] = id
         answer.headers[.contentLength] = "0"

@@ -52,7 +52,7 @@ struct EmulatorTLSChannel: ServerChildChannel {
         configuration.connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: 1_000),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
-            HTTP2Setting(parameter: .initialWindowSize, value: Self.streamWindow),
+            HTTP2Setting(parameter: .initialWindowSize, value: Self.streamWindow)
         ]
         // Flow-control windows far above HTTP/2's 64 KB default, as large servers grant: with
         // the default, a connection whose window was spent by 80-99 bodies of 4 KB in flight
@@ -75,7 +75,8 @@ struct EmulatorTLSChannel: ServerChildChannel {
         }
         // ALPN decides: h2 gets the tuned HTTP/2 pipeline, http/1.1 (or no choice) an HTTP/1.1
         // one; either is answered on the loop (`EmulatorStreamHandler`).
-        let http1Responder = http1Responder, http2Responder = http2Responder
+        let http1Responder = http1Responder
+        let http2Responder = http2Responder
         let negotiation = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
             switch result {
             case .negotiated("h2"):

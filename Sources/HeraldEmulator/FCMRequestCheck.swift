@@ -2,7 +2,9 @@ import Foundation
 
 /// Checks an FCM v1 send body the way FCM does, answering with FCM's error wording.
 enum FCMRequestCheck {
-    static let messageFields: Set<String> = ["name", "token", "topic", "condition", "notification", "data", "android", "apns", "webpush", "fcm_options"]
+    static let messageFields: Set<String> = [
+        "name", "token", "topic", "condition", "notification", "data", "android", "apns", "webpush", "fcm_options"
+    ]
     static let notificationFields: Set<String> = ["title", "body", "image"]
     /// FCM's ApnsConfig.
     static let apnsFields: Set<String> = ["headers", "payload", "fcm_options", "live_activity_token"]
@@ -10,7 +12,8 @@ enum FCMRequestCheck {
     /// The message, or the INVALID_ARGUMENT message FCM would give.
     static func check(_ body: Data, maxBytes: Int = 4096) -> Result<[String: Any], CheckFailure> {
         guard body.count <= maxBytes else {
-            return .failure(.init("Request contains an invalid argument: message is too big (\(body.count) bytes; limit \(maxBytes))", field: "message"))
+            return .failure(
+                .init("Request contains an invalid argument: message is too big (\(body.count) bytes; limit \(maxBytes))", field: "message"))
         }
         guard let root = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
             return .failure(.init("Invalid JSON payload received.", field: nil))
@@ -22,11 +25,15 @@ enum FCMRequestCheck {
             return .failure(.init("Invalid JSON payload received. Unknown name \"\(unknown)\": Cannot find field.", field: unknown))
         }
         if let unknown = Set(message.keys).subtracting(messageFields).sorted().first {
-            return .failure(.init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message': Cannot find field.", field: "message.\(unknown)"))
+            return .failure(
+                .init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message': Cannot find field.", field: "message.\(unknown)"))
         }
         let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
         guard targets.count == 1 else {
-            return .failure(.init("Request contains an invalid argument: exactly one of token, topic or condition is required (got \(targets.count))", field: "message"))
+            return .failure(
+                .init(
+                    "Request contains an invalid argument: exactly one of token, topic or condition is required (got \(targets.count))",
+                    field: "message"))
         }
         if let token = message["token"], (token as? String)?.isEmpty != false {
             return .failure(.init("The registration token is not a valid FCM registration token", field: "message.token"))
@@ -36,7 +43,10 @@ enum FCMRequestCheck {
                 return .failure(.init("Invalid value at 'message.notification'", field: "message.notification"))
             }
             if let unknown = Set(fields.keys).subtracting(notificationFields).sorted().first {
-                return .failure(.init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.notification': Cannot find field.", field: "message.notification.\(unknown)"))
+                return .failure(
+                    .init(
+                        "Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.notification': Cannot find field.",
+                        field: "message.notification.\(unknown)"))
             }
             if fields.values.contains(where: { !($0 is String) }) {
                 return .failure(.init("Invalid value at 'message.notification' (TYPE_STRING)", field: "message.notification"))
@@ -48,7 +58,10 @@ enum FCMRequestCheck {
             }
             // JSONSerialization gives numbers and booleans as NSNumber, which is not a String.
             for (index, key) in pairs.keys.sorted().enumerated() where !(pairs[key] is String) {
-                return .failure(.init("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(pairs[key] ?? "null")", field: "message.data[\(index)].value"))
+                return .failure(
+                    .init(
+                        "Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(pairs[key] ?? "null")",
+                        field: "message.data[\(index)].value"))
             }
         }
         if let apns = message["apns"] {
@@ -62,7 +75,8 @@ enum FCMRequestCheck {
     private static func checkAPNs(_ apns: Any) -> CheckFailure? {
         guard let fields = apns as? [String: Any] else { return .init("Invalid value at 'message.apns'", field: "message.apns") }
         if let unknown = Set(fields.keys).subtracting(apnsFields).sorted().first {
-            return .init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.apns': Cannot find field.", field: "message.apns.\(unknown)")
+            return .init(
+                "Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message.apns': Cannot find field.", field: "message.apns.\(unknown)")
         }
         if let payload = fields["payload"], !(payload is [String: Any]) {
             return .init("Invalid value at 'message.apns.payload'", field: "message.apns.payload")

@@ -16,12 +16,14 @@ struct CABundle: Sendable {
         guard let extraPEM = try? String(contentsOfFile: extra, encoding: .utf8), let stamp = FileStamp(path: extra) else {
             throw HTTPClientError(kind: .tls, message: "cannot read the CA file \(extra)")
         }
-        let system = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
+        let system =
+            ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
             .lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first ?? ""
         Self.removeOrphans()
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(Self.prefix)\(getpid())-\(UUID().uuidString).pem").path
-        guard FileManager.default.createFile(atPath: path, contents: Data((system + "\n" + extraPEM).utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: path, contents: Data((system + "\n" + extraPEM).utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw HTTPClientError(kind: .tls, message: "cannot write a combined CA bundle to \(path)")
         }
         self.extraPath = extra

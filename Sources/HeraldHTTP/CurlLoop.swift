@@ -136,7 +136,9 @@ final class CurlLoop: @unchecked Sendable {
             for transfer in starting { start(transfer) }
             if !tombstones.isEmpty { cancelTombstoned() }
             if stopping {
-                for transfer in active.values { complete(transfer, .failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down"))) }
+                for transfer in active.values {
+                    complete(transfer, .failure(HTTPClientError(kind: .shutdown, message: "the HTTP client is shut down")))
+                }
                 for easy in spare { curl_easy_cleanup(easy) }
                 spare.removeAll()
                 finished.store(true, ordering: .releasing)

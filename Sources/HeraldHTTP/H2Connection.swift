@@ -103,7 +103,7 @@ final class H2Connection: @unchecked Sendable {
         var settings = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: 100),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(Self.window)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(Self.window))
         ]
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
         nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(Self.connectionWindow))
@@ -138,7 +138,10 @@ final class H2Connection: @unchecked Sendable {
                 goingAway = true
                 moved.append(exchange)
             } else {
-                finish(exchange, .failure(HTTPClientError(kind: .transfer, message: "the request could not be framed: \(String(cString: nghttp2_strerror(stream)))")))
+                finish(
+                    exchange,
+                    .failure(
+                        HTTPClientError(kind: .transfer, message: "the request could not be framed: \(String(cString: nghttp2_strerror(stream)))")))
             }
             return
         }
@@ -221,7 +224,10 @@ final class H2Connection: @unchecked Sendable {
                 windowSpentSince = nil
                 let used = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
                 if used < 0 {
-                    fail(HTTPClientError(kind: .transfer, message: "HTTP/2 framing error from \(target.authority): \(String(cString: nghttp2_strerror(Int32(used))))"))
+                    fail(
+                        HTTPClientError(
+                            kind: .transfer,
+                            message: "HTTP/2 framing error from \(target.authority): \(String(cString: nghttp2_strerror(Int32(used))))"))
                 }
             case .wouldBlock(let wantsWrite):
                 if wantsWrite { openInterest |= EPOLLOUT.rawValue }

@@ -211,7 +211,8 @@ final class H2Loop: @unchecked Sendable {
             connection = least
         } else {
             connection = H2Connection(
-                target: exchange.target, tls: exchange.target.secure ? tls.withLock { $0 } : nil, maxStreams: max(1, configuration.maxStreamsPerConnection),
+                target: exchange.target, tls: exchange.target.secure ? tls.withLock { $0 } : nil,
+                maxStreams: max(1, configuration.maxStreamsPerConnection),
                 connectDeadline: Self.now() + UInt64(Self.nanoseconds(configuration.connectTimeout)))
             connections.append(connection)
             opened.add(1, ordering: .relaxed)
@@ -282,7 +283,9 @@ final class H2Loop: @unchecked Sendable {
         for connection in byDescriptor.values where connection.state == .open {
             guard let sent = connection.probeSent, now - sent > Self.probeTimeout else { continue }
             let seconds = Self.probeTimeout / 1_000_000_000
-            connection.fail(HTTPClientError(kind: .timeout, message: "\(connection.target.authority) sent nothing for \(seconds) s after a PING; the connection was dropped"))
+            connection.fail(
+                HTTPClientError(
+                    kind: .timeout, message: "\(connection.target.authority) sent nothing for \(seconds) s after a PING; the connection was dropped"))
             touched.append(connection)
         }
         for connections in pool.values {
@@ -333,7 +336,10 @@ final class H2Loop: @unchecked Sendable {
                 exchange.finish(.failure(H2Declined()))
             } else if exchange.moves > Self.maxMoves {
                 live[exchange.id] = nil
-                exchange.finish(.failure(HTTPClientError(kind: .transfer, message: "\(exchange.target.authority) did not take the request on \(Self.maxMoves + 1) connections")))
+                exchange.finish(
+                    .failure(
+                        HTTPClientError(
+                            kind: .transfer, message: "\(exchange.target.authority) did not take the request on \(Self.maxMoves + 1) connections")))
             } else if let next = assign(exchange) {
                 again[ObjectIdentifier(next)] = next
             }

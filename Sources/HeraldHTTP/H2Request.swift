@@ -9,7 +9,8 @@ enum H2Request {
     /// The header list, pseudo-headers first, as the name and value pairs that go on the wire.
     static func fields(of request: HTTPRequest, target: RequestTarget) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = [
-            (":method", request.method.uppercased()), (":scheme", target.secure ? "https" : "http"), (":authority", target.authority), (":path", target.path),
+            (":method", request.method.uppercased()), (":scheme", target.secure ? "https" : "http"), (":authority", target.authority),
+            (":path", target.path)
         ]
         var hasLength = false
         for header in request.headers {

@@ -203,7 +203,8 @@ final class H2Socket {
             if count > 0 { return .bytes(count) }
             if count == 0 { return .failed(HTTPClientError(kind: .transfer, message: "\(target.authority) closed the connection")) }
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .wouldBlock(wantsWrite: false) }
-            return .failed(HTTPClientError(kind: .transfer, message: "the connection to \(target.authority) failed: \(String(cString: strerror(errno)))"))
+            return .failed(
+                HTTPClientError(kind: .transfer, message: "the connection to \(target.authority) failed: \(String(cString: strerror(errno)))"))
         }
         let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
         if count > 0 { return .bytes(Int(count)) }

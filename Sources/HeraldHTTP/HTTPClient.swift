@@ -1,5 +1,5 @@
-import CoreMetrics
 import CCurl
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization

@@ -33,7 +33,8 @@ final class Transfer: @unchecked Sendable {
     /// A response header line: a status line starts a new set of headers. Parsed as bytes:
     /// this runs for every header of every response.
     func receiveHeader(_ line: UnsafeRawBufferPointer) {
-        var start = line.startIndex, end = line.endIndex
+        var start = line.startIndex
+        var end = line.endIndex
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         while start < end, isSpace(line[start]) { start += 1 }
         while end > start, isSpace(line[end - 1]) { end -= 1 }

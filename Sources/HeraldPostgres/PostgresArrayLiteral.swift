@@ -12,7 +12,8 @@ enum PostgresArrayLiteral {
     /// each to a string of its own, parsing the 2,000 ids of a part of a large group's
     /// recipients was the largest piece of the worker's CPU while it wrote the part.)
     private static func parse(bytes text: UnsafeBufferPointer<UInt8>) -> [String?]? {
-        var start = 0, end = text.count
+        var start = 0
+        var end = text.count
         // An explicit lower bound, such as `[0:1]={a,b}`, is skipped.
         if start < end, text[start] == UInt8(ascii: "[") {
             guard let equals = text.firstIndex(of: UInt8(ascii: "=")) else { return nil }
@@ -69,7 +70,8 @@ enum PostgresArrayLiteral {
     /// it is `NULL` (in any case).
     private static func element(_ bytes: [UInt8], _ wasQuoted: Bool) -> String? {
         if wasQuoted { return String(decoding: bytes, as: UTF8.self) }
-        var lower = 0, upper = bytes.count
+        var lower = 0
+        var upper = bytes.count
         while lower < upper, bytes[lower] == UInt8(ascii: " ") { lower += 1 }
         while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") { upper -= 1 }
         let trimmed = bytes[lower..<upper]

@@ -1,5 +1,5 @@
-import Foundation
 import CLibPQ
+import Foundation
 
 /// Where and how to connect: a libpq URI (`postgresql://…`) or conninfo string
 /// (`host=… dbname=…`). Anything it leaves out comes from the `PG*` environment variables

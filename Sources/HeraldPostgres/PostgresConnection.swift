@@ -76,11 +76,11 @@ public final class PostgresConnection: @unchecked Sendable {
         // connection and on one waiting for an answer alike. (Ignored on Unix sockets.)
         let keywords = [
             "fallback_application_name", "client_encoding", "connect_timeout", "options", "keepalives", "keepalives_idle",
-            "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
+            "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname"
         ]
         let values = [
             configuration.applicationName, "UTF8", String(configuration.connectTimeout), "-c jit=off", "1", "5", "2", "3", "10000",
-            configuration.connectionString,
+            configuration.connectionString
         ]
         let handle = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in
@@ -99,11 +99,13 @@ public final class PostgresConnection: @unchecked Sendable {
             )
         }
         let sink = Unmanaged.passRetained(NoticeSink(logger: logger))
-        PQsetNoticeReceiver(handle, { context, result in
-            guard let context, let result, let text = PQresultErrorMessage(result) else { return }
-            let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
-            sink.logger.debug("postgres notice", metadata: ["postgres.notice": "\(String(cString: text).trimmingTrailingNewlines())"])
-        }, sink.toOpaque())
+        PQsetNoticeReceiver(
+            handle,
+            { context, result in
+                guard let context, let result, let text = PQresultErrorMessage(result) else { return }
+                let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
+                sink.logger.debug("postgres notice", metadata: ["postgres.notice": "\(String(cString: text).trimmingTrailingNewlines())"])
+            }, sink.toOpaque())
         let setup = PQexec(handle, "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET IntervalStyle = iso_8601")
         defer { PQclear(setup) }
         guard PQresultStatus(setup) == PGRES_COMMAND_OK else {
@@ -220,7 +222,8 @@ public final class PostgresConnection: @unchecked Sendable {
         case PGRES_FATAL_ERROR, PGRES_BAD_RESPONSE, PGRES_NONFATAL_ERROR:
             throw errorFrom(result: result, connection: connection, query: query)
         default:
-            throw PostgresError(kind: .unsupported, message: "unsupported result status \(String(cString: PQresStatus(PQresultStatus(result))))", query: query)
+            throw PostgresError(
+                kind: .unsupported, message: "unsupported result status \(String(cString: PQresStatus(PQresultStatus(result))))", query: query)
         }
         let rowCount = Int(PQntuples(result))
         let columnCount = Int(PQnfields(result))

@@ -104,7 +104,7 @@ public final class PostgresListener: Sendable {
         while !isStopping {
             var fds = [
                 pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
             ]
             let ready = poll(&fds, 2, 1000)
             if ready < 0 {

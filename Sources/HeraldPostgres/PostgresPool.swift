@@ -251,7 +251,7 @@ public final class PostgresPool: Sendable {
                 let waited = started.duration(to: .now).components
                 waits.recordNanoseconds(waited.seconds * 1_000_000_000 + waited.attoseconds / 1_000_000_000)
                 if let handedOver { return handedOver }
-                // nil: a slot was freed; loop to open a connection in it.
+            // nil: a slot was freed; loop to open a connection in it.
             }
         }
     }

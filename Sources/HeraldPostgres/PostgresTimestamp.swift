@@ -33,10 +33,16 @@ enum PostgresTimestamp {
             let totalMicroseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
             var seconds = Int64((totalMicroseconds / 1_000_000).rounded(.down))
             var micros = Int64(totalMicroseconds - Double(seconds) * 1_000_000)
-            if micros < 0 { micros += 1_000_000; seconds -= 1 }
+            if micros < 0 {
+                micros += 1_000_000
+                seconds -= 1
+            }
             var days = seconds / 86_400
             var secondOfDay = seconds % 86_400
-            if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+            if secondOfDay < 0 {
+                secondOfDay += 86_400
+                days -= 1
+            }
             (year, month, day) = PostgresTimestamp.civilDate(fromDays: days)
             (hour, minute, second) = (secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
             self.micros = micros
@@ -132,7 +138,9 @@ enum PostgresTimestamp {
                 switch bytes[index] {
                 case 43: sign = 1
                 case 45: sign = -1
-                case 90: index += 1; sign = 0
+                case 90:
+                    index += 1
+                    sign = 0
                 default: return nil
                 }
                 if sign != 0 {

@@ -45,7 +45,8 @@ enum UUIDText {
                 nibbles.withUnsafeBufferPointer { table in
                     var invalid: UInt8 = 0
                     for (index, position) in digitPositions.enumerated() {
-                        let high = table[Int(bytes[position])], low = table[Int(bytes[position + 1])]
+                        let high = table[Int(bytes[position])]
+                        let low = table[Int(bytes[position + 1])]
                         invalid |= high | low
                         output[index] = high << 4 | low & 0x0f
                     }

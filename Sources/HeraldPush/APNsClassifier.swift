@@ -6,7 +6,7 @@ public enum APNsClassifier {
     static let deadTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic", "Unregistered", "ExpiredToken"]
     static let configurationReasons: Set<String> = [
         "BadCertificate", "BadCertificateEnvironment", "Forbidden", "InvalidProviderToken", "MissingProviderToken",
-        "BadTopic", "TopicDisallowed", "MissingTopic", "BadPath",
+        "BadTopic", "TopicDisallowed", "MissingTopic", "BadPath"
     ]
 
     public static func classify(_ response: ProviderResponse, now: Date = Date()) -> DeliveryOutcome {

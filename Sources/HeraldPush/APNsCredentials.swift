@@ -15,15 +15,21 @@ public actor APNsCredentials {
     private let refreshes = Counter(label: "herald_access_token_refreshes_total", dimensions: [("provider", "apns")])
 
     /// - Throws: `PushConfigurationError` for a missing or unreadable key.
-    public init(keyFile: String, keyID: String, teamID: String, lifetime: Duration = .seconds(3000), now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(keyFile: String, keyID: String, teamID: String, lifetime: Duration = .seconds(3000), now: @escaping @Sendable () -> Date = { Date() })
+        throws
+    {
         guard let pem = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
             throw PushConfigurationError(
-                FileManager.default.fileExists(atPath: keyFile) ? "cannot read the APNs key file \(keyFile)" : "the APNs key file \(keyFile) does not exist")
+                FileManager.default.fileExists(atPath: keyFile)
+                    ? "cannot read the APNs key file \(keyFile)" : "the APNs key file \(keyFile) does not exist")
         }
         try self.init(pem: pem, keyID: keyID, teamID: teamID, lifetime: lifetime, now: now, source: keyFile)
     }
 
-    public init(pem: String, keyID: String, teamID: String, lifetime: Duration = .seconds(3000), now: @escaping @Sendable () -> Date = { Date() }, source: String = "the APNs key") throws {
+    public init(
+        pem: String, keyID: String, teamID: String, lifetime: Duration = .seconds(3000), now: @escaping @Sendable () -> Date = { Date() },
+        source: String = "the APNs key"
+    ) throws {
         guard !keyID.isEmpty else { throw PushConfigurationError("HERALD_APNS_KEY_ID is empty") }
         guard !teamID.isEmpty else { throw PushConfigurationError("HERALD_APNS_TEAM_ID is empty") }
         do {

@@ -13,7 +13,10 @@ public final class APNsProvider: Sendable {
 
     /// - Parameter endpoint: `HERALD_APNS_ENDPOINT`; Apple's production host by default
     ///   (`https://api.sandbox.push.apple.com` for development builds of the apps).
-    public init(credentials: APNsCredentials, endpoint: String = "https://api.push.apple.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        credentials: APNsCredentials, endpoint: String = "https://api.push.apple.com", http: HTTPClient,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.credentials = credentials
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.http = http
@@ -44,7 +47,8 @@ public final class APNsProvider: Sendable {
             } catch let error as HTTPClientError {
                 return ProviderAnswer(FCMProvider.transportOutcome(error, what: "APNs"), httpStatus: nil)
             }
-            let outcome = APNsClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            let outcome = APNsClassifier.classify(
+                ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
             guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await credentials.renew()
             if attempt == 1 {

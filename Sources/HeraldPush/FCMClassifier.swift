@@ -12,7 +12,8 @@ public enum FCMClassifier {
 
     public static func classify(_ response: ProviderResponse, now: Date = Date()) -> DeliveryOutcome {
         if (200..<300).contains(response.status) {
-            let name = simpleName(in: response.body)
+            let name =
+                simpleName(in: response.body)
                 ?? (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["name"] as? String
             return .delivered(messageID: name)
         }

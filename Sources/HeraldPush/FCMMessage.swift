@@ -30,7 +30,8 @@ public struct FCMMessage: Sendable, Equatable {
     /// for large blocks (measured with a probe on `malloc` in a burn-down).
     static func capacity(_ notification: PushNotification, body: String) -> Int {
         let data = notification.data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
-        return 500 + (notification.collapseID?.utf8.count ?? 0) + 2 * (body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
+        return 500 + (notification.collapseID?.utf8.count ?? 0) + 2
+            * (body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
             + 3 * (notification.imageURL?.utf8.count ?? 0) + notification.token.utf8.count + data
     }
 

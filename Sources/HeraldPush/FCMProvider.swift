@@ -17,7 +17,9 @@ public final class FCMProvider: Sendable {
 
     /// - Parameter endpoint: FCM's base URL (`HERALD_FCM_ENDPOINT`, default
     ///   `https://fcm.googleapis.com`).
-    public init(account: ServiceAccount, endpoint: String = "https://fcm.googleapis.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        account: ServiceAccount, endpoint: String = "https://fcm.googleapis.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.account = account
         self.http = http
         self.now = now
@@ -57,7 +59,8 @@ public final class FCMProvider: Sendable {
             } catch let error as HTTPClientError {
                 return ProviderAnswer(Self.transportOutcome(error, what: "FCM"), httpStatus: nil)
             }
-            let outcome = FCMClassifier.classify(ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            let outcome = FCMClassifier.classify(
+                ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
             guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await tokens.invalidate(token)
             if attempt == 1 {

@@ -114,12 +114,13 @@ public final class ProviderGateway: PushGateway {
 
     private static func apns(_ environment: [String: String], http: HTTPClient) -> Result<APNsSetup, PushConfigurationError> {
         guard let keyFile = value("HERALD_APNS_KEY_FILE", in: environment) else {
-            return .failure(PushConfigurationError(
-                "APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and the topics"))
+            return .failure(
+                PushConfigurationError(
+                    "APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and the topics"))
         }
         do {
             guard let member = value("HERALD_APNS_TOPIC_MEMBER", in: environment),
-                  let manager = value("HERALD_APNS_TOPIC_MANAGER", in: environment)
+                let manager = value("HERALD_APNS_TOPIC_MANAGER", in: environment)
             else {
                 throw PushConfigurationError("APNs needs HERALD_APNS_TOPIC_MEMBER and HERALD_APNS_TOPIC_MANAGER (the apps' bundle ids)")
             }

@@ -74,7 +74,7 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
             header: ["alg": "RS256", "typ": "JWT", "kid": privateKeyID],
             claims: [
                 "iss": .string(clientEmail), "scope": .string(Self.messagingScope), "aud": .string(tokenURI),
-                "iat": .integer(issued), "exp": .integer(issued + seconds),
+                "iat": .integer(issued), "exp": .integer(issued + seconds)
             ],
             key: privateKey)
     }

@@ -36,12 +36,12 @@ public struct CredentialSecret: Sendable {
     /// looked up then).
     public init?(parsing text: String) {
         guard text.utf8.count == 4 + Self.prefixLength + 1 + Self.secretLength,
-              let kind = CredentialKind.allCases.first(where: { text.hasPrefix($0.secretPrefix) })
+            let kind = CredentialKind.allCases.first(where: { text.hasPrefix($0.secretPrefix) })
         else { return nil }
         let body = Array(text.utf8.dropFirst(4))
         guard body[Self.prefixLength] == UInt8(ascii: "_"),
-              body[..<Self.prefixLength].allSatisfy(Base32.isDigit),
-              body[(Self.prefixLength + 1)...].allSatisfy(Base32.isDigit)
+            body[..<Self.prefixLength].allSatisfy(Base32.isDigit),
+            body[(Self.prefixLength + 1)...].allSatisfy(Base32.isDigit)
         else { return nil }
         self.init(kind: kind, prefix: String(decoding: body[..<Self.prefixLength], as: UTF8.self), text: text)
     }
@@ -78,7 +78,8 @@ enum Base32 {
     static func encode(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 8 + 4) / 5)
-        var buffer = 0, bits = 0
+        var buffer = 0
+        var bits = 0
         for byte in bytes {
             // Fewer than 13 bits are ever pending; keep no more than 16.
             buffer = ((buffer << 8) | Int(byte)) & 0xFFFF

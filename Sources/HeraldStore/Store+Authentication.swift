@@ -47,11 +47,12 @@ extension Store {
                 """)
             // Every row with the prefix is hashed and compared (there is one, but keys are per tenant).
             guard let row = try rows.first(where: { secret.matches(try $0.decode(Data.self, column: "secret_sha256")) }),
-                  try row.decode(String.self, column: "kind") == secret.kind.rawValue
+                try row.decode(String.self, column: "kind") == secret.kind.rawValue
             else { throw AuthenticationFailure.unknown }
             if try row.decode(Bool.self, column: "revoked") { throw AuthenticationFailure.revoked }
             if try row.decode(Bool?.self, column: "expired") == true { throw AuthenticationFailure.expired }
-            let tenantID: UUID = try row.decode(column: "tenant_id"), id: UUID = try row.decode(column: "id")
+            let tenantID: UUID = try row.decode(column: "tenant_id")
+            let id: UUID = try row.decode(column: "id")
             if try row.decode(Bool?.self, column: "used_lately") != true {
                 try await connection.query("UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)")
             }

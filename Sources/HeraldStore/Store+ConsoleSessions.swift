@@ -20,9 +20,13 @@ extension Store {
     /// it with the cookie that names it (`<session id>.<52 base32 characters>`; only the
     /// SHA-256 of the secret part is kept).
     /// - Throws: `AuthenticationFailure` for a credential that is not valid.
-    public func startConsoleSession(presenting secret: String, lifetime: Duration = consoleSessionLifetime) async throws -> (session: ConsoleSession, cookie: String) {
+    public func startConsoleSession(presenting secret: String, lifetime: Duration = consoleSessionLifetime) async throws -> (
+        session: ConsoleSession, cookie: String
+    ) {
         let authentication = try await authenticate(secret)
-        let id = UUID.v7(), cookieSecret = CredentialSecret.randomText(), csrf = CredentialSecret.randomText()
+        let id = UUID.v7()
+        let cookieSecret = CredentialSecret.randomText()
+        let csrf = CredentialSecret.randomText()
         let hash = Data(SHA256.hash(data: Data(cookieSecret.utf8)))
         let seconds = lifetime.timeInterval
         let expiresAt = try await withTenant(authentication.tenant) { session in
@@ -45,7 +49,7 @@ extension Store {
     public func consoleSession(cookie: String) async throws -> ConsoleSession {
         let parts = cookie.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].utf8.count == 36, let id = UUID(uuidString: String(parts[0])),
-              parts[1].utf8.count == CredentialSecret.secretLength, parts[1].utf8.allSatisfy(Base32.isDigit)
+            parts[1].utf8.count == CredentialSecret.secretLength, parts[1].utf8.allSatisfy(Base32.isDigit)
         else { throw AuthenticationFailure.unknown }
         let presented = Data(SHA256.hash(data: Data(parts[1].utf8)))
         return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
@@ -63,8 +67,8 @@ extension Store {
                 WHERE s.id = \(id)
                 """)
             guard let row = rows.first, CredentialSecret.equalInConstantTime(presented, try row.decode(column: "secret_sha256")),
-                  !(try row.decode(Bool.self, column: "ended")),
-                  let kind = CredentialKind(rawValue: try row.decode(column: "kind"))
+                !(try row.decode(Bool.self, column: "ended")),
+                let kind = CredentialKind(rawValue: try row.decode(column: "kind"))
             else { throw AuthenticationFailure.unknown }
             if try row.decode(Bool.self, column: "revoked") { throw AuthenticationFailure.revoked }
             if try row.decode(Bool.self, column: "session_expired") || (try row.decode(Bool?.self, column: "expired")) == true {
@@ -80,7 +84,8 @@ extension Store {
     public func endConsoleSession(_ session: ConsoleSession) async throws {
         _ = try await withTenant(session.authentication.tenant) { tenantSession in
             try await tenantSession.connection.query(
-                "UPDATE console_sessions SET ended_at = now() WHERE tenant_id = \(session.authentication.tenant.id) AND id = \(session.id) AND ended_at IS NULL")
+                "UPDATE console_sessions SET ended_at = now() WHERE tenant_id = \(session.authentication.tenant.id) AND id = \(session.id) AND ended_at IS NULL"
+            )
         }
     }
 }

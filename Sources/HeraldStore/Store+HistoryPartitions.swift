@@ -52,7 +52,8 @@ extension Store {
     public func pruneHistory(_ retention: HistoryRetention, at now: Date = Date(), dryRun: Bool) async throws -> HistoryPrune {
         let partitions = try await historyPartitions()
         let expired = Set(retention.expired(partitions.map(\.day), at: now))
-        var dropped: [HistoryPrune.Day] = [], kept: [LocalDate] = []
+        var dropped: [HistoryPrune.Day] = []
+        var kept: [LocalDate] = []
         for partition in partitions where expired.contains(partition.day) {
             if dryRun {
                 let live = try await pool.query("SELECT herald_history_partition_live(\(partition.day.description)::date)")

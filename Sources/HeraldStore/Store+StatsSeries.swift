@@ -47,9 +47,10 @@ extension Store {
         }
         let count = max(1, Int((Date().timeIntervalSince(since) / seconds).rounded(.up)))
         return (0..<min(count, 1_000)).map { index in
-            found[index] ?? DeliveryBucket(
-                start: since.addingTimeInterval(Double(index) * seconds), notifications: 0, sent: 0, ended: 0,
-                p50Milliseconds: nil, p95Milliseconds: nil)
+            found[index]
+                ?? DeliveryBucket(
+                    start: since.addingTimeInterval(Double(index) * seconds), notifications: 0, sent: 0, ended: 0,
+                    p50Milliseconds: nil, p95Milliseconds: nil)
         }
     }
 }

@@ -81,11 +81,13 @@ public struct Store: Sendable {
     ) async throws -> Result {
         let ledger = OutboxLedger()
         let setup = Self.tenantScope(tenantID) + (settings.map { "; " + $0 } ?? "")
-        return try await pool.withTransaction(setup: setup, resolveCommit: { try await Self.committed(ledger, tenant: tenantID, on: $0) }) {
-            connection in
-            ledger.reset()
-            return try await body(connection, ledger)
-        }
+        return try await pool.withTransaction(
+            setup: setup,
+            resolveCommit: { try await Self.committed(ledger, tenant: tenantID, on: $0) },
+            { connection in
+                ledger.reset()
+                return try await body(connection, ledger)
+            })
     }
 
     /// Settings for a transaction that deletes many rows at once.
@@ -117,7 +119,7 @@ extension Store {
                 "delivery_attempts", "deliveries", "notifications", "messages", "conversation_participants", "conversations", "outbox",
                 "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",
                 "activities", "devices", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
-                "credentials", "people",
+                "credentials", "people"
             ] {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
             }

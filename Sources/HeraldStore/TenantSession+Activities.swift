@@ -110,7 +110,7 @@ extension TenantSession {
             """)
         let actorRole: TeamRole? = try rows.first.flatMap { try $0.decode(String?.self, column: "actor_role") }.map(Self.decodeEnum)
         guard let row = rows.first, case let activity = try Self.activity(row),
-              !concealingInvisible || AccessPolicy(actor).maySeeActivity(assignee: activity.assignee.id, role: actorRole)
+            !concealingInvisible || AccessPolicy(actor).maySeeActivity(assignee: activity.assignee.id, role: actorRole)
         else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
         if let expectedVersion, expectedVersion != activity.version {
             throw StoreError(.stale, "activity \(id.uuidString.lowercased()) is at version \(activity.version), not \(expectedVersion); look again")
@@ -178,11 +178,16 @@ extension TenantSession {
         case .success(let transition):
             return transition
         case .failure(.forbidden(let action, let requirement)):
-            throw StoreError(.forbidden, "\(actor.email) may not \(action.rawValue) \(activity.map(Self.describe) ?? "activities in this team"): only \(requirement) may")
+            throw StoreError(
+                .forbidden,
+                "\(actor.email) may not \(action.rawValue) \(activity.map(Self.describe) ?? "activities in this team"): only \(requirement) may")
         case .failure(.invalidTransition(let action, let status, let allowed)):
             let statusName = status?.rawValue ?? "new"
-            let options = allowed.isEmpty ? "nothing is allowed from \(statusName)" : "from \(statusName) only \(allowed.map(\.rawValue).joined(separator: ", ")) is allowed"
-            var error = StoreError(.invalidTransition, "cannot \(action.rawValue) \(activity.map(Self.describe) ?? "it"): it is \(statusName); \(options)")
+            let options =
+                allowed.isEmpty
+                ? "nothing is allowed from \(statusName)" : "from \(statusName) only \(allowed.map(\.rawValue).joined(separator: ", ")) is allowed"
+            var error = StoreError(
+                .invalidTransition, "cannot \(action.rawValue) \(activity.map(Self.describe) ?? "it"): it is \(statusName); \(options)")
             error.currentStatus = status
             error.allowedActions = allowed
             throw error

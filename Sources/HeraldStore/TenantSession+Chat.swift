@@ -90,15 +90,17 @@ extension TenantSession {
         }
         let team = try await conversationTeam(teamSlug, for: people)
 
-        if kind == .direct, let existing = try await connection.query(
-            """
-            SELECT c.id FROM conversations c
-            WHERE c.tenant_id = \(tenantID) AND c.team_id = \(team.id) AND c.kind = 'direct'
-              AND (SELECT array_agg(p.person_id ORDER BY p.person_id) FROM conversation_participants p
-                   WHERE p.tenant_id = c.tenant_id AND p.conversation_id = c.id)
-                  = (SELECT array_agg(x ORDER BY x) FROM unnest(\(people.map(\.id))::uuid[]) x)
-            """
-        ).first {
+        if kind == .direct,
+            let existing = try await connection.query(
+                """
+                SELECT c.id FROM conversations c
+                WHERE c.tenant_id = \(tenantID) AND c.team_id = \(team.id) AND c.kind = 'direct'
+                  AND (SELECT array_agg(p.person_id ORDER BY p.person_id) FROM conversation_participants p
+                       WHERE p.tenant_id = c.tenant_id AND p.conversation_id = c.id)
+                      = (SELECT array_agg(x ORDER BY x) FROM unnest(\(people.map(\.id))::uuid[]) x)
+                """
+            ).first
+        {
             return try await conversation(id: try existing.decode(UUID.self, at: 0), viewer: actor)
         }
 

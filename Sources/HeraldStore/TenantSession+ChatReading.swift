@@ -62,7 +62,9 @@ extension TenantSession {
 
     /// - Parameter reader: only the messages this person may read (`AccessPolicy.mayRead`).
     func messages(conversation: UUID, _ filter: MessageFilter, readableBy reader: UUID? = nil, limit: Int) async throws -> [MessageRecord] {
-        var id: UUID?, clientID: String?, sender: UUID?
+        var id: UUID?
+        var clientID: String?
+        var sender: UUID?
         switch filter {
         case .all: break
         case .id(let value): id = value
@@ -121,20 +123,24 @@ extension TenantSession {
         }
         let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
             try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)
-        let participants: [ParticipantRecord] = !withParticipants ? [] : try await connection.query(
-            """
-            SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
-            FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
-            WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(id) AND cp.left_at IS NULL
-            ORDER BY cp.joined_at, p.email
-            """
-        ).map { row in
-            let (personID, email, name, muted, lastRead, viewing) = try row.decode((UUID, String, String, Bool, Int64, Bool).self)
-            return ParticipantRecord(
-                person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead, viewing: viewing)
-        }
+        let participants: [ParticipantRecord] =
+            !withParticipants
+            ? []
+            : try await connection.query(
+                """
+                SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
+                FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
+                WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(id) AND cp.left_at IS NULL
+                ORDER BY cp.joined_at, p.email
+                """
+            ).map { row in
+                let (personID, email, name, muted, lastRead, viewing) = try row.decode((UUID, String, String, Bool, Int64, Bool).self)
+                return ParticipantRecord(
+                    person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead, viewing: viewing)
+            }
         return ConversationRecord(
-            id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind), name: name,
+            id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind),
+            name: name,
             photoURL: photo, participants: participants, unread: unread, createdAt: createdAt)
     }
 }

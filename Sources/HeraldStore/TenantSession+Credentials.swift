@@ -23,7 +23,8 @@ extension TenantSession {
 
     /// A key for the tenant's backend.
     /// - Throws: `InputError`.
-    public func createTenantKey(name: String, lifetime: Duration?, by creator: String) async throws -> (credential: CredentialRecord, secret: String) {
+    public func createTenantKey(name: String, lifetime: Duration?, by creator: String) async throws -> (credential: CredentialRecord, secret: String)
+    {
         try await createCredential(.tenantKey, person: nil, name: name, lifetime: lifetime, by: creator)
     }
 

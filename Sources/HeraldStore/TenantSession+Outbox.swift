@@ -19,10 +19,11 @@ extension TenantSession {
         _ kind: EventKind, about subject: OutboxSubject, actor: UUID, recipients: [UUID], payload: Payload, at occurredAt: Date,
         timers: TimerChanges? = nil
     ) async throws -> UUID {
-        let (activityID, messageID): (UUID?, UUID?) = switch subject {
-        case .activity(let id): (id, nil)
-        case .message(let id): (nil, id)
-        }
+        let (activityID, messageID): (UUID?, UUID?) =
+            switch subject {
+            case .activity(let id): (id, nil)
+            case .message(let id): (nil, id)
+            }
         // One round trip: the row, the timers, and the NOTIFY of it.
         let id = UUID.v7()
         try await connection.query(

@@ -67,7 +67,8 @@ extension TenantSession {
             throw StoreError(.forbidden, "\(actor.email) may not set the tenant's defaults: only an admin may")
         }
         if let app, !event.apps.contains(app) {
-            throw InputError("\(event.rawValue) never reaches the \(app.rawValue) app (only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app)")
+            throw InputError(
+                "\(event.rawValue) never reaches the \(app.rawValue) app (only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app)")
         }
         let apps = app.map { [$0] } ?? event.apps
         try await connection.query(

@@ -62,7 +62,9 @@ extension TenantSession {
             """
         ).compactMap { row in
             let (event, locale, source, author, at) = try row.decode((String, String, String, String, Date).self)
-            return TemplateEvent(rawValue: event).map { TemplateOverride(event: $0, locale: locale, source: source, updatedBy: author, updatedAt: at) }
+            return TemplateEvent(rawValue: event).map {
+                TemplateOverride(event: $0, locale: locale, source: source, updatedBy: author, updatedAt: at)
+            }
         }
     }
 }

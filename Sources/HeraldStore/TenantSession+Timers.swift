@@ -64,7 +64,8 @@ extension TenantSession {
                 """)
             return .skipped(kind, reason: reason)
         case .fire:
-            let admins: [UUID] = kind == .escalation
+            let admins: [UUID] =
+                kind == .escalation
                 ? try await connection.query("SELECT id FROM people WHERE tenant_id = \(tenantID) AND is_admin ORDER BY created_at, id")
                     .map { try $0.decode(UUID.self, at: 0) }
                 : []

@@ -23,7 +23,8 @@ extension TenantSession {
     /// - Parameter limit: 1 to 10,000 (the API allows at most 200 and says so itself).
     public func activities(viewer: Person?, filter: ActivityFilter, limit: Int, after cursor: PageCursor?) async throws -> Page<ActivityRecord> {
         let limit = max(1, min(limit, 10_000))
-        var teamID: UUID?, assigneeID: UUID?
+        var teamID: UUID?
+        var assigneeID: UUID?
         if let slug = filter.team { teamID = try await team(slug: slug).id }
         if let email = filter.assignee { assigneeID = try await person(email: email).id }
         let rows = try await connection.query(

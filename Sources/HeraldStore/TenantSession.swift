@@ -18,7 +18,8 @@ public struct TenantSession: Sendable {
 
     /// Adds a person.
     /// - Throws: `InputError` for bad fields; `StoreError.alreadyExists` for a taken email.
-    public func addPerson(email: String, name: String, isAdmin: Bool = false, locale: String = "en", timeZone: String = "UTC") async throws -> Person {
+    public func addPerson(email: String, name: String, isAdmin: Bool = false, locale: String = "en", timeZone: String = "UTC") async throws -> Person
+    {
         let email = try Input.email(email)
         let name = try Input.name(name)
         let locale = try Input.locale(locale)

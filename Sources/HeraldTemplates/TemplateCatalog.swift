@@ -124,7 +124,9 @@ public actor TemplateCatalog {
         return try await overrides(for: tenant) { try await source.overrides(tenant: $0) }
     }
 
-    private func overrides(for tenant: UUID, loading load: (UUID) async throws -> [TemplateKey: String]) async throws -> [TemplateKey: MessageTemplate] {
+    private func overrides(for tenant: UUID, loading load: (UUID) async throws -> [TemplateKey: String]) async throws -> [TemplateKey:
+        MessageTemplate]
+    {
         if let cached = cache[tenant], now().timeIntervalSince(cached.fetched) < refreshInterval {
             return cached.templates
         }

@@ -4,7 +4,7 @@ import HeraldCore
 /// The values a template sees, built from an event and formatted for its recipient.
 public enum TemplateVariables {
     static let activityNames: Set<String> = [
-        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since",
+        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since"
     ]
     static let chatNames: Set<String> = ["sender", "group", "text", "isGroup"]
     /// A summary of the messages quiet hours held back in one conversation also has `count`.
@@ -84,7 +84,7 @@ public enum TemplateVariables {
             "name": activity.name, "manager": activity.manager, "member": activity.member, "actor": activity.actor,
             "team": activity.team, "date": formatInstant(activity.occurredAt, for: recipient),
             "deadline": formatDate(activity.deadline, locale: recipient.locale),
-            "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0,
+            "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0
         ]
         if let reason = activity.reason, !reason.isEmpty { values["reason"] = reason }
         if let since = activity.waitingSince { values["since"] = formatInstantWithTime(since, for: recipient) }
@@ -112,7 +112,8 @@ public enum TemplateVariables {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.hour, .minute], from: date)
-        let hour = parts.hour ?? 0, minute = parts.minute ?? 0
+        let hour = parts.hour ?? 0
+        let minute = parts.minute ?? 0
         return formatInstant(date, for: recipient) + ", " + (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
     }
 
@@ -146,7 +147,8 @@ public enum TemplateVariables {
                         occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil,
                         waitingSince: flag ? sampleEventTime.addingTimeInterval(-1800) : nil),
                     for: Recipient())
-                values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way", count: 3))) { $1 }
+                values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way", count: 3)))
+                { $1 }
                 return ("a \(priority.rawValue) activity \(flag ? "with a reason and a group name" : "without a reason or group name")", values)
             }
         }

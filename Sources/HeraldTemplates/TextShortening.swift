@@ -17,7 +17,8 @@ public enum TextShortening {
     public static func shorten(_ text: String, toFit fits: (String) -> Bool) -> String {
         if fits(text) { return text }
         let characters = Array(text)
-        var low = 0, high = characters.count - 1  // `low` characters always fit (or low == 0).
+        var low = 0
+        var high = characters.count - 1  // `low` characters always fit (or low == 0).
         while low < high {
             let middle = (low + high + 1) / 2
             if fits(String(characters[..<middle]) + ellipsis) {

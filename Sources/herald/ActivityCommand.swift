@@ -119,12 +119,13 @@ struct ActivityCommand: AsyncParsableCommand {
                 ("priority", activity.priority.rawValue), ("deadline", activity.deadline.description),
                 ("team", "\(activity.team.name) (\(activity.team.slug))"),
                 ("manager", "\(activity.manager.name) <\(activity.manager.email)>"),
-                ("assignee", "\(activity.assignee.name) <\(activity.assignee.email)>"),
+                ("assignee", "\(activity.assignee.name) <\(activity.assignee.email)>")
             ])
             print()
             var table = TextTable("WHEN", "ACTION", "FROM", "TO", "BY", "REASON")
             for step in output.transitions {
-                table.add(step.at.shortDisplay, step.action.rawValue, step.from?.rawValue ?? "-", step.to.rawValue, step.actor.email, step.reason ?? "")
+                table.add(
+                    step.at.shortDisplay, step.action.rawValue, step.from?.rawValue ?? "-", step.to.rawValue, step.actor.email, step.reason ?? "")
             }
             print(table.render(empty: "no transitions"))
             guard !output.timers.isEmpty else { return }

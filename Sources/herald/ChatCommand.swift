@@ -13,7 +13,7 @@ struct ChatCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Create.self, Send.self, Add.self, Remove.self, Leave.self, Rename.self, Read.self, Mute.self, Unmute.self, Viewing.self,
-            List.self, Show.self,
+            List.self, Show.self
         ])
 
     /// `CONV` plus who acts, in which tenant, and how to print.
@@ -155,7 +155,8 @@ struct ChatCommand: AsyncParsableCommand {
             if options.json { return try printJSON(conversations) }
             var table = TextTable("ID", "KIND", "NAME", "TEAM", "PEOPLE", "UNREAD")
             for conversation in conversations {
-                let name = conversation.name
+                let name =
+                    conversation.name
                     ?? conversation.participants.filter { $0.person.email != actor }.map(\.person.name).joined(separator: ", ")
                 table.add(
                     conversation.id.text, conversation.kind.rawValue, name, conversation.team.slug, "\(conversation.participants.count)",
@@ -187,14 +188,15 @@ struct ChatCommand: AsyncParsableCommand {
             let people = conversation.participants.map { $0.person.name + ($0.muted ? " (muted)" : "") }.joined(separator: ", ")
             printFields([
                 ("conversation", conversation.id.text), ("kind", conversation.kind.rawValue), ("name", conversation.name ?? "-"),
-                ("team", conversation.team.slug), ("people", people), ("unread", "\(conversation.unread)"),
+                ("team", conversation.team.slug), ("people", people), ("unread", "\(conversation.unread)")
             ])
             print("")
             for message in messages {
                 let who = message.isSystem ? "·" : message.sender.name + ":"
                 var line = "\(message.sentAt.shortDisplay)  \(who) \(message.text)"
                 if receipts, !message.isSystem {
-                    line += "  [delivered: \(message.deliveredTo?.joined(separator: ", ") ?? "-"); read: \(message.readBy?.joined(separator: ", ") ?? "-")]"
+                    line +=
+                        "  [delivered: \(message.deliveredTo?.joined(separator: ", ") ?? "-"); read: \(message.readBy?.joined(separator: ", ") ?? "-")]"
                 }
                 print(line)
             }

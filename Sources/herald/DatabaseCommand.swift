@@ -119,7 +119,9 @@ struct StatusOutput: Encodable {
             fields.append(("database", "external (\(source.redactedExternal ?? ""))"))
         case .embedded:
             guard let embedded else { break }
-            let state = !embedded.initialised ? "not created yet (herald db start creates it)"
+            let state =
+                !embedded.initialised
+                ? "not created yet (herald db start creates it)"
                 : embedded.running ? "running, pid \(embedded.pid.map(String.init) ?? "?")" : "stopped (herald db start)"
             fields.append(("database", "embedded, \(state)"))
             fields.append(("data", embedded.dataDirectory))

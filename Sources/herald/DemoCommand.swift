@@ -44,11 +44,15 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     static let phones = [
-        Phone(owner: "Alice Moreau", email: "alice@demo.test", token: "a11ce1f0e0000000000000000000000000000000000000000000000000007f3a", app: .manager, platform: .ios, provider: .apns),
+        Phone(
+            owner: "Alice Moreau", email: "alice@demo.test", token: "a11ce1f0e0000000000000000000000000000000000000000000000000007f3a", app: .manager,
+            platform: .ios, provider: .apns),
         Phone(owner: "Bob Stone", email: "bob@demo.test", token: "bob-pixel-member-2b81d4", app: .member, platform: .android, provider: .fcm),
-        Phone(owner: "Carol Wu", email: "carol@demo.test", token: "ca201f0e0000000000000000000000000000000000000000000000000094c0e2", app: .member, platform: .ios, provider: .apns),
+        Phone(
+            owner: "Carol Wu", email: "carol@demo.test", token: "ca201f0e0000000000000000000000000000000000000000000000000094c0e2", app: .member,
+            platform: .ios, provider: .apns),
         Phone(owner: "Carol Wu", email: "carol@demo.test", token: "dead-carol-old-android-55e1", app: .member, platform: .android, provider: .fcm),
-        Phone(owner: "Dave Ng", email: "dave@demo.test", token: "dave-galaxy-member-0d4e77", app: .member, platform: .android, provider: .fcm),
+        Phone(owner: "Dave Ng", email: "dave@demo.test", token: "dave-galaxy-member-0d4e77", app: .member, platform: .android, provider: .fcm)
     ]
 
     func run() async throws {
@@ -99,7 +103,7 @@ struct DemoCommand: AsyncParsableCommand {
                     ("notifications", byStatus.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")),
                     ("deliveries", tenant.deliveries.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " · ")),
                     ("success rate", tenant.successRate.map { String(format: "%.1f%%", $0 * 100) } ?? "-"),
-                    ("dead tokens", "\(tenant.deadTokens)"),
+                    ("dead tokens", "\(tenant.deadTokens)")
                 ])
             }
             print("")
@@ -114,7 +118,7 @@ struct DemoCommand: AsyncParsableCommand {
                 "herald activity list",
                 "herald chat list --as carol@demo.test",
                 "herald template preview activity.assigned --priority p0",
-                "herald demo --reset",
+                "herald demo --reset"
             ] {
                 print("  " + line)
             }
@@ -167,14 +171,20 @@ struct DemoStory {
                 _ = try await session.setMembership(team: "field-ops", email: email, role: .member)
             }
             for phone in DemoCommand.phones {
-                _ = try await session.registerDevice(email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
+                _ = try await session.registerDevice(
+                    email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
             }
         }
-        printStyled(style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
-        printStyled(style.dim(
-            "phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"))
+        printStyled(
+            style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
+        printStyled(
+            style.dim(
+                "phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"
+            ))
 
-        for (name, assignee, priority) in [("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)] {
+        for (name, assignee, priority) in [
+            ("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)
+        ] {
             let first = assignee.prefix { $0 != "@" }.capitalized
             let activity = try await step("Alice assigns \(first) \"\(name)\" (\(priority.rawValue.uppercased()))") { session in
                 try await session.assignActivity(
@@ -186,7 +196,7 @@ struct DemoStory {
             for (label, action, actor) in [
                 ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),
                 ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
-                ("Alice approves it", .approve, "alice@demo.test"),
+                ("Alice approves it", .approve, "alice@demo.test")
             ] {
                 _ = try await step(label) { try await $0.act(action, on: id, actor: actor, reason: action == .reject ? "photos missing" : nil) }
             }
@@ -198,11 +208,14 @@ struct DemoStory {
                 photoURL: "https://example.com/site-team.png", team: "field-ops")
         }
         let conversation = group.id
-        _ = try await step("Dave mutes the group") { try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true)) }
+        _ = try await step("Dave mutes the group") {
+            try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true))
+        }
         let posted = try await step("Alice posts a long message (cut to 100 characters; Dave's arrives silently)") { session in
             try await session.sendMessage(
                 actor: "alice@demo.test", conversation: conversation,
-                text: "Reminder for tomorrow: the pump room is closed from 7 to 11 while the seal is replaced. Use the north entrance, and wear your badge. 🛠️",
+                text:
+                    "Reminder for tomorrow: the pump room is closed from 7 to 11 while the seal is replaced. Use the north entrance, and wear your badge. 🛠️",
                 clientID: "alice-msg-1", sentAt: nil)
         }
         ids.alicesMessage = posted.message.id.uuidString.lowercased()
@@ -240,9 +253,12 @@ struct DemoStory {
 
     func describe(_ message: RecordedMessage) -> String {
         let phone = DemoCommand.phones.first { $0.token == message.token }
-        let device = phone.map { "\($0.owner) · \($0.app.rawValue) app · \($0.platform == .ios ? "iPhone" : "Android")" } ?? TokenDisplay.truncated(message.token)
+        let device =
+            phone.map { "\($0.owner) · \($0.app.rawValue) app · \($0.platform == .ios ? "iPhone" : "Android")" }
+            ?? TokenDisplay.truncated(message.token)
         let payload = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [String: Any]
-        let aps = (payload?["aps"] as? [String: Any])
+        let aps =
+            (payload?["aps"] as? [String: Any])
             ?? ((((payload?["message"] as? [String: Any])?["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
         let badge = aps?["badge"] as? Int ?? 0
         let sound = aps?["sound"] != nil ? "sound" : "silent"

@@ -28,13 +28,16 @@ struct DeviceCommand: AsyncParsableCommand {
                 try await $0.registerDevice(email: user, token: token, app: app, platform: platform, provider: provider)
             }
             if options.json { return try printJSON(device) }
-            let what = switch outcome {
-            case .registered: "registered"
-            case .refreshed: "refreshed"
-            case .restored: "registered again after logout"
-            case .moved(let previous): "moved from \(previous.email)"
-            }
-            print("\(what): \(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)")
+            let what =
+                switch outcome {
+                case .registered: "registered"
+                case .refreshed: "refreshed"
+                case .restored: "registered again after logout"
+                case .moved(let previous): "moved from \(previous.email)"
+                }
+            print(
+                "\(what): \(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
+            )
         }
     }
 

@@ -152,7 +152,8 @@ struct DispatchCommand: AsyncParsableCommand {
         }
         let elapsed = started.duration(to: .now)
         let output = Output(
-            eventsFannedOut: counters.eventsFannedOut, eventsPassedOver: counters.eventsPassedOver, deliveriesQueued: counters.deliveriesQueued, sent: counters.sent,
+            eventsFannedOut: counters.eventsFannedOut, eventsPassedOver: counters.eventsPassedOver, deliveriesQueued: counters.deliveriesQueued,
+            sent: counters.sent,
             retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
             cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
             heldBack: counters.heldBack, seconds: elapsed.timeInterval)
@@ -164,7 +165,7 @@ struct DispatchCommand: AsyncParsableCommand {
             ("failed", "\(output.failed)"), ("expired", "\(output.expired)"), ("cancelled", "\(output.cancelled)"),
             ("held back (configuration)", "\(output.pausedForConfiguration)"),
             ("held back (endpoint down)", "\(output.heldBack)"),
-            ("time", String(format: "%.2fs", output.seconds)),
+            ("time", String(format: "%.2fs", output.seconds))
         ])
         if counters.pausedForConfiguration > 0 {
             throw UserFacingMessage("some deliveries were held back by a provider configuration error; herald stats says which")
@@ -179,9 +180,11 @@ struct DispatchCommand: AsyncParsableCommand {
             let done = counters.sent + counters.deadTokens + counters.failed + counters.expired + counters.cancelled
             let remaining = (try? await dispatcher.remainingDeliveries()) ?? 0
             let total = max(done + remaining, 1)
-            let width = 30, filled = min(width, width * done / total)
+            let width = 30
+            let filled = min(width, width * done / total)
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            let line = "\r\u{1B}[2K[\(bar)] \(done)/\(total) done · \(counters.sent) sent · \(counters.retried) retried · \(counters.inFlight) in flight"
+            let line =
+                "\r\u{1B}[2K[\(bar)] \(done)/\(total) done · \(counters.sent) sent · \(counters.retried) retried · \(counters.inFlight) in flight"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }

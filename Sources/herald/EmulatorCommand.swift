@@ -71,7 +71,7 @@ struct EmulatorCommand: AsyncParsableCommand {
                     try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
                     let lines = [
                         "emulator listening: HTTPS \(endpoints.https), h2c \(endpoints.http2), HTTP/1.1 \(endpoints.http1)",
-                        "export GOOGLE_APPLICATION_CREDENTIALS=\(file.path) HERALD_FCM_ENDPOINT=\(endpoints.https) HERALD_CA_FILE=\(ca.path)",
+                        "export GOOGLE_APPLICATION_CREDENTIALS=\(file.path) HERALD_FCM_ENDPOINT=\(endpoints.https) HERALD_CA_FILE=\(ca.path)"
                     ]
                     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
                 } catch {
@@ -105,7 +105,8 @@ struct EmulatorCommand: AsyncParsableCommand {
             if options.json { return try printJSON(messages.map { $0.redactingToken(TokenDisplay.truncated) }) }
             var table = TextTable("RECEIVED", "PROVIDER", "TOKEN", "TITLE", "BODY")
             for message in messages {
-                table.add(message.receivedAt.shortDisplay, message.provider, TokenDisplay.truncated(message.token), message.title ?? "", message.body ?? "")
+                table.add(
+                    message.receivedAt.shortDisplay, message.provider, TokenDisplay.truncated(message.token), message.title ?? "", message.body ?? "")
             }
             print(table.render(empty: "no messages yet"))
         }

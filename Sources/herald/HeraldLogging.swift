@@ -46,7 +46,9 @@ struct HeraldLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let level = event.level, message = event.message, explicit = event.metadata
+        let level = event.level
+        let message = event.message
+        let explicit = event.metadata
         var all = metadata
         if let explicit { all.merge(explicit) { $1 } }
         let timestamp = Date().formatted(.iso8601)

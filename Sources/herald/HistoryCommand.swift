@@ -38,7 +38,6 @@ struct HistoryCommand: AsyncParsableCommand {
             print(Self.table(entries))
         }
 
-
         static func table(_ entries: [HistoryEntry], now: Date = Date()) -> String {
             var table = TextTable("ID", "WHEN", "EVENT", "TO", "APP", "STATUS", "DEVICES", "MESSAGE", "REASON")
             for entry in entries {
@@ -79,7 +78,7 @@ struct HistoryCommand: AsyncParsableCommand {
                 ("title", entry.title), ("body", entry.body), ("badge", "\(detail.badge)"),
                 ("sound", detail.sound ? "default" : "none (muted)"), ("thread", detail.threadID),
                 ("image", detail.imageURL ?? "-"),
-                ("data", detail.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")),
+                ("data", detail.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             ])
             print("")
             guard !detail.deliveries.isEmpty else {
@@ -122,7 +121,9 @@ struct StatsCommand: AsyncParsableCommand {
         let stats = try await withStore { try await $0.dispatchStats(since: since, tenant: tenant) }
         if options.json { return try printJSON(stats) }
         for pause in stats.pausedProviders {
-            print("PAUSED  \(pause.provider) on worker \(pause.worker): \(pause.reason) (since \(pause.since.shortDisplay), next try \(pause.until.shortDisplay))")
+            print(
+                "PAUSED  \(pause.provider) on worker \(pause.worker): \(pause.reason) (since \(pause.since.shortDisplay), next try \(pause.until.shortDisplay))"
+            )
         }
         printFields([
             ("queue", "due \(stats.queue["due"] ?? 0) · waiting to retry \(stats.queue["retrying"] ?? 0) · sending \(stats.queue["sending"] ?? 0)")
@@ -141,10 +142,13 @@ struct StatsCommand: AsyncParsableCommand {
             var fields = [("deliveries", deliveries.isEmpty ? "none" : deliveries)]
             fields.append(("success rate", tenant.successRate.map { String(format: "%.1f%%", $0 * 100) } ?? "-"))
             if let latency = tenant.latency {
-                fields.append((
-                    "event → sent",
-                    String(format: "p50 %.0f ms · p95 %.0f ms · p99 %.0f ms · max %.0f ms", latency.p50Milliseconds, latency.p95Milliseconds,
-                           latency.p99Milliseconds, latency.maxMilliseconds)))
+                fields.append(
+                    (
+                        "event → sent",
+                        String(
+                            format: "p50 %.0f ms · p95 %.0f ms · p99 %.0f ms · max %.0f ms", latency.p50Milliseconds, latency.p95Milliseconds,
+                            latency.p99Milliseconds, latency.maxMilliseconds)
+                    ))
             }
             fields.append(("dead tokens", "\(tenant.deadTokens)"))
             printFields(fields)

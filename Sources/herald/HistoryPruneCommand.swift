@@ -22,7 +22,8 @@ struct HistoryPruneCommand: AsyncParsableCommand {
 
     func run() async throws {
         let deadline = try Input.duration(deadline, field: "deadline")
-        let retention = try retention.map { try HistoryRetention(parsing: $0, deliveryDeadline: deadline, field: "--retention") }
+        let retention =
+            try retention.map { try HistoryRetention(parsing: $0, deliveryDeadline: deadline, field: "--retention") }
             ?? HistoryRetention.from(environment: heraldEnvironment().variables, deliveryDeadline: deadline)
         let started = ContinuousClock.now
         let prune = try await withStore { try await $0.pruneHistory(retention, dryRun: dryRun) }
@@ -31,9 +32,10 @@ struct HistoryPruneCommand: AsyncParsableCommand {
         let verb = dryRun ? "would drop" : "dropped"
         if let first = prune.dropped.first, let last = prune.dropped.last {
             let notifications = prune.dropped.reduce(0) { $0 + $1.notifications }
-            print("\(verb) \(prune.dropped.count) week(s) of history older than \(retention): weeks of "
-                + "\(first.day) … \(last.day), about \(notifications) notifications"
-                + (dryRun ? "" : String(format: ", in %.0f ms", elapsed.timeInterval * 1000)))
+            print(
+                "\(verb) \(prune.dropped.count) week(s) of history older than \(retention): weeks of "
+                    + "\(first.day) … \(last.day), about \(notifications) notifications"
+                    + (dryRun ? "" : String(format: ", in %.0f ms", elapsed.timeInterval * 1000)))
         } else {
             print("nothing to drop: no week of history is older than \(retention)")
         }

@@ -22,7 +22,9 @@ struct PolicyCommand: AsyncParsableCommand {
                 priority.rawValue, policy.approvalReminder[priority]?.description ?? "off", policy.escalateAfter[priority]?.description ?? "off")
         }
         print(table.render(empty: ""))
-        print("deadline reminder at \(policy.deadlineReminderAt.map { "\($0) (the assignee's time zone)" } ?? "off"); overdue \(policy.overdue ? "on" : "off")")
+        print(
+            "deadline reminder at \(policy.deadlineReminderAt.map { "\($0) (the assignee's time zone)" } ?? "off"); overdue \(policy.overdue ? "on" : "off")"
+        )
     }
 
     struct Show: AsyncParsableCommand {

@@ -20,7 +20,9 @@ struct PrefsCommand: AsyncParsableCommand {
         }
         print(table.render(empty: ""))
         if let person = summary.person {
-            let hours = summary.quietHours.map { "\($0.window) \($0.days.count == 7 ? "every day" : $0.days.joined(separator: ",")) (\($0.timeZone))" }
+            let hours = summary.quietHours.map {
+                "\($0.window) \($0.days.count == 7 ? "every day" : $0.days.joined(separator: ",")) (\($0.timeZone))"
+            }
             print("quiet hours of \(person.email): \(hours ?? "none")")
         }
         print("P0 activity events are always pushed, at once.")

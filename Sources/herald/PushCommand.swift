@@ -49,14 +49,15 @@ struct PushCommand: AsyncParsableCommand {
                 return try await gateway.send(notification, provider: provider, app: app, expiration: nil)
             }
             let outcome = answer.outcome
-            let (name, detail): (String, String?) = switch outcome {
-            case .delivered(let id): ("delivered", id)
-            case .retry(let after, let reason): ("retry later", reason + (after.map { " (Retry-After \($0))" } ?? ""))
-            case .deadToken(let reason): ("dead token", reason)
-            case .badRequest(let reason): ("bad request", reason)
-            case .credentialsExpired(let reason): ("credentials expired", reason)
-            case .configurationError(let reason): ("configuration error", reason)
-            }
+            let (name, detail): (String, String?) =
+                switch outcome {
+                case .delivered(let id): ("delivered", id)
+                case .retry(let after, let reason): ("retry later", reason + (after.map { " (Retry-After \($0))" } ?? ""))
+                case .deadToken(let reason): ("dead token", reason)
+                case .badRequest(let reason): ("bad request", reason)
+                case .credentialsExpired(let reason): ("credentials expired", reason)
+                case .configurationError(let reason): ("configuration error", reason)
+                }
             let output = Output(
                 outcome: name, detail: detail, httpStatus: answer.httpStatus, token: TokenDisplay.truncated(token), provider: provider.rawValue)
             if options.json {
@@ -64,7 +65,7 @@ struct PushCommand: AsyncParsableCommand {
             } else {
                 printFields([
                     ("outcome", name), ("detail", detail ?? "-"), ("http status", answer.httpStatus.map(String.init) ?? "-"),
-                    ("token", output.token), ("provider", output.provider),
+                    ("token", output.token), ("provider", output.provider)
                 ])
             }
             if case .delivered = outcome { return }

@@ -27,7 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Also deliver notifications in this process, as herald worker does.") var worker = false
     @Flag(
         name: .customLong("behind-tls"),
-        help: "Clients reach this server over TLS through a proxy: the console's cookies are Secure, and the client's address is the last of X-Forwarded-For.")
+        help:
+            "Clients reach this server over TLS through a proxy: the console's cookies are Secure, and the client's address is the last of X-Forwarded-For."
+    )
     var behindTLS = false
     @Option(name: .customLong("person-rate"), help: "Requests a second a person token may make, sustained.") var personRate = 20.0
     @Option(name: .customLong("person-burst"), help: "Requests a person token may make at once.") var personBurst = 100.0
@@ -37,7 +39,8 @@ struct ServeCommand: AsyncParsableCommand {
     var anonymousRate = 10.0
     @Option(name: .customLong("anonymous-burst"), help: "Requests without valid credentials one client address may make at once.")
     var anonymousBurst = 100.0
-    @Option(name: .customLong("idle-timeout"), help: "Close a connection with no request in progress (or a request head not yet whole) after this long.")
+    @Option(
+        name: .customLong("idle-timeout"), help: "Close a connection with no request in progress (or a request head not yet whole) after this long.")
     var idleTimeout = "30s"
     @Option(name: .customLong("request-timeout"), help: "Close a connection whose request (head to end of body) takes longer to arrive.")
     var requestTimeout = "30s"
@@ -50,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         for (name, value) in [
             ("person-rate", personRate), ("person-burst", personBurst), ("key-rate", keyRate), ("key-burst", keyBurst),
-            ("anonymous-rate", anonymousRate), ("anonymous-burst", anonymousBurst),
+            ("anonymous-rate", anonymousRate), ("anonymous-burst", anonymousBurst)
         ]
         where !(value >= 0.001 && value <= 1_000_000) {
             throw ValidationError("--\(name) must be between 0.001 and 1000000")
@@ -93,11 +96,13 @@ struct ServeCommand: AsyncParsableCommand {
                 anonymousBurst: anonymousBurst)
             let attempts = FailedAttempts(rate: anonymousRate, burst: anonymousBurst, trustForwardedFor: behindTLS)
             let console = try Console(store: store, secureCookies: tls != nil || behindTLS, attempts: attempts, logger: logger)
-            let api = HeraldAPI(store: store, limits: limits, attempts: attempts, logger: logger, additions: { router in
-                console.addRoutes(to: router)
-                // Only to a token: this port faces the apps.
-                if let metricsToken { MetricsEndpoint(token: metricsToken).add(to: router) }
-            })
+            let api = HeraldAPI(
+                store: store, limits: limits, attempts: attempts, logger: logger,
+                additions: { router in
+                    console.addRoutes(to: router)
+                    // Only to a token: this port faces the apps.
+                    if let metricsToken { MetricsEndpoint(token: metricsToken).add(to: router) }
+                })
             let server = APIServer(api: api, host: host, port: port, tls: tls, connections: connections)
             // Written at once (not through print's buffer): scripts wait for this line.
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }

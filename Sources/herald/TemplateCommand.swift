@@ -71,7 +71,7 @@ struct TemplateCommand: AsyncParsableCommand {
             if options.json {
                 return try printJSON([
                     "event": event.rawValue, "locale": resolved.locale, "origin": resolved.isOverride ? "override" : "default",
-                    "source": resolved.template.source,
+                    "source": resolved.template.source
                 ])
             }
             print("# \(event.rawValue), \(resolved.locale), \(resolved.isOverride ? "tenant override" : "default")")
@@ -112,7 +112,7 @@ struct TemplateCommand: AsyncParsableCommand {
             } else {
                 let memberActs: Swift.Set<TemplateEvent> = [
                     .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon,
-                    .activityOverdue,
+                    .activityOverdue
                 ]
                 let occurredAt = Date(timeIntervalSince1970: 1_795_303_800)
                 let activity = TemplateVariables.Activity(
@@ -126,12 +126,12 @@ struct TemplateCommand: AsyncParsableCommand {
             if options.json {
                 return try printJSON([
                     "event": event.rawValue, "locale": resolved.locale, "origin": resolved.isOverride ? "override" : "default",
-                    "title": message.title, "body": message.body,
+                    "title": message.title, "body": message.body
                 ])
             }
             printFields([
                 ("title", message.title), ("body", message.body),
-                ("template", "\(resolved.locale), \(resolved.isOverride ? "tenant override" : "default")"),
+                ("template", "\(resolved.locale), \(resolved.isOverride ? "tenant override" : "default")")
             ])
         }
     }

@@ -56,7 +56,9 @@ struct WhyCommand: AsyncParsableCommand {
     static func line(_ queued: WhyEvent.Queued) -> String {
         let people = queued.people.map(\.email).joined(separator: ", ")
         let hidden = queued.candidates - queued.people.count
-        let who = people.isEmpty ? "\(queued.candidates) \(queued.candidates == 1 ? "person" : "people")"
+        let who =
+            people.isEmpty
+            ? "\(queued.candidates) \(queued.candidates == 1 ? "person" : "people")"
             : people + (hidden > 0 ? " and \(hidden) more" : "")
         return "queued since \(queued.since.shortDisplay), not fanned out yet: will consider \(who)"
     }

@@ -24,12 +24,13 @@ import Testing
         #expect(herald_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1) == CURLE_OK)
         #expect(herald_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, 1 << 20) == CURLE_OK)
         #expect(herald_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context) == CURLE_OK)
-        #expect(herald_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-            guard let data, let context else { return 0 }
-            let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-            sink.data.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count)
-            return size * count
-        } == CURLE_OK)
+        #expect(
+            herald_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                guard let data, let context else { return 0 }
+                let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+                sink.data.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count)
+                return size * count
+            } == CURLE_OK)
         #expect(curl_easy_perform(handle) == CURLE_OK)
         #expect(String(decoding: sink.data, as: UTF8.self) == "hello from libcurl")
 

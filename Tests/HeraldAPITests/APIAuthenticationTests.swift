@@ -1,8 +1,9 @@
 import Foundation
 import HeraldAPI
 import HeraldCore
-@testable import HeraldStore
 import Testing
+
+@testable import HeraldStore
 
 /// Who may call: no credentials, bad ones, revoked, expired, another tenant's, keys.
 @Suite struct APIAuthenticationTests {
@@ -86,7 +87,8 @@ import Testing
             #expect(unknown.status == 422 && unknown.isProblem)
 
             // The backend signs Chidi in.
-            let minted = try await api.call("POST", "/v1/people/chidi@acme.test/tokens", token: key, json: ["name": "Chidi's Pixel", "expiresIn": "90d"])
+            let minted = try await api.call(
+                "POST", "/v1/people/chidi@acme.test/tokens", token: key, json: ["name": "Chidi's Pixel", "expiresIn": "90d"])
             #expect(minted.status == 201 && minted.headers["location"]?.hasPrefix("/v1/people/chidi@acme.test/tokens/") == true)
             let secret = try #require(minted.json["secret"] as? String)
             let chidi = try await api.call("GET", "/v1/me", token: secret)
@@ -110,7 +112,8 @@ import Testing
 @Suite struct APIRateLimitTests {
     @Test func aCredentialOverItsRateIsToldWhenToComeBack() async throws {
         try await APIHarness.with(limits: RateLimits(personRate: 0.001, personBurst: 2)) { api in
-            let chidi = try await api.token("chidi@acme.test"), dana = try await api.token("dana@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
+            let dana = try await api.token("dana@acme.test")
             #expect(try await api.call("GET", "/v1/me", token: chidi).status == 200)
             #expect(try await api.call("GET", "/v1/me", token: chidi).status == 200)
             let limited = try await api.call("GET", "/v1/me", token: chidi)

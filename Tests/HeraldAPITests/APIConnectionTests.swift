@@ -5,7 +5,7 @@ import HeraldTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sockets that say nothing, say it slowly, or come in numbers are closed (issue 41: 200
@@ -22,12 +22,15 @@ import Glibc
             #expect(await silent.waitForClose(within: .seconds(30)), "a connection that never sends")
 
             let slowHead = try RawSocket(port: port)
-            #expect(await slowHead.trickle(["GET /healthz HTTP/1.1\r\n", "Host: x\r\n"] + Array(repeating: "X-Slow: 1\r\n", count: 200)),
-                    "a request head sent a line at a time")
+            #expect(
+                await slowHead.trickle(["GET /healthz HTTP/1.1\r\n", "Host: x\r\n"] + Array(repeating: "X-Slow: 1\r\n", count: 200)),
+                "a request head sent a line at a time")
 
             let slowBody = try RawSocket(port: port)
-            #expect(await slowBody.trickle(["POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"]
-                                     + Array(repeating: " ", count: 200)), "a body sent a byte at a time")
+            #expect(
+                await slowBody.trickle(
+                    ["POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"]
+                        + Array(repeating: " ", count: 200)), "a body sent a byte at a time")
 
             let idle = try RawSocket(port: port)
             idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -41,7 +44,7 @@ import Glibc
     @Test(arguments: [
         ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\u{01}b\r\n\r\n", "400"),
         ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", "400"),
-        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 100 * 1024) + "\r\n\r\n", "431"),
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 100 * 1024) + "\r\n\r\n", "431")
     ])
     func malformedRequestsGetAProblemDocument(request: String, status: String) async throws {
         try await APIHarness.with(.live) { api in
@@ -79,7 +82,8 @@ import Glibc
     @Test func aTLSConnectionThatNeverCompletesItsHandshakeIsClosedAndOneThatDoesIsNot() async throws {
         try await withTemporaryDirectory { folder in
             let certificates = try EmulatorCertificates()
-            let chain = folder.appendingPathComponent("chain.pem"), key = folder.appendingPathComponent("key.pem")
+            let chain = folder.appendingPathComponent("chain.pem")
+            let key = folder.appendingPathComponent("key.pem")
             try certificates.serverCertificatePEM.write(to: chain, atomically: true, encoding: .utf8)
             try certificates.serverKeyPEM.write(to: key, atomically: true, encoding: .utf8)
             let tls = APIServer.TLSFiles(certificateChain: chain.path, privateKey: key.path)
@@ -96,7 +100,8 @@ import Glibc
                 let openssl = Process()
                 openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
                 openssl.arguments = ["s_client", "-connect", "127.0.0.1:\(port)", "-alpn", "http/1.1", "-quiet", "-ign_eof"]
-                let input = Pipe(), output = Pipe()
+                let input = Pipe()
+                let output = Pipe()
                 openssl.standardInput = input
                 openssl.standardOutput = output
                 openssl.standardError = FileHandle.nullDevice

@@ -5,7 +5,8 @@ import Testing
 @Suite struct APIConversationTests {
     @Test func aGroupIsCreatedWrittenInAndChangedByItsParticipantsOnly() async throws {
         try await APIHarness.with { api in
-            let chidi = try await api.token("chidi@acme.test"), dana = try await api.token("dana@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
+            let dana = try await api.token("dana@acme.test")
             let erin = try await api.token("erin@acme.test")
             let created = try await api.call(
                 "POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test", "alice@acme.test"], "name": "Crew", "team": "ops"])
@@ -15,7 +16,8 @@ import Testing
 
             let sent = try await api.call("POST", "/v1/conversations/\(id)/messages", token: chidi, json: ["text": "Hello crew", "clientId": "c-1"])
             #expect(sent.status == 201)
-            let replayed = try await api.call("POST", "/v1/conversations/\(id)/messages", token: chidi, json: ["text": "Hello crew", "clientId": "c-1"])
+            let replayed = try await api.call(
+                "POST", "/v1/conversations/\(id)/messages", token: chidi, json: ["text": "Hello crew", "clientId": "c-1"])
             #expect(replayed.status == 200 && replayed.json["id"] as? String == sent.json["id"] as? String)
             let messages = try await api.call("GET", "/v1/conversations/\(id)/messages", token: dana)
             #expect(messages.status == 200 && messages.items.contains { $0["text"] as? String == "Hello crew" })
@@ -27,7 +29,7 @@ import Testing
             #expect(try await api.call("GET", "/v1/conversations/not-an-id", token: erin).status == 404)
 
             for (method, path, body): (String, String, [String: Any]?) in [
-                ("PUT", "mute", nil), ("DELETE", "mute", nil), ("POST", "read", nil), ("PUT", "viewing", ["seconds": 30]),
+                ("PUT", "mute", nil), ("DELETE", "mute", nil), ("POST", "read", nil), ("PUT", "viewing", ["seconds": 30])
             ] {
                 let reply = try await api.call(method, "/v1/conversations/\(id)/\(path)", token: dana, json: body)
                 #expect(reply.status == 200, "\(method) \(path): \(String(decoding: reply.body, as: UTF8.self))")

@@ -5,14 +5,16 @@ import Testing
 @Suite struct APIDirectoryTests {
     @Test func adminsChangePeopleAndTeamsAndMembersOnlyRead() async throws {
         try await APIHarness.with { api in
-            let admin = try await api.token("root@acme.test"), chidi = try await api.token("chidi@acme.test")
+            let admin = try await api.token("root@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
             let added = try await api.call(
                 "POST", "/v1/people", token: admin, json: ["email": "Zoe@Acme.test", "name": "Zoe Quinn", "timeZone": "Europe/Paris", "locale": "de"])
             #expect(added.status == 201 && added.headers["location"] == "/v1/people/zoe@acme.test", "\(String(decoding: added.body, as: UTF8.self))")
             #expect(added.json["email"] as? String == "zoe@acme.test")
             let again = try await api.call("POST", "/v1/people", token: admin, json: ["email": "zoe@acme.test", "name": "Zoe"])
             #expect(again.status == 409 && again.isProblem)
-            let badZone = try await api.call("POST", "/v1/people", token: admin, json: ["email": "yan@acme.test", "name": "Yan", "timeZone": "Mars/Olympus"])
+            let badZone = try await api.call(
+                "POST", "/v1/people", token: admin, json: ["email": "yan@acme.test", "name": "Yan", "timeZone": "Mars/Olympus"])
             #expect(badZone.status == 422 && (badZone.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "timeZone")
             let byMember = try await api.call("POST", "/v1/people", token: chidi, json: ["email": "x@acme.test", "name": "X"])
             #expect(byMember.status == 403 && byMember.isProblem)
@@ -36,7 +38,8 @@ import Testing
 
     @Test func historyAndStatsAreRoleAware() async throws {
         try await APIHarness.with { api in
-            let admin = try await api.token("root@acme.test"), chidi = try await api.token("chidi@acme.test")
+            let admin = try await api.token("root@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
             let history = try await api.call("GET", "/v1/history?limit=10&since=7d", token: chidi)
             #expect(history.status == 200 && history.items.isEmpty)
             #expect(try await api.call("GET", "/v1/history?status=lost", token: chidi).status == 422)

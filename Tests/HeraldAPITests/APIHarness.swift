@@ -1,13 +1,14 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldHTTP
-@testable import HeraldStore
 import HeraldTestSupport
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+
+@testable import HeraldStore
 
 /// `herald serve`'s application on a throwaway database. Tenant `acme`: Alice manages team
 /// ops, Chidi and Dana are its members (see `addAcmePeople`); tenant `globex` has a Chidi of

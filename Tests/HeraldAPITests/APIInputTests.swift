@@ -12,16 +12,19 @@ import Testing
     /// combining marks is one `Character`, and answered 500 (or a 40 KB reason was stored).
     @Test func lengthsAreCodePointsEverywhere() async throws {
         try await APIHarness.with { api in
-            let alice = try await api.token("alice@acme.test"), chidi = try await api.token("chidi@acme.test")
+            let alice = try await api.token("alice@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
             let marked = "a" + String(repeating: "\u{301}", count: 250)
             let activities = try await api.count("activities")
             let assigned = try await api.call(
-                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": marked, "deadline": "2026-12-01"])
+                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": marked, "deadline": "2026-12-01"]
+            )
             #expect(assigned.status == 422 && assigned.isProblem, "\(text(assigned))")
             #expect((assigned.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "name")
             #expect(try await api.count("activities") == activities)
 
-            let conversation = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test", "alice@acme.test"], "name": marked])
+            let conversation = try await api.call(
+                "POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test", "alice@acme.test"], "name": marked])
             #expect(conversation.status == 422 && conversation.isProblem, "\(text(conversation))")
             let direct = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test"]])
             let id = try #require(direct.json["id"] as? String)
@@ -34,9 +37,12 @@ import Testing
             #expect(try await api.count("messages") == messages)
 
             let started = try await api.call(
-                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"])
+                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"]
+            )
             let activity = try #require(started.json["id"] as? String)
-            for step in ["start", "complete"] { #expect(try await api.call("POST", "/v1/activities/\(activity)/\(step)", token: chidi).status == 200) }
+            for step in ["start", "complete"] {
+                #expect(try await api.call("POST", "/v1/activities/\(activity)/\(step)", token: chidi).status == 200)
+            }
             let reject = try await api.call(
                 "POST", "/v1/activities/\(activity)/reject", token: alice, json: ["reason": "a" + String(repeating: "\u{301}", count: 20_000)])
             #expect(reject.status == 422 && reject.isProblem, "\(text(reject))")
@@ -55,8 +61,9 @@ import Testing
                     .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
                 for path in ["/v1/activities", "/v1/history"] {
                     let reply = try await api.call("GET", "\(path)?cursor=\(cursor)", token: chidi)
-                    #expect(reply.status == 422 && (reply.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "cursor",
-                            "\(path) \(micros): \(reply.status) \(text(reply))")
+                    #expect(
+                        reply.status == 422 && (reply.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "cursor",
+                        "\(path) \(micros): \(reply.status) \(text(reply))")
                 }
             }
             let direct = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test"]])
@@ -71,7 +78,9 @@ import Testing
             for offset in ["+25:00", "+99:99", "+12:60"] {
                 let reply = try await api.call(
                     "POST", "/v1/conversations/\(conversation)/messages", token: chidi, json: ["text": "x", "sentAt": "2026-11-22T09:30:00\(offset)"])
-                #expect(reply.status == 422 && (reply.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "sentAt", "\(offset): \(text(reply))")
+                #expect(
+                    reply.status == 422 && (reply.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "sentAt",
+                    "\(offset): \(text(reply))")
             }
         }
     }
@@ -82,11 +91,15 @@ import Testing
             let chidi = try await api.token("chidi@acme.test")
             let direct = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test"]])
             let path = "/v1/conversations/\(try #require(direct.json["id"] as? String))/messages"
-            for body in [#"{"text":"x",}"#, #"{"text":"x" /* note */}"#, #"{text:"x"}"#, #"{"text":'x'}"#, #"{"text":"x"} {}"#, "[" + String(repeating: "[", count: 100)] {
+            for body in [
+                #"{"text":"x",}"#, #"{"text":"x" /* note */}"#, #"{text:"x"}"#, #"{"text":'x'}"#, #"{"text":"x"} {}"#,
+                "[" + String(repeating: "[", count: 100)
+            ] {
                 let reply = try await api.call("POST", path, token: chidi, raw: Array(body.utf8))
                 #expect(reply.status == 400 && reply.isProblem, "\(body): \(reply.status)")
             }
-            let jsonp = try await api.call("POST", path, token: chidi, raw: Array(#"{"text":"x"}"#.utf8), headers: [("Content-Type", "application/jsonp")])
+            let jsonp = try await api.call(
+                "POST", path, token: chidi, raw: Array(#"{"text":"x"}"#.utf8), headers: [("Content-Type", "application/jsonp")])
             #expect(jsonp.status == 415 && jsonp.isProblem)
             let charset = try await api.call(
                 "POST", path, token: chidi, raw: Array(#"{ "text" : "x\u00e9\/" , "clientId": "c-1" }"#.utf8),
@@ -122,7 +135,8 @@ import Testing
             #expect(forChidi.json["id"] as? String != forDana.json["id"] as? String)
             let again = try await api.call(
                 "POST", "/v1/conversations", token: key, json: body, headers: headers + [("Herald-On-Behalf-Of", "dana@acme.test")])
-            #expect(again.status == 201 && again.headers["idempotent-replayed"] == "true" && again.json["id"] as? String == forDana.json["id"] as? String)
+            #expect(
+                again.status == 201 && again.headers["idempotent-replayed"] == "true" && again.json["id"] as? String == forDana.json["id"] as? String)
         }
     }
 
@@ -130,9 +144,11 @@ import Testing
     /// as far as the caller may see them.
     @Test func whyBeforeTheFanOutSaysQueued() async throws {
         try await APIHarness.with { api in
-            let alice = try await api.token("alice@acme.test"), dana = try await api.token("dana@acme.test")
+            let alice = try await api.token("alice@acme.test")
+            let dana = try await api.token("dana@acme.test")
             let assigned = try await api.call(
-                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"])
+                "POST", "/v1/activities", token: alice, json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"]
+            )
             let id = try #require(assigned.json["id"] as? String)
             let why = try await api.call("GET", "/v1/activities/\(id)/notifications", token: alice)
             let queued = try #require(why.items.first?["queued"] as? [String: Any], "\(text(why))")

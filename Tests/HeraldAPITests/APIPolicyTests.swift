@@ -6,11 +6,13 @@ import Testing
 /// `GET|PUT /v1/policy`: one document, read by anyone in the tenant, replaced by admins and
 /// tenant keys, every field checked before anything is written.
 @Suite struct APIPolicyTests {
-    static var document: [String: Any] { [
-        "approvalReminder": ["p0": "5s", "p1": "4h", "p2": "1d", "p3": "off"],
-        "escalateAfter": ["p0": "10s", "p1": "1d", "p2": "off", "p3": "off"],
-        "deadlineReminderAt": "08:30", "overdue": false,
-    ] }
+    static var document: [String: Any] {
+        [
+            "approvalReminder": ["p0": "5s", "p1": "4h", "p2": "1d", "p3": "off"],
+            "escalateAfter": ["p0": "10s", "p1": "1d", "p2": "off", "p3": "off"],
+            "deadlineReminderAt": "08:30", "overdue": false
+        ]
+    }
 
     @Test func anAdminReplacesThePolicyAndEveryoneReadsIt() async throws {
         try await APIHarness.with { api in
@@ -51,17 +53,23 @@ import Testing
                 return document
             }
             let cases: [(String, [String: Any], String, String?)] = [
-                ("a bad duration", with { $0["approvalReminder"] = ["p0": "soon", "p1": "4h", "p2": "1d", "p3": "off"] },
-                 "approvalReminder.p0", "approvalReminder.p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d"),
-                ("zero", with { $0["escalateAfter"] = ["p0": "0s", "p1": "4h", "p2": "1d", "p3": "off"] },
-                 "escalateAfter.p0", "escalateAfter.p0 \"0s\" must be whole seconds from 1s to 365d (or off)"),
+                (
+                    "a bad duration", with { $0["approvalReminder"] = ["p0": "soon", "p1": "4h", "p2": "1d", "p3": "off"] },
+                    "approvalReminder.p0", "approvalReminder.p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d"
+                ),
+                (
+                    "zero", with { $0["escalateAfter"] = ["p0": "0s", "p1": "4h", "p2": "1d", "p3": "off"] },
+                    "escalateAfter.p0", "escalateAfter.p0 \"0s\" must be whole seconds from 1s to 365d (or off)"
+                ),
                 ("a missing priority", with { $0["approvalReminder"] = ["p0": "1m", "p1": "4h", "p2": "1d"] }, "approvalReminder.p3", "required"),
-                ("an unknown priority", with { $0["approvalReminder"] = ["p0": "1m", "p1": "4h", "p2": "1d", "p3": "off", "p4": "1m"] },
-                 "approvalReminder.p4", "p4 is not a priority (p0, p1, p2, p3)"),
+                (
+                    "an unknown priority", with { $0["approvalReminder"] = ["p0": "1m", "p1": "4h", "p2": "1d", "p3": "off", "p4": "1m"] },
+                    "approvalReminder.p4", "p4 is not a priority (p0, p1, p2, p3)"
+                ),
                 ("a bad time", with { $0["deadlineReminderAt"] = "9am" }, "deadlineReminderAt", nil),
                 ("a missing field", with { $0["overdue"] = nil }, "overdue", "required"),
                 ("an unknown field", with { $0["quietHours"] = "22:00-07:00" }, "quietHours", nil),
-                ("a wrong type", with { $0["overdue"] = "yes" }, "overdue", nil),
+                ("a wrong type", with { $0["overdue"] = "yes" }, "overdue", nil)
             ]
             for (label, json, field, detail) in cases {
                 let reply = try await api.call("PUT", "/v1/policy", token: ada, json: json)
@@ -85,10 +93,12 @@ import Testing
             let entries = first.json["entries"] as? [[String: Any]] ?? []
             #expect(entries.count >= 10 && entries.allSatisfy { $0["enabled"] as? Bool == true && $0["origin"] as? String == "default" })
 
-            let set = try await api.call("PUT", "/v1/me/preferences", token: alice, json: [
-                "events": [["event": "activity.started", "enabled": false]],
-                "quietHours": ["window": "22:00-07:00", "days": ["mon", "tue"]],
-            ])
+            let set = try await api.call(
+                "PUT", "/v1/me/preferences", token: alice,
+                json: [
+                    "events": [["event": "activity.started", "enabled": false]],
+                    "quietHours": ["window": "22:00-07:00", "days": ["mon", "tue"]]
+                ])
             #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
             let started = (set.json["entries"] as? [[String: Any]])?.first { $0["event"] as? String == "activity.started" }
             #expect(started?["enabled"] as? Bool == false && started?["origin"] as? String == "own")
@@ -104,7 +114,7 @@ import Testing
             for (json, field) in [
                 (["events": [["event": "activity.started", "app": "member", "enabled": false]]], "events[0].app"),
                 (["events": [["event": "activity.nope", "enabled": false]]], "events[0].event"),
-                (["quietHours": ["window": "late"]], "quietHours"),
+                (["quietHours": ["window": "late"]], "quietHours")
             ] as [([String: Any], String)] {
                 let reply = try await api.call("PUT", "/v1/me/preferences", token: alice, json: json)
                 let fields = (reply.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []
@@ -120,10 +130,13 @@ import Testing
 @Suite struct APIWhyTests {
     @Test func theTraceListsEveryEventForThoseWhoMaySeeTheActivity() async throws {
         try await APIHarness.with { api in
-            let alice = try await api.token("alice@acme.test"), chidi = try await api.token("chidi@acme.test")
-            let created = try await api.call("POST", "/v1/activities", token: alice, json: [
-                "team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01",
-            ])
+            let alice = try await api.token("alice@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
+            let created = try await api.call(
+                "POST", "/v1/activities", token: alice,
+                json: [
+                    "team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01"
+                ])
             let id = try #require(created.json["id"] as? String)
             #expect(try await api.call("POST", "/v1/activities/\(id)/start", token: chidi).status == 200)
             let trace = try await api.call("GET", "/v1/activities/\(id)/notifications", token: alice)

@@ -8,11 +8,14 @@ import Testing
 @Suite struct APIWorkflowTests {
     @Test func aMemberAndAManagerTakeAnActivityToApproval() async throws {
         try await APIHarness.with { api in
-            let alice = try await api.token("alice@acme.test"), chidi = try await api.token("chidi@acme.test")
+            let alice = try await api.token("alice@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
             // Chidi's phone registers its token.
             let device = try await api.call(
                 "POST", "/v1/devices", token: chidi, json: ["token": "chidi-pixel-token-0001", "app": "member", "platform": "android"])
-            #expect(device.status == 201 && device.headers["location"] == "/v1/devices/chidi-pixel-token-0001", "\(String(decoding: device.body, as: UTF8.self))")
+            #expect(
+                device.status == 201 && device.headers["location"] == "/v1/devices/chidi-pixel-token-0001",
+                "\(String(decoding: device.body, as: UTF8.self))")
             #expect(device.json["tokenPreview"] as? String != "chidi-pixel-token-0001")
             let again = try await api.call(
                 "POST", "/v1/devices", token: chidi, json: ["token": "chidi-pixel-token-0001", "app": "member", "platform": "android"])
@@ -29,8 +32,9 @@ import Testing
             #expect(mine.items.count == 1 && (mine.items.first?["id"] as? String)?.lowercased() == id)
 
             let started = try await api.call("POST", "/v1/activities/\(id)/start", token: chidi, headers: [("If-Match", "\"1\"")])
-            #expect(started.status == 200 && started.json["status"] as? String == "running" && started.headers["etag"] == "\"2\"",
-                    "\(String(decoding: started.body, as: UTF8.self))")
+            #expect(
+                started.status == 200 && started.json["status"] as? String == "running" && started.headers["etag"] == "\"2\"",
+                "\(String(decoding: started.body, as: UTF8.self))")
             // A stale If-Match changes nothing.
             let stale = try await api.call("POST", "/v1/activities/\(id)/complete", token: chidi, headers: [("If-Match", "\"1\"")])
             #expect(stale.status == 412 && stale.isProblem)
@@ -76,7 +80,7 @@ import Testing
                 ("impossible date", nil, badDate, [], 422, "deadline"),
                 ("missing field", nil, missing, [], 422, "assignee"),
                 ("a megabyte", Array(repeating: UInt8(ascii: " "), count: 1 << 20), nil, [], 413, nil),
-                ("not JSON", Array("team=ops".utf8), nil, [("Content-Type", "application/x-www-form-urlencoded")], 415, nil),
+                ("not JSON", Array("team=ops".utf8), nil, [("Content-Type", "application/x-www-form-urlencoded")], 415, nil)
             ]
             for (label, raw, json, headers, status, field) in cases {
                 let reply = try await api.call("POST", "/v1/activities", token: alice, json: json, raw: raw, headers: headers)
@@ -87,7 +91,8 @@ import Testing
                 }
                 #expect(!String(decoding: reply.body, as: UTF8.self).contains("SELECT"), "\(label)")
             }
-            let activities = try await api.count("activities"), events = try await api.count("outbox")
+            let activities = try await api.count("activities")
+            let events = try await api.count("outbox")
             #expect(activities == 0 && events == 0)
 
             // SQL-looking text is only text.
@@ -139,10 +144,13 @@ import Testing
             let key = [(name: "Idempotency-Key", value: "assign-ship-v2-0001")]
             let first = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
             let retry = try await api.call("POST", "/v1/activities", token: alice, json: body, headers: key)
-            #expect(first.status == 201 && retry.status == 201 && retry.headers["idempotent-replayed"] == "true",
-                    "first \(first.status) \(String(decoding: first.body, as: UTF8.self)); retry \(retry.status) \(String(decoding: retry.body, as: UTF8.self))")
+            #expect(
+                first.status == 201 && retry.status == 201 && retry.headers["idempotent-replayed"] == "true",
+                "first \(first.status) \(String(decoding: first.body, as: UTF8.self)); retry \(retry.status) \(String(decoding: retry.body, as: UTF8.self))"
+            )
             #expect(retry.json["id"] as? String == first.json["id"] as? String && retry.headers["location"] == first.headers["location"])
-            let activities = try await api.count("activities"), events = try await api.count("outbox")
+            let activities = try await api.count("activities")
+            let events = try await api.count("outbox")
             #expect(activities == 1 && events == 1)
             // The same request written another way (keys in another order, other spacing) is the same request.
             let reordered = Array(#"{ "deadline": "2026-12-01", "name": "Ship v3", "assignee": "chidi@acme.test", "team": "ops" }"#.utf8)
@@ -150,7 +158,9 @@ import Testing
             let spelled = [(name: "Idempotency-Key", value: "assign-ship-v3")]
             let written = try await api.call("POST", "/v1/activities", token: alice, raw: reordered, headers: spelled)
             let rewritten = try await api.call("POST", "/v1/activities", token: alice, raw: compact, headers: spelled)
-            #expect(written.status == 201 && rewritten.headers["idempotent-replayed"] == "true" && rewritten.json["id"] as? String == written.json["id"] as? String)
+            #expect(
+                written.status == 201 && rewritten.headers["idempotent-replayed"] == "true"
+                    && rewritten.json["id"] as? String == written.json["id"] as? String)
             // The same key for another request.
             var other = body
             other["name"] = "Something else"
@@ -165,7 +175,10 @@ import Testing
             // Keys are per credential: another token's identical key is its own.
             let other2 = try await api.token("alice@acme.test")
             #expect(try await api.call("POST", "/v1/activities", token: other2, json: body, headers: key).headers["idempotent-replayed"] == nil)
-            #expect(try await api.call("POST", "/v1/activities", token: alice, json: body, headers: [("Idempotency-Key", String(repeating: "k", count: 256))]).status == 400)
+            #expect(
+                try await api.call(
+                    "POST", "/v1/activities", token: alice, json: body, headers: [("Idempotency-Key", String(repeating: "k", count: 256))]
+                ).status == 400)
         }
     }
 }

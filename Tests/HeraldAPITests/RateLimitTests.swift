@@ -1,7 +1,8 @@
-@testable import HeraldAPI
 import Foundation
 import HeraldCore
 import Testing
+
+@testable import HeraldAPI
 
 /// The token bucket, without a clock of its own: instants are given.
 struct TokenBucketTests {
@@ -22,7 +23,9 @@ struct TokenBucketTests {
 
     @Test func eachCredentialHasItsOwnBucketOfItsKind() {
         let limiter = RateLimiter(RateLimits(personRate: 1, personBurst: 1, keyRate: 1, keyBurst: 2))
-        let person = UUID(), other = UUID(), key = UUID()
+        let person = UUID()
+        let other = UUID()
+        let key = UUID()
         #expect(limiter.admit(person, kind: .personToken, at: start) == nil)
         #expect(limiter.admit(person, kind: .personToken, at: start) != nil)
         #expect(limiter.admit(other, kind: .personToken, at: start) == nil)

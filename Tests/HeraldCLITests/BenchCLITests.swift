@@ -54,7 +54,8 @@ import Testing
                 ["burn-down", "--deliveries", "40", "--tenants", "1", "--devices-per-person", "10"], environment: ["TMPDIR": temporary.path])
             #expect((report["counts"] as? [String: Int])?["sent"] == 40)
             // The bench's own home is gone too.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("herald-bench-emulator-") } == [running])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("herald-bench-emulator-") } == [running])
         }
     }
 
@@ -62,8 +63,10 @@ import Testing
     @Test func aFanOutReportsWhenEveryDeliveryWasWrittenLeasedAndSent() async throws {
         let report = try await bench(["fan-out", "--people", "250"])
         let durations = try #require(report["durationsSeconds"] as? [String: Double])
-        let written = try #require(durations["allDeliveriesWritten"]), leased = try #require(durations["allDeliveriesLeased"])
-        let first = try #require(durations["firstRequestSent"]), last = try #require(durations["allRequestsSent"])
+        let written = try #require(durations["allDeliveriesWritten"])
+        let leased = try #require(durations["allDeliveriesLeased"])
+        let first = try #require(durations["firstRequestSent"])
+        let last = try #require(durations["allRequestsSent"])
         let recorded = try #require(durations["allOutcomesRecorded"])
         #expect(written > 0 && leased > 0, "\(durations)")
         #expect(first > 0 && first <= last && last <= recorded, "\(durations)")

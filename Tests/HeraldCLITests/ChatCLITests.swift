@@ -1,7 +1,7 @@
 import Foundation
-import HeraldTesting
 import HeraldEmulator
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 extension DispatchCLITests {
@@ -10,14 +10,20 @@ extension DispatchCLITests {
     @Test func aFamilyGroupChat() async throws {
         try await withSetup { cli, _, emulator in
             var family = CLIFixture(teams: [("family", "Family")])
-            for (email, name, role) in [("alice@acme.test", "Alice Moreau", "manager"), ("bob@acme.test", "Bob Stone", "member"),
-                                        ("carol@acme.test", "Carol Wu", "member"), ("dave@acme.test", "Dave Ng", "member")] {
+            for (email, name, role) in [
+                ("alice@acme.test", "Alice Moreau", "manager"), ("bob@acme.test", "Bob Stone", "member"),
+                ("carol@acme.test", "Carol Wu", "member"), ("dave@acme.test", "Dave Ng", "member")
+            ] {
                 family = family.adding(email, name: name, team: "family", role: role)
                     .adding(device: "\(email.prefix { $0 != "@" })-phone-token", of: email, app: role == "manager" ? "manager" : "member")
             }
             try await make(family, with: cli)
-            let group = try await ok(cli, ["chat", "create", "--with", "bob@acme.test,carol@acme.test", "--name", "Family Group",
-                                           "--photo", "https://example.com/family.png", "--as", "alice@acme.test"])
+            let group = try await ok(
+                cli,
+                [
+                    "chat", "create", "--with", "bob@acme.test,carol@acme.test", "--name", "Family Group",
+                    "--photo", "https://example.com/family.png", "--as", "alice@acme.test"
+                ])
             try await ok(cli, ["chat", "add", group, "dave@acme.test", "--as", "alice@acme.test"])
             try await ok(cli, ["dispatch", "--drain"])
             #expect(await emulator.messages().isEmpty, "creating a group and adding someone notify nobody")
@@ -51,7 +57,8 @@ extension DispatchCLITests {
             #expect(messages.map(\.token).sorted() == ["bob-phone-token", "dave-phone-token"])
             let bobMessage = try #require(messages.first { $0.token == "bob-phone-token" })
             let daveMessage = try #require(messages.first { $0.token == "dave-phone-token" })
-            let bob = try Self.aps(try Self.message(bobMessage)), dave = try Self.aps(try Self.message(daveMessage))
+            let bob = try Self.aps(try Self.message(bobMessage))
+            let dave = try Self.aps(try Self.message(daveMessage))
             #expect(bob["sound"] == nil && dave["sound"] as? String == "default")
             #expect(bob["badge"] as? Int == 2)
             let suppressed = try await ok(cli, ["history", "--as", "alice@acme.test", "--status", "suppressed", "--json"])
@@ -88,7 +95,8 @@ extension DispatchCLITests {
             #expect(outsider.status != 0 && outsider.stderr.hasPrefix("herald: no conversation"))
             let future = try await cli.run(["chat", "send", group, "--text", "hi", "--sent-at", "yesterday", "--as", "alice@acme.test"])
             #expect(future.status != 0 && future.stderr.split(separator: "\n").count == 1)
-            let impossible = try await cli.run(["chat", "send", group, "--text", "hi", "--sent-at", "2026-02-30T00:00:00Z", "--as", "alice@acme.test"])
+            let impossible = try await cli.run(["chat", "send", group, "--text", "hi", "--sent-at", "2026-02-30T00:00:00Z", "--as", "alice@acme.test"]
+            )
             #expect(impossible.status != 0 && impossible.stderr.contains("is not an ISO 8601 time"), "\(impossible.stderr)")
         }
     }

@@ -9,7 +9,9 @@ import Testing
         try await TestDatabase.with { pool, configuration in
             try await withTemporaryDirectory { home in
                 let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString, "HERALD_TENANT": "acme"])
-                for arguments in [["db", "migrate"], ["tenant", "create", "acme", "--name", "Acme"], ["user", "add", "bob@acme.test", "--name", "Bob Stone"]] {
+                for arguments in [
+                    ["db", "migrate"], ["tenant", "create", "acme", "--name", "Acme"], ["user", "add", "bob@acme.test", "--name", "Bob Stone"]
+                ] {
                     let result = try await cli.run(arguments)
                     #expect(result.status == 0, "\(arguments): \(result.stderr)")
                 }
@@ -46,7 +48,7 @@ import Testing
                 for arguments in [
                     ["token", "create", "--user", "nobody@acme.test"], ["token", "create", "--user", "bob@acme.test", "--expires", "10y"],
                     ["token", "create", "--user", "bob@acme.test", "--expires", "3000d"], ["token", "revoke", "not-an-id"],
-                    ["key", "create", "--name", ""],
+                    ["key", "create", "--name", ""]
                 ] {
                     let refused = try await cli.run(arguments)
                     #expect(refused.status != 0 && refused.stderr.split(separator: "\n").count == 1, "\(arguments): \(refused.stderr)")

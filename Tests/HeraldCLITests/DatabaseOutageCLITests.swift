@@ -16,8 +16,9 @@ import Testing
                 _ = try await ok(cli, ["db", "migrate"])
                 _ = try await ok(cli, ["tenant", "create", "acme", "--name", "Acme"])
                 _ = try await ok(cli, ["user", "add", "alice@acme.test", "--name", "Alice Moreau"])
-                let secret = try #require(try await ok(cli, ["token", "create", "--user", "alice@acme.test"])
-                    .split(separator: "\n").last.map(String.init))
+                let secret = try #require(
+                    try await ok(cli, ["token", "create", "--user", "alice@acme.test"])
+                        .split(separator: "\n").last.map(String.init))
 
                 let output = home.appendingPathComponent("serve.out")
                 let server = try cli.launch(["serve", "--port", "0"], stdout: output)
@@ -26,14 +27,16 @@ import Testing
                 let http = try HTTPClient(configuration: .init(maxInFlight: 4), logger: testLogger)
                 defer { http.shutdown() }
                 @Sendable func me() async throws -> HTTPResponse {
-                    try await http.send(HTTPRequest(
-                        url: base + "/v1/me", headers: [("Authorization", "Bearer \(secret)")], timeout: .seconds(60)))
+                    try await http.send(
+                        HTTPRequest(
+                            url: base + "/v1/me", headers: [("Authorization", "Bearer \(secret)")], timeout: .seconds(60)))
                 }
                 #expect(try await me().status == 200)
                 // The console's sign-in form (no database needed): its CSRF cookie, for later.
                 let signInPage = try await http.send(HTTPRequest(url: base + "/console/sign-in", timeout: .seconds(60)))
-                let csrf = try #require(signInPage.headers["set-cookie"]?.split(separator: ";").first?
-                    .split(separator: "=", maxSplits: 1).last.map(String.init))
+                let csrf = try #require(
+                    signInPage.headers["set-cookie"]?.split(separator: ";").first?
+                        .split(separator: "=", maxSplits: 1).last.map(String.init))
 
                 // Away for a moment: the request waits and is answered once the database is back.
                 _ = try await cluster.stop()
@@ -53,10 +56,11 @@ import Testing
                 let problem = try #require(try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])
                 #expect(problem["status"] as? Int == 503 && problem["title"] as? String == "Database unavailable", "\(problem)")
                 // The console says the same, as a page: 503 with Retry-After, not a 500.
-                let signIn = try await http.send(HTTPRequest(
-                    method: "POST", url: base + "/console/sign-in",
-                    headers: [("Cookie", "herald_console_csrf=\(csrf)"), ("Content-Type", "application/x-www-form-urlencoded")],
-                    body: Array("csrf=\(csrf)&token=\(secret)".utf8), timeout: .seconds(60)))
+                let signIn = try await http.send(
+                    HTTPRequest(
+                        method: "POST", url: base + "/console/sign-in",
+                        headers: [("Cookie", "herald_console_csrf=\(csrf)"), ("Content-Type", "application/x-www-form-urlencoded")],
+                        body: Array("csrf=\(csrf)&token=\(secret)".utf8), timeout: .seconds(60)))
                 #expect(signIn.status == 503 && signIn.headers["retry-after"] == "2", "\(signIn.status)")
                 #expect(String(decoding: signIn.body, as: UTF8.self).contains("Database unavailable"))
 

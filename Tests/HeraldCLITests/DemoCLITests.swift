@@ -21,17 +21,19 @@ import Testing
                 let json = try await cli.run(["history", "--tenant", "demo", "--as", "ada@demo.test", "--json"])
                 #expect(json.status == 0, "\(json.stderr)")
                 let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-                var byEvent: [String: Int] = [:], byStatus: [String: Int] = [:]
+                var byEvent: [String: Int] = [:]
+                var byStatus: [String: Int] = [:]
                 for entry in entries {
                     byEvent[entry["event"] as? String ?? "", default: 0] += 1
                     byStatus[entry["status"] as? String ?? "", default: 0] += 1
                 }
                 // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
                 // two chat messages × four recipients each (Erin has no phone).
-                #expect(byEvent == [
-                    "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
-                    "activity.approved": 2, "chat.message": 8,
-                ])
+                #expect(
+                    byEvent == [
+                        "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
+                        "activity.approved": 2, "chat.message": 8
+                    ])
                 #expect(byStatus == ["sent": 18, "no_device": 2])
                 let dead = try await pool.query("SELECT count(*) FROM devices WHERE deactivated_at IS NOT NULL").single().decode(Int.self, at: 0)
                 #expect(dead == 1)
@@ -42,12 +44,16 @@ import Testing
                     """
                     SELECT a.id FROM activities a JOIN people p ON p.tenant_id = a.tenant_id AND p.id = a.assignee_id
                     WHERE p.email = 'carol@demo.test'
-                    """).single().decode(UUID.self, at: 0)
+                    """
+                ).single().decode(UUID.self, at: 0)
                 let why = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
                 #expect(why.status == 0, "\(why.stderr)")
                 let lines = why.stdout.split(separator: "\n")
-                #expect(lines.contains { $0.contains("carol@demo.test (member app): sent") && $0.contains("dead_token (") && $0.contains("UNREGISTERED") },
-                        "\(why.stdout)")
+                #expect(
+                    lines.contains {
+                        $0.contains("carol@demo.test (member app): sent") && $0.contains("dead_token (") && $0.contains("UNREGISTERED")
+                    },
+                    "\(why.stdout)")
                 #expect(lines.contains { $0.contains("not told — actor") })
                 // An event whose fan-out failed says so, under its own line.
                 try await pool.query(
@@ -56,9 +62,10 @@ import Testing
                     WHERE activity_id = \(carols) AND kind = 'activity.assigned'
                     """)
                 let failed = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
-                #expect(failed.stdout.split(separator: "\n").contains {
-                    $0.hasPrefix("  fan-out failed 5 times, passed over at ") && $0.hasSuffix(": refused by a check constraint")
-                }, "\(failed.stdout)")
+                #expect(
+                    failed.stdout.split(separator: "\n").contains {
+                        $0.hasPrefix("  fan-out failed 5 times, passed over at ") && $0.hasSuffix(": refused by a check constraint")
+                    }, "\(failed.stdout)")
                 // What a provider or a database said reaches the terminal with its control
                 // characters escaped: no escape sequence runs, no line is forged.
                 try await pool.query(
@@ -68,23 +75,29 @@ import Testing
                     """)
                 let hostile = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
                 #expect(!hostile.stdout.contains("\u{1B}") && !hostile.stdout.contains("\u{07}"), "\(hostile.stdout)")
-                #expect(hostile.stdout.split(separator: "\n").contains { $0.hasSuffix(": refused \\u{1b}]0;owned\\u{7}\\u{a}forged: sent") },
-                        "\(hostile.stdout)")
+                #expect(
+                    hostile.stdout.split(separator: "\n").contains { $0.hasSuffix(": refused \\u{1b}]0;owned\\u{7}\\u{a}forged: sent") },
+                    "\(hostile.stdout)")
                 #expect(!hostile.stdout.split(separator: "\n").contains { $0.hasPrefix("forged") })
                 let muted = try await pool.query(
                     """
                     SELECT o.message_id FROM notifications n JOIN outbox o ON o.tenant_id = n.tenant_id AND o.id = n.event_id
                     JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
                     WHERE p.email = 'dave@demo.test' AND n.decision = 'muted' LIMIT 1
-                    """).single().decode(UUID.self, at: 0)
-                let silent = try await cli.run(["why", "--message", muted.uuidString, "--user", "dave@demo.test", "--tenant", "demo", "--as", "ada@demo.test"])
+                    """
+                ).single().decode(UUID.self, at: 0)
+                let silent = try await cli.run([
+                    "why", "--message", muted.uuidString, "--user", "dave@demo.test", "--tenant", "demo", "--as", "ada@demo.test"
+                ])
                 #expect(silent.status == 0, "\(silent.stderr)")
-                #expect(silent.stdout.split(separator: "\n").contains { $0.contains("dave@demo.test (member app): sent silently — muted") },
-                        "\(silent.stdout)")
+                #expect(
+                    silent.stdout.split(separator: "\n").contains { $0.contains("dave@demo.test (member app): sent silently — muted") },
+                    "\(silent.stdout)")
                 let missing = try await cli.run(["why", "--message", muted.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
-                #expect(missing.stdout.split(separator: "\n").contains {
-                    $0.contains("erin@demo.test (member app): not sent — no active device on the member app")
-                }, "\(missing.stdout)")
+                #expect(
+                    missing.stdout.split(separator: "\n").contains {
+                        $0.contains("erin@demo.test (member app): not sent — no active device on the member app")
+                    }, "\(missing.stdout)")
                 // The demo names the ids it suggests why on, and they work as printed.
                 #expect(demo.stdout.contains("herald why --activity \(carols.uuidString.lowercased())"), "\(demo.stdout)")
                 let alices = try await pool.query(

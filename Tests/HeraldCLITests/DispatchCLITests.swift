@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
-import HeraldTesting
 import HeraldEmulator
 import HeraldPostgres
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// The dispatcher through the real binary, a real PostgreSQL and the emulator.
@@ -44,8 +44,12 @@ import Testing
     @Test func whyBeforeTheFanOutSaysTheEventIsQueued() async throws {
         try await withSetup { cli, _, _ in
             try await setUpPeople(cli)
-            let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Ship",
-                                        "--deadline", "2026-11-28", "--as", "alice@acme.test"])
+            let id = try await ok(
+                cli,
+                [
+                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Ship",
+                    "--deadline", "2026-11-28", "--as", "alice@acme.test"
+                ])
             let waiting = try await ok(cli, ["why", "--activity", id, "--as", "alice@acme.test"])
             #expect(waiting.contains("queued since") && waiting.contains("will consider chidi@acme.test"), "\(waiting)")
             #expect(!waiting.contains("no recipient you may see"))
@@ -61,13 +65,26 @@ import Testing
     @Test func theP0StoryReachesTheRightPhones() async throws {
         try await withSetup { cli, _, emulator in
             try await setUpPeople(cli)
-            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android-member", "--app", "member", "--platform", "android"])
-            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "a11ce0aa0000000000000000000000000000000000000000000000000000fade", "--app", "manager", "--platform", "ios", "--provider", "apns"])
+            try await ok(
+                cli,
+                ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android-member", "--app", "member", "--platform", "android"])
+            try await ok(
+                cli,
+                [
+                    "device", "register", "--user", "alice@acme.test", "--token", "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
+                    "--app", "manager", "--platform", "ios", "--provider", "apns"
+                ])
             // Alice's member-app phone must never hear manager events.
-            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-android-member", "--app", "member", "--platform", "android"])
+            try await ok(
+                cli,
+                ["device", "register", "--user", "alice@acme.test", "--token", "alice-android-member", "--app", "member", "--platform", "android"])
 
-            let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Tom & Jerry <3 audit",
-                                        "--deadline", "2026-11-28", "--priority", "p0", "--as", "alice@acme.test"])
+            let id = try await ok(
+                cli,
+                [
+                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Tom & Jerry <3 audit",
+                    "--deadline", "2026-11-28", "--priority", "p0", "--as", "alice@acme.test"
+                ])
             var expected: [(token: String, provider: String, status: String, badge: Int, body: String)] = []
             func step(_ arguments: [String], token: String, provider: String, status: String, badge: Int, body: String) async throws {
                 if !arguments.isEmpty { try await ok(cli, arguments + [id]) }
@@ -75,21 +92,31 @@ import Testing
                 #expect(drained.status == 0, "\(drained.stderr)")
                 expected.append((token, provider, status, badge, body))
             }
-            let tokyo = Self.today(in: "Asia/Tokyo"), utc = Self.today(in: "UTC")
-            try await step([], token: "chidi-android-member", provider: "fcm", status: "assigned", badge: 1,
-                           body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Tom & Jerry <3 audit.")
-            try await step(["activity", "start", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns", status: "running", badge: 0,
-                           body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
-            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns",
-                           status: "completion_requested", badge: 1,
-                           body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
-            try await step(["activity", "reject", "--reason", "redo", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm",
-                           status: "running", badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
-            try await step(["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade", provider: "apns",
-                           status: "completion_requested", badge: 1,
-                           body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
-            try await step(["activity", "approve", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm", status: "approved",
-                           badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has approved your activity: Tom & Jerry <3 audit.")
+            let tokyo = Self.today(in: "Asia/Tokyo")
+            let utc = Self.today(in: "UTC")
+            try await step(
+                [], token: "chidi-android-member", provider: "fcm", status: "assigned", badge: 1,
+                body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Tom & Jerry <3 audit.")
+            try await step(
+                ["activity", "start", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
+                provider: "apns", status: "running", badge: 0,
+                body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+            try await step(
+                ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
+                provider: "apns",
+                status: "completion_requested", badge: 1,
+                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+            try await step(
+                ["activity", "reject", "--reason", "redo", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm",
+                status: "running", badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
+            try await step(
+                ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
+                provider: "apns",
+                status: "completion_requested", badge: 1,
+                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+            try await step(
+                ["activity", "approve", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm", status: "approved",
+                badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has approved your activity: Tom & Jerry <3 audit.")
 
             let messages = await emulator.messages()
             #expect(messages.count == expected.count)
@@ -144,11 +171,17 @@ import Testing
     @Test func aWorkerDeliversUntilSIGTERM() async throws {
         try await withSetup { cli, pool, emulator in
             try await setUpPeople(cli)
-            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-phone-sigterm", "--app", "member", "--platform", "android"])
+            try await ok(
+                cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-phone-sigterm", "--app", "member", "--platform", "android"]
+            )
             let worker = try cli.launch(["worker"])
             try await Task.sleep(for: .seconds(1))
-            try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", "2026-12-01",
-                               "--as", "alice@acme.test"])
+            try await ok(
+                cli,
+                [
+                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", "2026-12-01",
+                    "--as", "alice@acme.test"
+                ])
             // Generous: the suite runs tests in parallel on a shared machine; this checks that
             // it arrives, not how fast.
             var arrived = false
@@ -185,8 +218,12 @@ import Testing
                     SELECT p.tenant_id, gen_random_uuid(), p.id, 'crash-' || g, 'member', 'android', 'fcm'
                     FROM people p, generate_series(1, 10000) g WHERE p.email = 'chidi@acme.test'
                     """)
-                try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", "2026-12-01",
-                                   "--as", "alice@acme.test"])
+                try await ok(
+                    cli,
+                    [
+                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", "2026-12-01",
+                        "--as", "alice@acme.test"
+                    ])
                 let concurrency = 100
                 var kills = 0
                 var sentAtKills: [Int] = []
@@ -217,11 +254,13 @@ import Testing
                 ).single().decode((Int, Int).self)
                 #expect(counts == (10_000, 10_000))
                 let tokens = await emulator.messages().map(\.token)
-                let unique = Set(tokens).count, duplicates = tokens.count - unique
+                let unique = Set(tokens).count
+                let duplicates = tokens.count - unique
                 #expect(unique == 10_000)
                 // Bounded by what was in flight at each kill.
                 #expect(duplicates <= 5 * concurrency, "duplicates: \(duplicates)")
-                print("crash safety: \(kills) SIGKILLs with \(sentAtKills) sent, then a drain; the emulator received \(duplicates) duplicates of 10000")
+                print(
+                    "crash safety: \(kills) SIGKILLs with \(sentAtKills) sent, then a drain; the emulator received \(duplicates) duplicates of 10000")
             }
         }
     }

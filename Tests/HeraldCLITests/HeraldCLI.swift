@@ -47,7 +47,8 @@ struct HeraldCLI {
         let process = Process()
         if let user {
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", "/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" }
+            process.arguments =
+                ["-u", user, "--", "/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" }
                 + [binary.path] + arguments
         } else {
             process.executableURL = binary
@@ -74,14 +75,16 @@ struct HeraldCLI {
     private static func execute(_ process: Process) async throws -> Result {
         // Files, not pipes: a server the command starts must not hold our read end open.
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
-        let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
+        let outURL = base.appendingPathExtension("out")
+        let errURL = base.appendingPathExtension("err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
         }
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice

@@ -11,11 +11,18 @@ import Testing
         try await withEmulatorCLI { cli, _, emulator in
             try await addAcmeOps(cli)
             // Chidi: an Android phone, an iPhone, and an old phone whose token FCM no longer knows.
-            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android", "--app", "member", "--platform", "android"])
-            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", String(repeating: "c1", count: 32), "--app", "member",
-                               "--platform", "ios", "--provider", "apns"])
-            try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", "dead-chidi-old", "--app", "member", "--platform", "android"])
-            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
+            try await ok(
+                cli, ["device", "register", "--user", "chidi@acme.test", "--token", "chidi-android", "--app", "member", "--platform", "android"])
+            try await ok(
+                cli,
+                [
+                    "device", "register", "--user", "chidi@acme.test", "--token", String(repeating: "c1", count: 32), "--app", "member",
+                    "--platform", "ios", "--provider", "apns"
+                ])
+            try await ok(
+                cli, ["device", "register", "--user", "chidi@acme.test", "--token", "dead-chidi-old", "--app", "member", "--platform", "android"])
+            try await ok(
+                cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
 
             var worker = cli
             worker.environment["HERALD_METRICS_TOKEN"] = "scrape-secret-1"
@@ -53,8 +60,12 @@ import Testing
             // One P0 activity: the assignment to each of Chidi's three phones, the start to Alice's.
             // (One event each: a dead token deactivates its device, so a later event would reach
             // it or not depending on which was sent first.)
-            let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Alpha",
-                                        "--deadline", ReminderCLITests.deadline, "--priority", "p0", "--as", "alice@acme.test"])
+            let id = try await ok(
+                cli,
+                [
+                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Alpha",
+                    "--deadline", ReminderCLITests.deadline, "--priority", "p0", "--as", "alice@acme.test"
+                ])
             try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
             // Drained: history has an outcome for every delivery, and the worker has recorded them.
             let drained = Date().addingTimeInterval(60)

@@ -10,7 +10,8 @@ import Testing
     @Test func anEventTurnedOffReachesNobodyButP0Does() async throws {
         try await withEmulatorCLI { cli, _, emulator in
             try await addAcmeOps(cli)
-            try await ok(cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
+            try await ok(
+                cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
             let shown = try await ok(cli, ["prefs", "set", "activity.started", "off", "--as", "alice@acme.test"])
             #expect(shown.contains("activity.started               manager  off   own"), "\(shown)")
             let refused = try await cli.run(["prefs", "set", "activity.started", "off", "--app", "member", "--as", "alice@acme.test"])
@@ -21,8 +22,12 @@ import Testing
             let deadline = ReminderCLITests.deadline
             var ids: [String] = []
             for (name, priority) in [("Routine", "p2"), ("Urgent", "p0")] {
-                let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", deadline,
-                                            "--priority", priority, "--as", "alice@acme.test"])
+                let id = try await ok(
+                    cli,
+                    [
+                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", deadline,
+                        "--priority", priority, "--as", "alice@acme.test"
+                    ])
                 try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
                 ids.append(id)
             }

@@ -8,12 +8,15 @@ import Testing
     @Test func pushTestReportsTheProvidersAnswer() async throws {
         try await withTemporaryDirectory { folder in
             try await Emulator.withRunning(logger: testLogger) { emulator, endpoints in
-                let account = folder.appendingPathComponent("sa.json"), ca = folder.appendingPathComponent("ca.pem")
+                let account = folder.appendingPathComponent("sa.json")
+                let ca = folder.appendingPathComponent("ca.pem")
                 try emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token").write(to: account)
                 try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
-                let cli = HeraldCLI(home: folder, extra: [
-                    "GOOGLE_APPLICATION_CREDENTIALS": account.path, "HERALD_FCM_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path,
-                ])
+                let cli = HeraldCLI(
+                    home: folder,
+                    extra: [
+                        "GOOGLE_APPLICATION_CREDENTIALS": account.path, "HERALD_FCM_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path
+                    ])
                 let delivered = try await cli.run(["push", "test", "--token", "device-token-0123456789", "--title", "Tom & Jerry <3"])
                 #expect(delivered.status == 0, "\(delivered.stderr)")
                 #expect(delivered.stdout.contains("delivered"))
@@ -60,14 +63,17 @@ import Testing
             // APNs tokens are hex, so the dead ones are marked by a hex prefix here.
             let faults = EmulatorConfiguration.Faults(deadTokenPrefix: "deadbeef")
             try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
-                let ca = folder.appendingPathComponent("ca.pem"), key = folder.appendingPathComponent("AuthKey.p8")
+                let ca = folder.appendingPathComponent("ca.pem")
+                let key = folder.appendingPathComponent("AuthKey.p8")
                 try emulator.certificates.caPEM.write(to: ca, atomically: true, encoding: .utf8)
                 try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
-                let cli = HeraldCLI(home: folder, extra: [
-                    "HERALD_APNS_KEY_FILE": key.path, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
-                    "HERALD_APNS_TOPIC_MEMBER": "com.example.member", "HERALD_APNS_TOPIC_MANAGER": "com.example.manager",
-                    "HERALD_APNS_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path,
-                ])
+                let cli = HeraldCLI(
+                    home: folder,
+                    extra: [
+                        "HERALD_APNS_KEY_FILE": key.path, "HERALD_APNS_KEY_ID": "KEY1234567", "HERALD_APNS_TEAM_ID": "TEAM123456",
+                        "HERALD_APNS_TOPIC_MEMBER": "com.example.member", "HERALD_APNS_TOPIC_MANAGER": "com.example.manager",
+                        "HERALD_APNS_ENDPOINT": endpoints.https, "HERALD_CA_FILE": ca.path
+                    ])
                 let sent = try await cli.run(["push", "test", "--provider", "apns", "--app", "manager", "--token", "a1b2c3d4e5f6a7b8", "--json"])
                 #expect(sent.status == 0, "\(sent.stderr)")
                 let object = try JSONSerialization.jsonObject(with: Data(sent.stdout.utf8)) as? [String: Any]
@@ -94,14 +100,16 @@ import Testing
             try #"{"type": "service_account", "project_id": "p", "client_email": "a@b.c", "private_key_id": "k"}"#
                 .write(to: noKey, atomically: true, encoding: .utf8)
             let badPEM = folder.appendingPathComponent("badpem.json")
-            try #"{"type": "service_account", "project_id": "p", "client_email": "a@b.c", "private_key_id": "k", "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETMATERIAL\n-----END PRIVATE KEY-----\n"}"#
+            try
+                #"{"type": "service_account", "project_id": "p", "client_email": "a@b.c", "private_key_id": "k", "private_key": "-----BEGIN PRIVATE KEY-----\nSECRETMATERIAL\n-----END PRIVATE KEY-----\n"}"#
                 .write(to: badPEM, atomically: true, encoding: .utf8)
             let cases: [(String, String)] = [
                 ("/nonexistent/sa.json", "does not exist"), (notJSON.path, "not a JSON object"), (noKey.path, "no \"private_key\""),
-                (badPEM.path, "not a readable RSA private key"),
+                (badPEM.path, "not a readable RSA private key")
             ]
             for (path, needle) in cases {
-                let result = try await HeraldCLI(home: folder, extra: ["GOOGLE_APPLICATION_CREDENTIALS": path]).run(["push", "test", "--token", "abc"])
+                let result = try await HeraldCLI(home: folder, extra: ["GOOGLE_APPLICATION_CREDENTIALS": path]).run(["push", "test", "--token", "abc"]
+                )
                 #expect(result.status != 0)
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
                 #expect(result.stderr.contains(needle), "\(result.stderr)")

@@ -1,10 +1,10 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
 import HeraldEmulator
 import HeraldPostgres
 import HeraldStore
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// Reminders and escalation through the real binary: `herald policy set` with intervals of
@@ -16,7 +16,9 @@ import Testing
     func setUp(_ cli: HeraldCLI) async throws {
         let acme = CLIFixture.acmeOps
             .adding(admin: "root@acme.test", name: "Ada Admin").adding(admin: "bob@acme.test", name: "Bob Admin")
-            .adding(device: "alice-manager", of: "alice@acme.test", app: "manager").adding(device: "alice-member", of: "alice@acme.test", app: "member")
+            .adding(device: "alice-manager", of: "alice@acme.test", app: "manager").adding(
+                device: "alice-member", of: "alice@acme.test", app: "member"
+            )
             .adding(device: "ada-manager", of: "root@acme.test", app: "manager").adding(device: "bob-manager", of: "bob@acme.test", app: "manager")
             .adding(device: "chidi-member", of: "chidi@acme.test", app: "member")
         try await make(acme, with: cli)
@@ -24,8 +26,12 @@ import Testing
 
     /// A P0 activity asked for approval; returns its id and the moment before the request.
     func waitingActivity(_ cli: HeraldCLI, name: String) async throws -> (id: String, asked: Date) {
-        let id = try await ok(cli, ["activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name,
-                                    "--deadline", Self.deadline, "--priority", "p0", "--as", "alice@acme.test"])
+        let id = try await ok(
+            cli,
+            [
+                "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name,
+                "--deadline", Self.deadline, "--priority", "p0", "--as", "alice@acme.test"
+            ])
         try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
         let asked = Date()
         try await ok(cli, ["activity", "complete", id, "--as", "chidi@acme.test"])
@@ -122,7 +128,8 @@ import Testing
                 }
                 let concurrency = 50
                 let arguments = ["worker", "--lease", "2s", "--concurrency", "\(concurrency)"]
-                let first = try cli.launch(arguments), second = try cli.launch(arguments)
+                let first = try cli.launch(arguments)
+                let second = try cli.launch(arguments)
                 defer {
                     for worker in [first, second] where worker.isRunning { kill(worker.processIdentifier, SIGTERM) }
                 }
@@ -146,11 +153,14 @@ import Testing
                 ).single().decode((Int, Int).self)
                 #expect(events == (count, count), "each reminder fired exactly once")
                 let received = await reminders()
-                let unique = Set(received.compactMap(\.body)).count, duplicates = received.count - unique
+                let unique = Set(received.compactMap(\.body)).count
+                let duplicates = received.count - unique
                 #expect(unique == count, "every reminder reached the phone")
                 #expect(duplicates <= concurrency, "duplicates: \(duplicates)")
                 #expect(received.allSatisfy { $0.token == "alice-manager" })
-                print("timers under SIGKILL: \(firedAtKill) of \(count) fired when one of two workers was killed; all \(count) fired once; the emulator received \(duplicates) duplicate pushes")
+                print(
+                    "timers under SIGKILL: \(firedAtKill) of \(count) fired when one of two workers was killed; all \(count) fired once; the emulator received \(duplicates) duplicate pushes"
+                )
             }
         }
     }

@@ -13,7 +13,7 @@ import Testing
                 ["tenant", "create", "acme", "--name", "Acme"], ["team", "create", "ops", "--name", "Field Ops"],
                 ["user", "add", "alice@acme.test", "--name", "Alice Moreau"], ["user", "add", "chidi@acme.test", "--name", "Chidi Okafor"],
                 ["team", "add-member", "ops", "alice@acme.test", "--role", "manager"],
-                ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"],
+                ["team", "add-member", "ops", "chidi@acme.test", "--role", "member"]
             ] {
                 let result = try await cli.run(arguments)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -22,7 +22,8 @@ import Testing
                 let created = try await cli.run(["token", "create", "--user", email])
                 return try #require(created.stdout.split(separator: "\n").last.map(String.init))
             }
-            let alice = try await secret("alice@acme.test"), chidi = try await secret("chidi@acme.test")
+            let alice = try await secret("alice@acme.test")
+            let chidi = try await secret("chidi@acme.test")
 
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serve-\(UUID().uuidString).out")
             defer { try? FileManager.default.removeItem(at: output) }
@@ -33,10 +34,12 @@ import Testing
             defer { http.shutdown() }
             func call(_ method: String, _ path: String, _ token: String, _ json: [String: Any]? = nil) async throws -> [String: Any] {
                 let body = try json.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? []
-                let response = try await http.send(HeraldHTTP.HTTPRequest(
-                    method: method, url: base + path,
-                    headers: [("Authorization", "Bearer \(token)")] + (json == nil ? [] : [("Content-Type", "application/json")]), body: body))
-                #expect((200..<300).contains(response.status), "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+                let response = try await http.send(
+                    HeraldHTTP.HTTPRequest(
+                        method: method, url: base + path,
+                        headers: [("Authorization", "Bearer \(token)")] + (json == nil ? [] : [("Content-Type", "application/json")]), body: body))
+                #expect(
+                    (200..<300).contains(response.status), "\(method) \(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
                 return ((try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]) ?? [:]
             }
             // The phones register; Alice has the member app too, which hears nothing of this.
@@ -79,7 +82,10 @@ import Testing
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(Set(history.compactMap { $0["event"] as? String }) == ["activity.assigned", "activity.approved"], "\(history)")
-            #expect(history.allSatisfy { ($0["recipient"] as? [String: Any])?["email"] as? String == "chidi@acme.test" && $0["status"] as? String == "sent" })
+            #expect(
+                history.allSatisfy {
+                    ($0["recipient"] as? [String: Any])?["email"] as? String == "chidi@acme.test" && $0["status"] as? String == "sent"
+                })
             // A page at a time: one, then the other, then no further page.
             let first = try await call("GET", "/v1/history?limit=1", chidi)
             let cursor = try #require(first["next"] as? String)

@@ -33,15 +33,17 @@ import Testing
             let p0 = try await cli.run(["template", "preview", "activity.assigned", "--priority", "p0"])
             #expect(p0.status == 0, "\(p0.stderr)")
             #expect(fields(p0.stdout)["title"] == "Activity Update")
-            #expect(fields(p0.stdout)["body"]
-                == "🔻P0🔻Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.")
+            #expect(
+                fields(p0.stdout)["body"]
+                    == "🔻P0🔻Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.")
             let tokyo = try await cli.run(["template", "preview", "activity.assigned", "--priority", "p1", "--time-zone", "Asia/Tokyo"])
             #expect(fields(tokyo.stdout)["body"]?.hasPrefix("Nov 22, 2026 - Alice Moreau") == true)
             let german = try await cli.run(["template", "preview", "activity.rejected", "--locale", "de", "--json"])
             let object = try JSONSerialization.jsonObject(with: Data(german.stdout.utf8)) as? [String: String]
             #expect(object?["title"] == "Aktivitäts-Update")
             #expect(object?["body"] == "🔻P0🔻21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.")
-            let unnamed = try await cli.run(["template", "preview", "chat.message.group", "--group", "", "--text", String(repeating: "y", count: 150)])
+            let unnamed = try await cli.run(["template", "preview", "chat.message.group", "--group", "", "--text", String(repeating: "y", count: 150)]
+            )
             #expect(fields(unnamed.stdout)["title"] == "Alice Moreau in Group Chat")
             #expect(fields(unnamed.stdout)["body"] == String(repeating: "y", count: 100) + "...")
             let unknown = try await cli.run(["template", "preview", "activity.exploded"])
@@ -63,7 +65,8 @@ import Testing
             #expect(try await cli.run(["template", "preview", "activity.assigned"]).stdout.contains("has assigned you"))
 
             let good = home.appendingPathComponent("good.mustache")
-            try "Heads up\n---\n{{#isP0}}URGENT {{/isP0}}{{manager}} wants {{name}} by {{deadline}}\n".write(to: good, atomically: true, encoding: .utf8)
+            try "Heads up\n---\n{{#isP0}}URGENT {{/isP0}}{{manager}} wants {{name}} by {{deadline}}\n".write(
+                to: good, atomically: true, encoding: .utf8)
             let member = try await cli.run(["template", "set", "activity.assigned", "--file", good.path, "--as", "bob@acme.test"])
             #expect(member.status != 0 && member.stderr.contains("only a tenant admin"), "\(member.stderr)")
             let saved = try await cli.run(["template", "set", "activity.assigned", "--file", good.path])

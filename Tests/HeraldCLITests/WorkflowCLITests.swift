@@ -1,7 +1,7 @@
 import Foundation
-import HeraldTesting
 import HeraldPostgres
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// The workflow through the real binary, on a throwaway database.
@@ -38,19 +38,22 @@ import Testing
             let people = try JSONSerialization.jsonObject(with: Data(try await ok(cli, ["user", "list", "--json"]).utf8)) as? [[String: Any]]
             var ids: [String: String] = [:]
             for person in people ?? [] { ids[person["email"] as? String ?? ""] = (person["id"] as? String)?.lowercased() }
-            let alice = try #require(ids["alice@acme.test"]), chidi = try #require(ids["chidi@acme.test"])
+            let alice = try #require(ids["alice@acme.test"])
+            let chidi = try #require(ids["chidi@acme.test"])
 
-            let id = try await ok(cli, [
-                "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
-                "--name", "Ship v2", "--deadline", "2026-11-28", "--priority", "p0",
-            ])
+            let id = try await ok(
+                cli,
+                [
+                    "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
+                    "--name", "Ship v2", "--deadline", "2026-11-28", "--priority", "p0"
+                ])
             #expect(UUID(uuidString: id) != nil, "assign printed \(id)")
             let steps: [([String], String)] = [
                 (["activity", "start", id, "--as", "chidi@acme.test"], "running"),
                 (["activity", "complete", id, "--as", "chidi@acme.test"], "completion_requested"),
                 (["activity", "reject", id, "--as", "alice@acme.test", "--reason", "needs tests"], "running"),
                 (["activity", "complete", id, "--as", "chidi@acme.test"], "completion_requested"),
-                (["activity", "approve", id, "--as", "alice@acme.test"], "approved"),
+                (["activity", "approve", id, "--as", "alice@acme.test"], "approved")
             ]
             var show = try await showJSON(cli, id)
             #expect((show["activity"] as? [String: Any])?["status"] as? String == "assigned")
@@ -64,10 +67,11 @@ import Testing
             let events = try await pool.query(
                 "SELECT kind, recipient_ids, actor_id FROM outbox WHERE activity_id = \(try #require(UUID(uuidString: id))) ORDER BY seq")
             let kinds = try events.map { try $0.decode(String.self, at: 0) }
-            #expect(kinds == [
-                "activity.assigned", "activity.started", "activity.completion_requested", "activity.rejected",
-                "activity.completion_requested", "activity.approved",
-            ])
+            #expect(
+                kinds == [
+                    "activity.assigned", "activity.started", "activity.completion_requested", "activity.rejected",
+                    "activity.completion_requested", "activity.approved"
+                ])
             let recipients = try events.map { try $0.decode([UUID].self, at: 1).map { $0.uuidString.lowercased() } }
             #expect(recipients == [[chidi], [alice], [alice], [chidi], [alice], [chidi]])
             #expect((show["events"] as? [Any])?.count == 6)
@@ -77,28 +81,45 @@ import Testing
     @Test func refusalsAreOneLineAndWriteNothing() async throws {
         try await withCLI { cli, pool in
             try await setUp(cli)
-            let id = try await ok(cli, [
-                "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
-                "--name", "Ship v2", "--deadline", "2026-11-28",
-            ])
+            let id = try await ok(
+                cli,
+                [
+                    "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
+                    "--name", "Ship v2", "--deadline", "2026-11-28"
+                ])
             _ = try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
             _ = try await ok(cli, ["tenant", "create", "globex"])
             let before = try await counts(pool)
 
             let cases: [([String], String)] = [
-                (["activity", "assign", "--as", "dana@acme.test", "--team", "ops", "--to", "chidi@acme.test", "--name", "x", "--deadline", "2026-12-01"], "only a manager"),
+                (
+                    [
+                        "activity", "assign", "--as", "dana@acme.test", "--team", "ops", "--to", "chidi@acme.test", "--name", "x", "--deadline",
+                        "2026-12-01"
+                    ], "only a manager"
+                ),
                 (["activity", "approve", id, "--as", "erin@acme.test"], "erin@acme.test may not approve"),
                 (["activity", "complete", id, "--as", "dana@acme.test"], "only the assignee"),
                 (["activity", "approve", id, "--as", "alice@acme.test"], "it is running; from running only complete is allowed"),
-                (["activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "erin@acme.test", "--name", "x", "--deadline", "2026-12-01"], "not a member of team ops"),
+                (
+                    [
+                        "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "erin@acme.test", "--name", "x", "--deadline",
+                        "2026-12-01"
+                    ], "not a member of team ops"
+                ),
                 (["activity", "complete", id, "--as", "chidi@acme.test", "--tenant", "globex"], "no person chidi@acme.test in tenant globex"),
                 (["activity", "show", id, "--tenant", "globex"], "no activity"),
                 (["activity", "start", id, "--as", "chidi@acme.test", "--tenant", "nope"], "no tenant \"nope\""),
-                (["activity", "assign", "--as", "alice@acme.test", "--team", "nope", "--to", "chidi@acme.test", "--name", "x", "--deadline", "2026-12-01"], "no team \"nope\""),
+                (
+                    [
+                        "activity", "assign", "--as", "alice@acme.test", "--team", "nope", "--to", "chidi@acme.test", "--name", "x", "--deadline",
+                        "2026-12-01"
+                    ], "no team \"nope\""
+                ),
                 (["activity", "start", id, "--as", "ghost@acme.test"], "no person ghost@acme.test"),
                 (["activity", "start", UUID().uuidString, "--as", "chidi@acme.test"], "no activity"),
                 (["activity", "start", "not-an-id", "--as", "chidi@acme.test"], "is not an id"),
-                (["activity", "start", id], "--as EMAIL or HERALD_ACTOR"),
+                (["activity", "start", id], "--as EMAIL or HERALD_ACTOR")
             ]
             for (arguments, needle) in cases {
                 let result = try await cli.run(arguments)
@@ -129,7 +150,7 @@ import Testing
                 (["team", "create", "Bad Slug", "--name", "X"], "lowercase letters"),
                 (["team", "add-member", "ops", "dana@acme.test", "--role", "boss"], "role \"boss\" is not one of"),
                 (["device", "register", "--user", "chidi@acme.test", "--token", "a b", "--app", "member", "--platform", "ios"], "device token"),
-                (["device", "register", "--user", "chidi@acme.test", "--token", "abc", "--app", "watch", "--platform", "ios"], "app \"watch\""),
+                (["device", "register", "--user", "chidi@acme.test", "--token", "abc", "--app", "watch", "--platform", "ios"], "app \"watch\"")
             ]
             for (arguments, needle) in cases {
                 let result = try await cli.run(arguments)
@@ -149,9 +170,11 @@ import Testing
         try await withCLI { cli, _ in
             try await setUp(cli)
             let token = "eXampleFCMtoken-0123456789-abcdefghijklmnop-SECRET"
-            let registered = try await ok(cli, ["device", "register", "--user", "chidi@acme.test", "--token", token, "--app", "member", "--platform", "ios"])
+            let registered = try await ok(
+                cli, ["device", "register", "--user", "chidi@acme.test", "--token", token, "--app", "member", "--platform", "ios"])
             #expect(registered.hasPrefix("registered: eXampl…CRET"), "\(registered)")
-            let moved = try await ok(cli, ["device", "register", "--user", "dana@acme.test", "--token", token, "--app", "member", "--platform", "android"])
+            let moved = try await ok(
+                cli, ["device", "register", "--user", "dana@acme.test", "--token", token, "--app", "member", "--platform", "android"])
             #expect(moved.hasPrefix("moved from chidi@acme.test"))
             for output in [registered, moved, try await ok(cli, ["device", "list"]), try await ok(cli, ["device", "list", "--json"])] {
                 #expect(!output.contains("0123456789-abcdefghijklmnop"), "\(output)")

@@ -16,7 +16,8 @@ struct AccessPolicyRuleTests {
     }
 
     @Test func anActivityIsSeenByItsAssigneeItsTeamsManagersAndAdmins() {
-        let member = person(), other = UUID()
+        let member = person()
+        let other = UUID()
         let policy = AccessPolicy(member)
         #expect(policy.maySeeActivity(assignee: member.id, role: .member))
         #expect(policy.maySeeActivity(assignee: other, role: .manager))
@@ -27,7 +28,8 @@ struct AccessPolicyRuleTests {
 
     @Test func someoneWhoLeftReadsUntilTheyLeftAndAdminsTraceButDoNotRead() {
         let left = Date(timeIntervalSince1970: 1_000)
-        let member = AccessPolicy(person()), admin = AccessPolicy(person(admin: true))
+        let member = AccessPolicy(person())
+        let admin = AccessPolicy(person(admin: true))
         #expect(member.mayRead(messageStoredAt: left, .left(at: left)))
         #expect(!member.mayRead(messageStoredAt: left.addingTimeInterval(1), .left(at: left)))
         #expect(!member.mayTakePart(.left(at: left)))

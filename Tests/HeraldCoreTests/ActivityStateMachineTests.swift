@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import Testing
 
@@ -21,7 +22,7 @@ import Testing
         "start@assigned": (.running, .activityStarted, .manager),
         "complete@running": (.completionRequested, .activityCompletionRequested, .manager),
         "approve@completion_requested": (.approved, .activityApproved, .assignee),
-        "reject@completion_requested": (.running, .activityRejected, .assignee),
+        "reject@completion_requested": (.running, .activityRejected, .assignee)
     ]
 
     static let mayAct: [ActivityAction: Set<Role>] = [
@@ -29,7 +30,7 @@ import Testing
         .start: [.assignee],
         .complete: [.assignee],
         .approve: [.teamManager, .admin],
-        .reject: [.teamManager, .admin],
+        .reject: [.teamManager, .admin]
     ]
 
     static let statuses: [ActivityStatus?] = [nil] + ActivityStatus.allCases.map { $0 }
@@ -94,5 +95,3 @@ import Testing
         #expect(EventKind.chatMessage.payloadType == "new_message")
     }
 }
-
-import Foundation

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
+import HeraldTesting
 import Testing
 
 struct ActivityTimersTests {
@@ -11,12 +11,14 @@ struct ActivityTimersTests {
     @Test func aCompletionRequestStartsAReminderAndAnEscalationForItsVersion() {
         let timers = ActivityTimers.approvalTimers(
             enteringStatus: .completionRequested, version: 4, at: Self.since, priority: .p0, policy: .defaults)
-        #expect(timers == [
-            PlannedTimer(kind: .approvalReminder, period: 4, dueAt: Self.since.addingTimeInterval(1800)),
-            PlannedTimer(kind: .escalation, period: 4, dueAt: Self.since.addingTimeInterval(7200)),
-        ])
+        #expect(
+            timers == [
+                PlannedTimer(kind: .approvalReminder, period: 4, dueAt: Self.since.addingTimeInterval(1800)),
+                PlannedTimer(kind: .escalation, period: 4, dueAt: Self.since.addingTimeInterval(7200))
+            ])
         // p3 chases nothing by default; no other status starts an approval wait.
-        #expect(ActivityTimers.approvalTimers(enteringStatus: .completionRequested, version: 4, at: Self.since, priority: .p3, policy: .defaults).isEmpty)
+        #expect(
+            ActivityTimers.approvalTimers(enteringStatus: .completionRequested, version: 4, at: Self.since, priority: .p3, policy: .defaults).isEmpty)
         for status in [ActivityStatus.assigned, .running, .approved] {
             #expect(ActivityTimers.approvalTimers(enteringStatus: status, version: 4, at: Self.since, priority: .p0, policy: .defaults).isEmpty)
         }
@@ -33,10 +35,11 @@ struct ActivityTimersTests {
 
     @Test func deadlineTimersFollowTheAssigneesClock() throws {
         let timers = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-28"), timeZone: try Self.zone("Asia/Tokyo"), policy: .defaults)
-        #expect(timers == [
-            PlannedTimer(kind: .deadlineSoon, period: 0, dueAt: try instant("2026-11-28T00:00:00Z")),  // 09:00 in Tokyo
-            PlannedTimer(kind: .overdue, period: 0, dueAt: try instant("2026-11-28T15:00:00Z")),  // midnight in Tokyo
-        ])
+        #expect(
+            timers == [
+                PlannedTimer(kind: .deadlineSoon, period: 0, dueAt: try instant("2026-11-28T00:00:00Z")),  // 09:00 in Tokyo
+                PlannedTimer(kind: .overdue, period: 0, dueAt: try instant("2026-11-28T15:00:00Z"))  // midnight in Tokyo
+            ])
         let off = try ReminderPolicy.defaults.applying(deadlineReminderAt: "off", overdue: "off")
         #expect(ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-28"), timeZone: .gmt, policy: off).isEmpty)
     }
@@ -48,7 +51,8 @@ struct ActivityTimersTests {
         let timers = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-03-29"), timeZone: berlin, policy: policy)
         #expect(timers.map(\.dueAt) == [try instant("2026-03-29T01:30:00Z"), try instant("2026-03-29T22:00:00Z")])
         // New York falls back on 2026-11-01: 25 hours, and the overdue mark is the next local midnight.
-        let york = ActivityTimers.deadlineTimers(deadline: try Self.date("2026-11-01"), timeZone: try Self.zone("America/New_York"), policy: .defaults)
+        let york = ActivityTimers.deadlineTimers(
+            deadline: try Self.date("2026-11-01"), timeZone: try Self.zone("America/New_York"), policy: .defaults)
         #expect(york.map(\.dueAt) == [try instant("2026-11-01T14:00:00Z"), try instant("2026-11-02T05:00:00Z")])
     }
 
@@ -58,29 +62,38 @@ struct ActivityTimersTests {
             .init(status: status, version: version, deadline: try Self.date("2026-11-28"), timeZone: .gmt)
         }
         #expect(ActivityTimers.decide(.approvalReminder, period: 4, activity: try subject(.completionRequested), now: now) == .fire)
-        #expect(ActivityTimers.decide(.escalation, period: 4, activity: try subject(.approved, version: 5), now: now)
-            == .skip(reason: "the activity moved on (it is approved now)"))
+        #expect(
+            ActivityTimers.decide(.escalation, period: 4, activity: try subject(.approved, version: 5), now: now)
+                == .skip(reason: "the activity moved on (it is approved now)"))
         // Rejected and asked again: the old wait's timers do not fire for the new one.
-        #expect(ActivityTimers.decide(.approvalReminder, period: 4, activity: try subject(.completionRequested, version: 6), now: now)
-            == .skip(reason: "the activity moved on (it is completion_requested now)"))
+        #expect(
+            ActivityTimers.decide(.approvalReminder, period: 4, activity: try subject(.completionRequested, version: 6), now: now)
+                == .skip(reason: "the activity moved on (it is completion_requested now)"))
         #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.running), now: now) == .fire)
-        #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.completionRequested), now: now)
-            == .skip(reason: "the activity is completion_requested"))
-        #expect(ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.assigned), now: try instant("2026-11-29T00:00:00Z"))
-            == .skip(reason: "the deadline date had ended when the reminder came due"))
+        #expect(
+            ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.completionRequested), now: now)
+                == .skip(reason: "the activity is completion_requested"))
+        #expect(
+            ActivityTimers.decide(.deadlineSoon, period: 0, activity: try subject(.assigned), now: try instant("2026-11-29T00:00:00Z"))
+                == .skip(reason: "the deadline date had ended when the reminder came due"))
         #expect(ActivityTimers.decide(.overdue, period: 0, activity: try subject(.completionRequested), now: now) == .fire)
         #expect(ActivityTimers.decide(.overdue, period: 0, activity: try subject(.approved), now: now) == .skip(reason: "the activity is approved"))
     }
 
     @Test func timerEventsGoToTheirAudienceOnTheRightApp() {
-        let manager = UUID(), assignee = UUID(), admin = UUID()
+        let manager = UUID()
+        let assignee = UUID()
+        let admin = UUID()
         #expect(Routing.timer(.approvalReminder, manager: manager, assignee: assignee, admins: [admin]) == [.init(id: manager, app: .manager)])
-        #expect(Routing.timer(.escalation, manager: manager, assignee: assignee, admins: [admin, manager, admin])
-            == [.init(id: admin, app: .manager), .init(id: manager, app: .manager)])
+        #expect(
+            Routing.timer(.escalation, manager: manager, assignee: assignee, admins: [admin, manager, admin])
+                == [.init(id: admin, app: .manager), .init(id: manager, app: .manager)])
         #expect(Routing.timer(.deadlineSoon, manager: manager, assignee: assignee, admins: []) == [.init(id: assignee, app: .member)])
-        #expect(Routing.timer(.overdue, manager: manager, assignee: assignee, admins: [])
-            == [.init(id: assignee, app: .member), .init(id: manager, app: .manager)])
-        #expect(TimerKind.allCases.map(\.event.rawValue)
-            == ["activity.approval_reminder", "activity.escalated", "activity.deadline_soon", "activity.overdue"])
+        #expect(
+            Routing.timer(.overdue, manager: manager, assignee: assignee, admins: [])
+                == [.init(id: assignee, app: .member), .init(id: manager, app: .manager)])
+        #expect(
+            TimerKind.allCases.map(\.event.rawValue)
+                == ["activity.approval_reminder", "activity.escalated", "activity.deadline_soon", "activity.overdue"])
     }
 }

@@ -25,7 +25,8 @@ struct DeliveryDecisionTests {
     }
 
     @Test func p0ActivityEventsBreakThroughPreferencesAndQuietHoursButChatNever() throws {
-        let off = NotificationPreferences(own: [.init(event: .activityAssigned, app: .member): false, .init(event: .chatMessage, app: .member): false])
+        let off = NotificationPreferences(own: [.init(event: .activityAssigned, app: .member): false, .init(event: .chatMessage, app: .member): false]
+        )
         #expect(DeliveryDecision.decide(.activityAssigned, priority: .p0, for: try chidi(preferences: off), at: try night).decision == .send)
         let chat = DeliveryDecision.decide(
             .chatMessage, priority: nil, for: try chidi(preferences: off), in: .init(muted: false, viewing: false, deferred: 0), at: try noon)
@@ -38,15 +39,18 @@ struct DeliveryDecisionTests {
             .chatMessage, priority: nil, for: try chidi(), in: .init(muted: true, viewing: true, deferred: 3), at: try night)
         #expect(viewing.decision == .viewing)
         #expect(viewing.reason == "viewing: the conversation is open on their device")
-        let muted = DeliveryDecision.decide(.chatMessage, priority: nil, for: try chidi(), in: .init(muted: true, viewing: false, deferred: 0), at: try noon)
+        let muted = DeliveryDecision.decide(
+            .chatMessage, priority: nil, for: try chidi(), in: .init(muted: true, viewing: false, deferred: 0), at: try noon)
         #expect(muted.decision == .muted)
         #expect(!muted.sound)
     }
 
     @Test func aDeferredChatPushSummarisesTheOnesWaitingBeforeIt() throws {
-        let first = DeliveryDecision.decide(.chatMessage, priority: nil, for: try chidi(), in: .init(muted: false, viewing: false, deferred: 0), at: try night)
+        let first = DeliveryDecision.decide(
+            .chatMessage, priority: nil, for: try chidi(), in: .init(muted: false, viewing: false, deferred: 0), at: try night)
         #expect(first.decision == .quietHours && first.summarizes == nil)
-        let third = DeliveryDecision.decide(.chatMessage, priority: nil, for: try chidi(), in: .init(muted: false, viewing: false, deferred: 2), at: try night)
+        let third = DeliveryDecision.decide(
+            .chatMessage, priority: nil, for: try chidi(), in: .init(muted: false, viewing: false, deferred: 2), at: try night)
         #expect(third.summarizes == 3)
     }
 }

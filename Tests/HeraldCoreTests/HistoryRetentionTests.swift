@@ -1,6 +1,6 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
+import HeraldTesting
 import Testing
 
 struct HistoryRetentionTests {

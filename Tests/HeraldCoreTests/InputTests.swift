@@ -17,7 +17,7 @@ import Testing
         ("tab\there", "control character"),
         ("bell\u{7}", "control character"),
         ("line\nbreak", "control character"),
-        ("bad \u{FFFD} bytes", "not valid UTF-8"),
+        ("bad \u{FFFD} bytes", "not valid UTF-8")
     ])
     func badNamesAreRefused(name: String, message: String) {
         let error = #expect(throws: InputError.self) { try Input.name(name) }
@@ -28,8 +28,10 @@ import Testing
     @Test func timestampsAreRealInstants() throws {
         #expect(try Input.timestamp("2026-11-22T09:30:00Z", field: "--sent-at") == Date(timeIntervalSince1970: 1_795_339_800))
         #expect(try Input.timestamp("2026-11-22T10:30:00.500+01:00", field: "--sent-at") == Date(timeIntervalSince1970: 1_795_339_800.5))
-        for bad in ["2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T09:60:00Z", "2026-11-22",
-                    "2026-11-22 09:30:00Z", "yesterday", ""] {
+        for bad in [
+            "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T09:60:00Z", "2026-11-22",
+            "2026-11-22 09:30:00Z", "yesterday", ""
+        ] {
             let error = #expect(throws: InputError.self) { try Input.timestamp(bad, field: "--sent-at") }
             #expect(error?.description.hasPrefix("--sent-at") == true, "\(bad)")
         }
@@ -50,8 +52,10 @@ import Testing
     /// parser that wraps `+25:00` to one hour stores the message at the wrong time.
     @Test func timestampOffsetsOutOfRangeAreRefused() throws {
         #expect(try Input.timestamp("2026-11-22T09:30:00+23:59", field: "sentAt") == Date(timeIntervalSince1970: 1_795_339_800 - 86_340))
-        for bad in ["2026-11-22T09:30:00+25:00", "2026-11-22T09:30:00+99:99", "2026-11-22T09:30:00+12:60", "2026-11-22T09:30:00+0100",
-                    "2026-11-22T09:30:00", "2026-11-22T09:30:00Zjunk", "2026-11-22T09:30:00.Z", "2026-11-22T09:30:00.1234567890Z"] {
+        for bad in [
+            "2026-11-22T09:30:00+25:00", "2026-11-22T09:30:00+99:99", "2026-11-22T09:30:00+12:60", "2026-11-22T09:30:00+0100",
+            "2026-11-22T09:30:00", "2026-11-22T09:30:00Zjunk", "2026-11-22T09:30:00.Z", "2026-11-22T09:30:00.1234567890Z"
+        ] {
             #expect(throws: InputError.self, "\(bad)") { try Input.timestamp(bad, field: "sentAt") }
         }
     }
@@ -83,7 +87,9 @@ import Testing
         #expect(try Input.email("Alice.Moreau+ops@Example.COM") == "alice.moreau+ops@example.com")
     }
 
-    @Test(arguments: ["", "alice", "alice@", "@example.com", "a@b", "a b@example.com", "a@exa mple.com", "a@@example.com", "a@.example.com", "a@example..com"])
+    @Test(arguments: [
+        "", "alice", "alice@", "@example.com", "a@b", "a b@example.com", "a@exa mple.com", "a@@example.com", "a@.example.com", "a@example..com"
+    ])
     func badEmailsAreRefused(email: String) {
         #expect(throws: InputError.self) { try Input.email(email) }
     }
@@ -137,7 +143,8 @@ import Testing
     }
 
     @Test func localDatesOrderAndRoundTrip() throws {
-        let a = try #require(LocalDate("2026-11-28")), b = try #require(LocalDate("2026-12-01"))
+        let a = try #require(LocalDate("2026-11-28"))
+        let b = try #require(LocalDate("2026-12-01"))
         #expect(a < b)
         let data = try JSONEncoder().encode([a])
         #expect(String(decoding: data, as: UTF8.self) == "[\"2026-11-28\"]")
@@ -180,7 +187,9 @@ import Testing
 
 @Suite struct CivilCalendarTests {
     @Test func daysRoundTripAcrossTheGregorianReform() {
-        for (year, month, day, days) in [(1970, 1, 1, 0), (1582, 10, 10, -141_432), (1, 1, 1, -719_162), (2000, 2, 29, 11_016), (9999, 12, 31, 2_932_896)] {
+        for (year, month, day, days) in [
+            (1970, 1, 1, 0), (1582, 10, 10, -141_432), (1, 1, 1, -719_162), (2000, 2, 29, 11_016), (9999, 12, 31, 2_932_896)
+        ] {
             #expect(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)) == Int64(days))
             #expect(CivilCalendar.date(fromDays: Int64(days)) == (Int64(year), Int64(month), Int64(day)))
         }

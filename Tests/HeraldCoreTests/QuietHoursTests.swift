@@ -1,6 +1,6 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
+import HeraldTesting
 import Testing
 
 struct QuietHoursTests {
@@ -58,8 +58,10 @@ struct QuietHoursTests {
         #expect(!preferences.allows(.activityStarted, app: .manager, priority: .p1))
         #expect(preferences.allows(.activityStarted, app: .manager, priority: .p0))
         #expect(!preferences.allows(.chatMessage, app: .member, priority: nil))
-        #expect(NotificationPreferences(entries: ["own:activity.started=manager=false", "tenant:chat.message=member=false", "junk"]) == preferences
-            .with(tenant: [chat: false]))
+        #expect(
+            NotificationPreferences(entries: ["own:activity.started=manager=false", "tenant:chat.message=member=false", "junk"])
+                == preferences
+                .with(tenant: [chat: false]))
     }
 
     /// The break-through rule the preferences and the quiet-hours deferral both ask.

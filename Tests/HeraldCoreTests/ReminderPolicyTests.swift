@@ -30,7 +30,7 @@ struct ReminderPolicyTests {
         ("p0=500ms", "approval reminder for p0 \"500ms\" must be whole seconds from 1s to 365d (or off)"),
         ("p0=366d", "approval reminder for p0 \"366d\" must be whole seconds from 1s to 365d (or off)"),
         ("p0=soon", "approval reminder for p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d"),
-        ("", "approval reminder \"\" is not PRIORITY=DURATION (such as p0=30m,p1=4h,p3=off)"),
+        ("", "approval reminder \"\" is not PRIORITY=DURATION (such as p0=30m,p1=4h,p3=off)")
     ])
     func badDurationsAreOneClearLine(input: String, message: String) {
         #expect(throws: InputError(message)) { try ReminderPolicy.defaults.applying(approvalReminder: input) }
@@ -47,8 +47,9 @@ struct ReminderPolicyTests {
     }
 
     @Test func durationsAreWrittenInTheLargestUnitThatDividesThem() throws {
-        #expect(try ["90s", "5400s", "120m", "48h", "1d", "61s"].map { try PolicyDuration.parse($0, field: "x").description }
-            == ["90s", "90m", "2h", "2d", "1d", "61s"])
+        #expect(
+            try ["90s", "5400s", "120m", "48h", "1d", "61s"].map { try PolicyDuration.parse($0, field: "x").description }
+                == ["90s", "90m", "2h", "2d", "1d", "61s"])
     }
 
     @Test func theJSONDocumentRoundTripsAndNamesWhatIsWrong() throws {
@@ -61,9 +62,11 @@ struct ReminderPolicyTests {
         #expect(object["overdue"] as? Bool == true)
         #expect(try JSONDecoder().decode(ReminderPolicy.self, from: data) == policy)
 
-        let missing = #"{"approvalReminder":{"p0":"1m","p1":"1m","p2":"1m"},"escalateAfter":{"p0":"off","p1":"off","p2":"off","p3":"off"},"deadlineReminderAt":"off","overdue":true}"#
+        let missing =
+            #"{"approvalReminder":{"p0":"1m","p1":"1m","p2":"1m"},"escalateAfter":{"p0":"off","p1":"off","p2":"off","p3":"off"},"deadlineReminderAt":"off","overdue":true}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(ReminderPolicy.self, from: Data(missing.utf8)) }
-        let wrong = #"{"approvalReminder":{"p0":"1x","p1":"1m","p2":"1m","p3":"1m"},"escalateAfter":{"p0":"off","p1":"off","p2":"off","p3":"off"},"deadlineReminderAt":"off","overdue":true}"#
+        let wrong =
+            #"{"approvalReminder":{"p0":"1x","p1":"1m","p2":"1m","p3":"1m"},"escalateAfter":{"p0":"off","p1":"off","p2":"off","p3":"off"},"deadlineReminderAt":"off","overdue":true}"#
         do {
             _ = try JSONDecoder().decode(ReminderPolicy.self, from: Data(wrong.utf8))
             Issue.record("decoded a bad duration")

@@ -11,7 +11,7 @@ import Testing
         (.activityStarted, "manager", .manager),
         (.activityCompletionRequested, "manager", .manager),
         (.activityApproved, "assignee", .member),
-        (.activityRejected, "assignee", .member),
+        (.activityRejected, "assignee", .member)
     ])
     func activityEventsReachTheirAudience(event: EventKind, who: String, app: AppKind) {
         let other = UUID()
@@ -27,10 +27,13 @@ import Testing
     }
 
     @Test func chatReachesEveryoneButTheSenderOnTheirApp() {
-        let alice = UUID(), bob = UUID(), carol = UUID()
+        let alice = UUID()
+        let bob = UUID()
+        let carol = UUID()
         let participants: [(id: UUID, role: TeamRole?)] = [(alice, .member), (bob, .manager), (carol, .member), (carol, .member)]
-        #expect(Routing.chat(participants: participants, sender: alice, isSystem: false)
-            == [.init(id: bob, app: .manager), .init(id: carol, app: .member)])
+        #expect(
+            Routing.chat(participants: participants, sender: alice, isSystem: false)
+                == [.init(id: bob, app: .manager), .init(id: carol, app: .member)])
         #expect(Routing.chat(participants: participants, sender: alice, isSystem: true).isEmpty)
         // Someone who left the team still hears, on the member app.
         #expect(Routing.chat(participants: [(alice, .member), (bob, nil)], sender: alice, isSystem: false) == [.init(id: bob, app: .member)])

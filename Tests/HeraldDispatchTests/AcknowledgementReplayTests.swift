@@ -1,9 +1,10 @@
 import Foundation
-@testable import HeraldStore
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// DESIGN.md §10: a batch of outcomes whose statement lost its connection is written again
 /// as it was (the worker cannot know whether the first write committed). The second write
@@ -20,7 +21,8 @@ import Testing
                 let started = Date()
                 let batch = claimed.map {
                     Acknowledgement(
-                        tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider, attempt: $0.attempt, status: .sent,
+                        tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider,
+                        attempt: $0.attempt, status: .sent,
                         outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m-\($0.id)", error: nil, startedAt: started,
                         finishedAt: started.addingTimeInterval(0.01), attemptID: $0.id.v7Sibling())
                 }
@@ -32,8 +34,10 @@ import Testing
                 #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE counted AND worker = 'replayer'") == 3)
                 // First attempts that sent their deliveries are kept on the deliveries, not as rows.
                 #expect(try await harness.count("SELECT count(*) FROM delivery_attempts") == 0)
-                #expect(try await harness.count(
-                    "SELECT count(*) FROM deliveries WHERE sent_by = 'replayer' AND sent_attempt_id IS NOT NULL AND sent_attempt_started_at IS NOT NULL") == 3)
+                #expect(
+                    try await harness.count(
+                        "SELECT count(*) FROM deliveries WHERE sent_by = 'replayer' AND sent_attempt_id IS NOT NULL AND sent_attempt_started_at IS NOT NULL"
+                    ) == 3)
                 // Without `again` a repeat is late (the lease was given up by the first write).
                 #expect(try await dispatcher.queue.acknowledge(batch).isEmpty)
             }

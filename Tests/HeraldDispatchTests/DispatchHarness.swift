@@ -1,14 +1,15 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldHTTP
 import HeraldPostgres
 import HeraldPush
 import HeraldRuntime
-@testable import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// A migrated throwaway database with a tenant, a running emulator, and providers pointed
 /// at it: everything a dispatcher needs, real all the way down.

@@ -1,8 +1,9 @@
 import Foundation
-@testable import HeraldStore
 import HeraldCore
-@testable import HeraldDispatch
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// The dispatcher's decisions with no database, no network and a clock the test moves:
 /// claim cadence, room in flight, acknowledgement batching, lease renewal, drain, shutdown.
@@ -159,7 +160,8 @@ struct DispatchStateMachineTests {
 
     @Test func acknowledgementsGatherAndAFailedWriteIsRetriedFirst() {
         var machine = machine()
-        let one = delivery(), two = delivery()
+        let one = delivery()
+        let two = delivery()
         guard case .sleep(let until) = machine.nextAcknowledgements(at: at(0)) else {
             Issue.record("nothing to write: wait")
             return

@@ -1,17 +1,20 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
 import HeraldPush
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 @Suite struct DispatcherTests {
     @Test func aManagerHearsOfAStartOnManagerAppDevicesOnly() async throws {
         try await DispatchHarness.with { harness in
-            try await harness.register("alice@acme.test", token: "a11ce0000000000000000000000000000000000000000000000000000000000a", app: .manager, platform: .ios, provider: .apns)
+            try await harness.register(
+                "alice@acme.test", token: "a11ce0000000000000000000000000000000000000000000000000000000000a", app: .manager, platform: .ios,
+                provider: .apns)
             try await harness.register("alice@acme.test", token: "alice-manager-tablet-2", app: .manager)
             try await harness.register("alice@acme.test", token: "alice-member-phone-3", app: .member)
             try await harness.register("chidi@acme.test", token: "chidi-member-phone-1", app: .member)
@@ -39,11 +42,16 @@ import Testing
         try await DispatchHarness.with { harness in
             try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
             try await harness.register("chidi@acme.test", token: "dead-chidi-old-phone", app: .member)
-            try await harness.register("chidi@acme.test", token: "c41d1ab1e70000000000000000000000000000000000000000000000000000b2", app: .member, platform: .ios, provider: .apns)
+            try await harness.register(
+                "chidi@acme.test", token: "c41d1ab1e70000000000000000000000000000000000000000000000000000b2", app: .member, platform: .ios,
+                provider: .apns)
             _ = try await harness.assign()
             let counters = try await harness.drain()
             #expect(counters.sent == 2 && counters.deadTokens == 1 && counters.retried == 0)
-            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"])
+            #expect(
+                Set(await harness.emulator.messages().map(\.token)) == [
+                    "chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"
+                ])
 
             let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
             let dead = try #require(devices.first { $0.token == "dead-chidi-old-phone" })
@@ -66,7 +74,10 @@ import Testing
             await harness.emulator.clearMessages()
             _ = try await harness.assign(name: "Second")
             _ = try await harness.drain()
-            #expect(Set(await harness.emulator.messages().map(\.token)) == ["chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"])
+            #expect(
+                Set(await harness.emulator.messages().map(\.token)) == [
+                    "chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"
+                ])
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'dead_token'") == 1)
         }
     }
@@ -147,8 +158,9 @@ import Testing
             #expect(claimed == [1, 0, 0])
             #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
             #expect(try await harness.count("SELECT count(*) FROM deliveries") == 2)
-            #expect(try await harness.count(
-                "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'fan-out-worker' AND attempts = 1") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'fan-out-worker' AND attempts = 1") == 1)
             // The dispatcher finds the event done and adds nothing.
             let counters = try await harness.drain()
             #expect(counters.eventsFannedOut == 0)
@@ -246,7 +258,8 @@ import Testing
                     let now = Date()
                     func ack(_ delivery: ClaimedDelivery) -> Acknowledgement {
                         Acknowledgement(
-                            tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
+                            tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
+                            deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
                             status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
                             startedAt: now, finishedAt: now)
                     }
@@ -264,7 +277,9 @@ import Testing
     @Test func aConfigurationErrorPausesTheProviderAndKeepsTheWork() async throws {
         try await DispatchHarness.with { harness in
             try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
-            try await harness.register("chidi@acme.test", token: "c41d10000000000000000000000000000000000000000000000000000000f002", app: .member, platform: .ios, provider: .apns)
+            try await harness.register(
+                "chidi@acme.test", token: "c41d10000000000000000000000000000000000000000000000000000000f002", app: .member, platform: .ios,
+                provider: .apns)
             _ = try await harness.assign()
             let unconfigured = ProviderGateway.fromEnvironment([:], http: harness.gateway.http)
             let counters = try await harness.withDispatcher(gateway: unconfigured) { dispatcher in
@@ -293,7 +308,10 @@ import Testing
             try await harness.act(.start, activity.id, by: "chidi@acme.test")
             _ = try await harness.assign(to: "dana@acme.test")
             _ = try await harness.drain()
-            #expect(Set(try await harness.history(as: "root@acme.test").map(\.recipient.email)) == ["chidi@acme.test", "alice@acme.test", "dana@acme.test"])
+            #expect(
+                Set(try await harness.history(as: "root@acme.test").map(\.recipient.email)) == [
+                    "chidi@acme.test", "alice@acme.test", "dana@acme.test"
+                ])
             #expect(try await harness.history(as: "root@acme.test").count == 3)
             #expect(try await harness.history(as: "alice@acme.test").count == 3)
             #expect(try await harness.history(as: "chidi@acme.test").map(\.event) == ["activity.assigned"])

@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// Fan-out binds what an event's recipients share once per distinct content and the rest
 /// per recipient; each notification must still get exactly its own words, data and badge.
@@ -27,7 +28,7 @@ import Testing
         let (a, b, c, d, e) = (UUID(), UUID(), UUID(), UUID(), UUID())
         let columns = try DraftColumns([
             Self.draft(a, badge: 1), Self.draft(b, badge: 7), Self.draft(c, title: "Opérations"),
-            Self.draft(d, badge: 3), Self.draft(e, data: ["type": "message", "muted": "1"], sound: false),
+            Self.draft(d, badge: 3), Self.draft(e, data: ["type": "message", "muted": "1"], sound: false)
         ])
         #expect(columns.shared.map(\.title) == ["Ops", "Opérations", "Ops"])
         #expect(columns.content == [1, 1, 2, 1, 3])
@@ -66,7 +67,7 @@ import Testing
                 Self.draft(try person("alice"), title: "Ops", badge: 4, event: event),
                 Self.draft(try person("chidi"), title: "運用", body: "アリス: こんにちは", badge: 2, event: event),
                 Self.draft(try person("dana"), title: "Ops", data: ["type": "message", "muted": "1"], badge: 9, sound: false, event: event),
-                Self.draft(try person("erin"), title: "Ops", badge: 0, event: event),
+                Self.draft(try person("erin"), title: "Ops", badge: 0, event: event)
             ]
             _ = try await harness.store.pool.withTransaction(setup: Store.tenantScope(tenant)) { connection in
                 try await DeliveryQueue.write(drafts, events: [event], tenant: tenant, deadline: .seconds(60), claim: nil, on: connection)

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// History past its retention goes a week at a time: real fan-out writes events of past days
 /// into those weeks' partitions, and a prune drops the expired weeks whole, but never a week

@@ -1,13 +1,14 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldHTTP
 import HeraldPush
-@testable import HeraldStore
 import HeraldTestSupport
 import Synchronization
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// What a worker does when a provider cannot be used: its own configuration is wrong, or the
 /// endpoint does not answer (`SendGate` decides; these run it against the real thing).
@@ -42,7 +43,9 @@ struct HoldBackTests {
             #expect(await harness.emulator.acceptedCount() == 50)
             // The misconfigured worker's attempts are in history, not in the count.
             #expect(try await harness.count("SELECT max(attempts) FROM deliveries") == 1)
-            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'configuration_error'") == bad.pausedForConfiguration)
+            #expect(
+                try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'configuration_error'")
+                    == bad.pausedForConfiguration)
         }
     }
 
@@ -79,7 +82,9 @@ struct HoldBackTests {
             let attempts = try await harness.count("SELECT sum(attempts) FROM deliveries")
             #expect(attempts <= 200 + 3, "\(attempts) attempts for 200 deliveries")
             #expect(counters.heldBack > 0)
-            print("outage test: \(attempts) attempts for 200 deliveries; \(outage.refusedSends.load(ordering: .relaxed)) sends refused; drained \(back.duration(to: .now)) after the endpoint came back")
+            print(
+                "outage test: \(attempts) attempts for 200 deliveries; \(outage.refusedSends.load(ordering: .relaxed)) sends refused; drained \(back.duration(to: .now)) after the endpoint came back"
+            )
         }
     }
 }
@@ -179,7 +184,8 @@ struct RotationTests {
         _ count: Int, harness: DispatchHarness, gateway: ProviderGateway, fix: @escaping @Sendable (Dispatcher.Counters) throws -> Bool
     ) async throws -> Int {
         let configuration = Dispatcher.Configuration(
-            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)), pollInterval: .milliseconds(200), pauseOnConfigurationError: .seconds(600))
+            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(2)), pollInterval: .milliseconds(200), pauseOnConfigurationError: .seconds(600)
+        )
         return try await harness.withDispatcher(configuration, gateway: gateway) { dispatcher in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await dispatcher.run(.forever) }

@@ -1,12 +1,13 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// Events with more recipients than `fanOutPart` are fanned out part by part, each part in
 /// its own transaction, under the worker's lease on the event.
@@ -50,8 +51,9 @@ import Testing
         #expect(configuration.fanOutParts(of: 50) == [0..<50])
         #expect(configuration.fanOutParts(of: 150).map(\.count) == [100, 50])
         #expect(configuration.fanOutParts(of: 0).isEmpty)
-        #expect(Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100, fanOutLaterPart: 1_000).fanOutParts(of: 2_500)
-            .map(\.count) == [100, 575, 575, 575, 575, 100])
+        #expect(
+            Dispatcher.Configuration(fanOutPart: 1_000, fanOutFirstPart: 100, fanOutLaterPart: 1_000).fanOutParts(of: 2_500)
+                .map(\.count) == [100, 575, 575, 575, 575, 100])
         // A first part larger than a part is cut to a part; no round is cut into parts
         // smaller than the first.
         #expect(Dispatcher.Configuration(fanOutPart: 5, fanOutFirstPart: 100).fanOutParts(of: 12).map(\.count) == [5, 2, 5])
@@ -74,12 +76,15 @@ import Testing
             #expect(counters.deliveriesLeased == 23)
             #expect(counters.sent == 23)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 23)
-            #expect(try await harness.count(
-                "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 23)
+            #expect(
+                try await harness.count(
+                    "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 23)
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 23)
             // Done, and nobody holds it any more.
-            #expect(try await harness.count(
-                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL AND lease_expires_at IS NULL") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL AND lease_expires_at IS NULL"
+                ) == 1)
             let tokens = await harness.emulator.messages().map(\.token)
             #expect(tokens.count == 23)
             #expect(Set(tokens) == Set((1...23).map { "crowd-\($0)" }))
@@ -126,12 +131,14 @@ import Testing
             #expect(counters.eventsFannedOut == 1)
             #expect(counters.deliveriesQueued == 7)  // the dead worker's 5 were queued already
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 12)
-            #expect(try await harness.count(
-                "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 12)
+            #expect(
+                try await harness.count(
+                    "SELECT count(DISTINCT recipient_id) FROM notifications WHERE kind = 'chat.message'") == 12)
             #expect(try await harness.count("SELECT count(*) FROM deliveries") == 12)
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sent'") == 12)
-            #expect(try await harness.count(
-                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND fanned_out_at IS NOT NULL AND lease_owner IS NULL") == 1)
             let tokens = await harness.emulator.messages().map(\.token)
             #expect(tokens.count == 12)
             #expect(Set(tokens).count == 12)
@@ -154,8 +161,9 @@ import Testing
             try await harness.withDispatcher(.init(worker: "stopping-worker")) { dispatcher in
                 try await dispatcher.queue.releaseLeases()
             }
-            #expect(try await harness.count(
-                "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND lease_owner IS NULL AND lease_expires_at IS NULL") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM outbox WHERE kind = 'chat.message' AND lease_owner IS NULL AND lease_expires_at IS NULL") == 1)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE lease_owner = 'other-worker'") == 1)
         }
     }

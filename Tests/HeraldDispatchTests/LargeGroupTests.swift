@@ -1,11 +1,12 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 @Suite struct LargeGroupTests {
     /// One message to a 10,000-person group: set-based fan-out, every notification
@@ -45,9 +46,11 @@ import Testing
                 // Bulk-loaded rows have no statistics yet; in production autovacuum has them.
                 try await harness.store.pool.query("ANALYZE people, team_members, devices, conversation_participants")
                 _ = try await harness.store.withTenant(harness.tenant) {
-                    try await $0.sendMessage(actor: "alice@acme.test", conversation: conversation, text: "All hands at noon", clientID: nil, sentAt: nil)
+                    try await $0.sendMessage(
+                        actor: "alice@acme.test", conversation: conversation, text: "All hands at noon", clientID: nil, sentAt: nil)
                 }
-                try await harness.withDispatcher(.init(concurrency: 256, claimBatch: 256, retry: RetryPolicy(base: .milliseconds(50)))) { dispatcher in
+                try await harness.withDispatcher(.init(concurrency: 256, claimBatch: 256, retry: RetryPolicy(base: .milliseconds(50)))) {
+                    dispatcher in
                     let started = ContinuousClock.now
                     let (events, queued) = try await dispatcher.fanOutOnce()
                     let fannedOut = started.duration(to: .now)

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HeraldStore
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// A claim the database committed but whose answer the worker never got (its connection
 /// lost at that moment, as in a failover) leaves deliveries leased to a worker that does not

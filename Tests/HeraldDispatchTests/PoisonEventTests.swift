@@ -1,11 +1,12 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// An event whose rows the database refuses every time must not hold the queue behind it:
 /// after such a failure the next batch is written event by event, the events that go
@@ -53,7 +54,8 @@ import Testing
             $$
             """)
         try await harness.store.pool.query(
-            "CREATE TRIGGER refuse_\(unsafeRaw: table) BEFORE INSERT ON \(unsafeRaw: table) FOR EACH ROW EXECUTE FUNCTION refuse_\(unsafeRaw: table)()")
+            "CREATE TRIGGER refuse_\(unsafeRaw: table) BEFORE INSERT ON \(unsafeRaw: table) FOR EACH ROW EXECUTE FUNCTION refuse_\(unsafeRaw: table)()"
+        )
     }
 
     static func eventID(of activity: ActivityRecord, _ harness: DispatchHarness) async throws -> UUID {
@@ -76,20 +78,24 @@ import Testing
 
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             let (failures, error) = try await harness.store.pool.query(
-                "SELECT fan_out_failures, fan_out_error FROM outbox WHERE id = \(poisonedEvent)").single().decode((Int, String?).self)
+                "SELECT fan_out_failures, fan_out_error FROM outbox WHERE id = \(poisonedEvent)"
+            ).single().decode((Int, String?).self)
             #expect(failures == 3)
             #expect(error?.contains("this row of notifications is refused") == true, "\(String(describing: error))")
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fan_out_failures > 0 OR fan_out_error IS NOT NULL") == 1)
             for activity in [first, last] {
-                #expect(try await harness.count("SELECT count(*) FROM notifications WHERE activity_id = '\(activity.id.uuidString.lowercased())'") == 1)
+                #expect(
+                    try await harness.count("SELECT count(*) FROM notifications WHERE activity_id = '\(activity.id.uuidString.lowercased())'") == 1)
             }
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE activity_id = '\(poisoned.id.uuidString.lowercased())'") == 0)
             #expect(await harness.emulator.messages().map(\.token) == ["chidi-phone", "chidi-phone"])
 
             // An admin asking why sees the failures and the error; the assignee does not.
             let (admin, assignee) = try await harness.store.withTenant(harness.tenant) { session in
-                (try await session.why(activity: poisoned.id, viewer: try await session.person(email: "root@acme.test")),
-                 try await session.why(activity: poisoned.id, viewer: try await session.person(email: "chidi@acme.test")))
+                (
+                    try await session.why(activity: poisoned.id, viewer: try await session.person(email: "root@acme.test")),
+                    try await session.why(activity: poisoned.id, viewer: try await session.person(email: "chidi@acme.test"))
+                )
             }
             let fanOut = try #require(admin.first?.fanOut)
             #expect(fanOut.failures == 3 && fanOut.passedOverAt != nil && !fanOut.pending)
@@ -163,7 +169,8 @@ extension LargeEventTests {
 
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL") == 0)
             let (failures, error) = try await harness.store.pool.query(
-                "SELECT fan_out_failures, fan_out_error FROM outbox WHERE kind = 'chat.message'").single().decode((Int, String?).self)
+                "SELECT fan_out_failures, fan_out_error FROM outbox WHERE kind = 'chat.message'"
+            ).single().decode((Int, String?).self)
             #expect(failures == 2)
             #expect(error?.contains("this row of notifications is refused") == true, "\(String(describing: error))")
             // The 12 recipients in parts of 2, 4, 4 and 2: the last, which holds the 11th, was

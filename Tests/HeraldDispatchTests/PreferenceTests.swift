@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// Preferences and quiet hours at fan-out (DESIGN.md §15), through a real dispatcher and the
 /// emulator: what is off is not pushed and says so; what falls in quiet hours waits for

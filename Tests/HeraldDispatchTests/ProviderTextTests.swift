@@ -1,11 +1,12 @@
 import Foundation
-@testable import HeraldStore
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldPostgres
 import HeraldPush
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// What a provider says goes into history as it said it, whatever it holds. An error whose
 /// message carried `\u0000` once failed every acknowledgement batch it was in (an array

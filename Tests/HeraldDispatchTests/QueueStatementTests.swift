@@ -1,10 +1,11 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// The queue statements under the conditions a busy dispatcher meets: statistics taken when
 /// nobody held a lease, and other statements holding row locks.
@@ -24,7 +25,8 @@ import Testing
                 let now = Date()
                 let batch = claimed.map {
                     Acknowledgement(
-                        tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider, attempt: $0.attempt, status: .sent,
+                        tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider,
+                        attempt: $0.attempt, status: .sent,
                         outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil, startedAt: now,
                         finishedAt: now)
                 }
@@ -71,8 +73,9 @@ import Testing
                 #expect(claimed.count == 512 && Set(claimed.map(\.id)).count == 512)
                 #expect(claimed.allSatisfy { $0.attempt == 1 && $0.content.body.hasPrefix("🔻P0🔻") })
             }
-            #expect(try await harness.count(
-                "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'claimer' AND attempts = 1") == 512)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'claimer' AND attempts = 1") == 512)
             #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'queued'") == 2_488)
         }
     }
@@ -158,7 +161,8 @@ import Testing
                         conversationID: nil, content: content, eventAt: Date(), suppressedReason: nil)
                 }
                 let statement = try DeliveryQueue.writeStatement(drafts, events: [event], tenant: tenant, deadline: .seconds(3_600), claim: claim)
-                let (plan, nodes) = size <= FanOutTransaction.genericPlanRecipients
+                let (plan, nodes) =
+                    size <= FanOutTransaction.genericPlanRecipients
                     ? try await Self.genericPlan(of: statement, in: harness) : try await Self.plan(of: statement, in: harness)
                 let scans = nodes.filter { $0.type == "Seq Scan" && ["devices", "outbox"].contains($0.relation ?? "") }
                 #expect(scans.isEmpty, "a part of \(size) reads a table whole:\n\(plan)")
@@ -181,7 +185,8 @@ import Testing
                 #expect(try await dispatcher.fanOutOnce() == (1, 2))
                 let claimed = try await dispatcher.queue.claimDeliveries(limit: 10)
                 #expect(claimed.count == 2)
-                let locked = claimed[0].id, free = claimed[1].id
+                let locked = claimed[0].id
+                let free = claimed[1].id
                 try await harness.store.pool.query(
                     "UPDATE deliveries SET lease_expires_at = now() + interval '1 second' WHERE lease_owner = 'renewer'")
                 try await harness.store.pool.withTransaction(
@@ -241,9 +246,10 @@ import Testing
         var found: [PlanNode] = []
         func visit(_ node: [String: Any], parent: String?) {
             let type = node["Node Type"] as? String ?? ""
-            found.append(PlanNode(
-                type: type, parentType: parent, relationship: node["Parent Relationship"] as? String, cte: node["CTE Name"] as? String,
-                relation: node["Relation Name"] as? String, index: node["Index Name"] as? String))
+            found.append(
+                PlanNode(
+                    type: type, parentType: parent, relationship: node["Parent Relationship"] as? String, cte: node["CTE Name"] as? String,
+                    relation: node["Relation Name"] as? String, index: node["Index Name"] as? String))
             for child in node["Plans"] as? [[String: Any]] ?? [] {
                 visit(child, parent: type)
             }

@@ -1,6 +1,7 @@
 import HeraldCore
-@testable import HeraldDispatch
 import Testing
+
+@testable import HeraldDispatch
 
 /// The gate's decisions, without a database or a network.
 struct SendGateTests {
@@ -13,7 +14,8 @@ struct SendGateTests {
     @Test func aConfigurationFaultHoldsTheProviderBackThenLetsOneProbeThrough() {
         var gate = SendGate(settings: settings)
         #expect(gate.admit(.fcm, at: at(0)) == .send)
-        #expect(gate.record(.configurationFault("bad key"), for: .fcm, probe: false, at: at(0)) == .heldBack(.fcm, reason: "bad key", for: .seconds(30)))
+        #expect(
+            gate.record(.configurationFault("bad key"), for: .fcm, probe: false, at: at(0)) == .heldBack(.fcm, reason: "bad key", for: .seconds(30)))
         #expect(gate.admit(.fcm, at: at(1_000)) == .holdBack(reason: "bad key"))
         #expect(gate.admit(.apns, at: at(1_000)) == .send, "another provider is not concerned")
         #expect(gate.heldBack(at: at(1_000)) == [.fcm])
@@ -33,8 +35,9 @@ struct SendGateTests {
         var gate = SendGate(settings: settings)
         _ = gate.record(.configurationFault("bad key"), for: .apns, probe: false, at: at(0))
         #expect(gate.admit(.apns, at: at(30_000)) == .probe)
-        #expect(gate.record(.configurationFault("bad key"), for: .apns, probe: true, at: at(30_050))
-            == .heldBack(.apns, reason: "bad key", for: .seconds(30)))
+        #expect(
+            gate.record(.configurationFault("bad key"), for: .apns, probe: true, at: at(30_050))
+                == .heldBack(.apns, reason: "bad key", for: .seconds(30)))
         #expect(gate.admit(.apns, at: at(31_000)) == .holdBack(reason: "bad key"))
     }
 
@@ -47,8 +50,9 @@ struct SendGateTests {
         #expect(gate.record(.transportFault("refused"), for: .fcm, probe: false, at: at(3)) == nil)
         #expect(gate.record(.transportFault("refused"), for: .fcm, probe: false, at: at(4)) == nil)
         #expect(!gate.isHeldBack(.fcm, at: at(4)))
-        #expect(gate.record(.transportFault("refused"), for: .fcm, probe: false, at: at(5))
-            == .heldBack(.fcm, reason: "the endpoint does not answer: refused", for: .milliseconds(500)))
+        #expect(
+            gate.record(.transportFault("refused"), for: .fcm, probe: false, at: at(5))
+                == .heldBack(.fcm, reason: "the endpoint does not answer: refused", for: .milliseconds(500)))
         #expect(gate.isHeldBack(.fcm, at: at(5)))
         #expect(gate.pausedForConfiguration(at: at(5)).isEmpty, "an outage is not a configuration pause")
         // Sends that were in flight when it opened change nothing.

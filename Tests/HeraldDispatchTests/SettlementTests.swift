@@ -1,9 +1,10 @@
 import Foundation
-@testable import HeraldStore
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldPush
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// The answer → acknowledgement decision, without a database or a network.
 struct SettlementTests {
@@ -42,8 +43,10 @@ struct SettlementTests {
     /// No answer while the endpoint is held back: queued at once, not counted.
     @Test func noAnswerFromAHeldBackEndpointIsNotCounted() {
         let settled = settle(.retry(after: nil, reason: "Couldn't connect"), http: nil, heldBack: true)
-        #expect(settled == Settlement(
-            status: .queued, outcome: .retry, next: now, error: "Couldn't connect (the endpoint is held back; not counted)", spent: false))
+        #expect(
+            settled
+                == Settlement(
+                    status: .queued, outcome: .retry, next: now, error: "Couldn't connect (the endpoint is held back; not counted)", spent: false))
         // Before the circuit opens, the same is an ordinary, counted retry.
         let counted = settle(.retry(after: nil, reason: "Couldn't connect"), http: nil, heldBack: false)
         #expect(counted.spent && counted.next.map { $0 > now } == true)
@@ -66,8 +69,11 @@ struct SettlementTests {
     }
 
     @Test func loopsBackOffUpToTwoSeconds() {
-        #expect((0...8).map { LoopBackoff.after(failures: $0) }
-            == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600),
-                .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000)])
+        #expect(
+            (0...8).map { LoopBackoff.after(failures: $0) }
+                == [
+                    .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600),
+                    .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000)
+                ])
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// A push about a state the activity has left is not sent: moving it on cancels what no
 /// provider has taken yet, and history says why.
@@ -66,7 +67,8 @@ import Testing
             let apns = try #require(messages.first { $0.token == iPhone })
             #expect(apns.headers["apns-collapse-id"] == id)
             let fcm = try #require(messages.first { $0.token == "chidi-pixel" })
-            let android = ((try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])?["message"] as? [String: Any])?["android"]
+            let android = ((try JSONSerialization.jsonObject(with: Data(fcm.payload.utf8)) as? [String: Any])?["message"] as? [String: Any])?[
+                "android"]
             #expect(((android as? [String: Any])?["notification"] as? [String: Any])?["tag"] as? String == id)
         }
     }

@@ -1,12 +1,13 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
-@testable import HeraldStore
 import HeraldTemplates
 import HeraldTestSupport
+import HeraldTesting
 import Testing
+
+@testable import HeraldStore
 
 /// Reminders, escalation and deadline notices (DESIGN.md §14), with the clock in the test's
 /// hands: `fireDueTimers(at:)` is what every worker calls with the time of day; here the
@@ -40,7 +41,10 @@ import Testing
             #expect(try await harness.store.fireDueTimers(at: try deadline.at("00:00").addingTimeInterval(-60)).isEmpty)
             let soon = try await harness.store.fireDueTimers(at: try deadline.at("00:01"))
             #expect(soon.count == 1)
-            guard case .fired(.deadlineSoon, _)? = soon.first else { Issue.record("\(soon)"); return }
+            guard case .fired(.deadlineSoon, _)? = soon.first else {
+                Issue.record("\(soon)")
+                return
+            }
             // Firing again at the same moment, or later, does nothing more.
             #expect(try await harness.store.fireDueTimers(at: try deadline.at("00:02")).isEmpty)
             _ = try await harness.drain(horizon: .seconds(1))
@@ -52,7 +56,10 @@ import Testing
             await harness.emulator.clearMessages()
             #expect(try await harness.store.fireDueTimers(at: try deadline.at("14:59")).isEmpty)
             let overdue = try await harness.store.fireDueTimers(at: try deadline.at("15:01"))
-            guard case .fired(.overdue, _)? = overdue.first, overdue.count == 1 else { Issue.record("\(overdue)"); return }
+            guard case .fired(.overdue, _)? = overdue.first, overdue.count == 1 else {
+                Issue.record("\(overdue)")
+                return
+            }
             _ = try await harness.drain(horizon: .seconds(1))
             messages = await harness.emulator.messages()
             #expect(Set(messages.map(\.token)) == ["chidi-phone", "alice-phone"] && messages.count == 2)
@@ -109,16 +116,24 @@ import Testing
 
             #expect(try await harness.store.fireDueTimers(at: asked.addingTimeInterval(3500)).isEmpty)
             let reminder = try await harness.store.fireDueTimers(at: asked.addingTimeInterval(3700))
-            guard case .fired(.approvalReminder, _)? = reminder.first, reminder.count == 1 else { Issue.record("\(reminder)"); return }
+            guard case .fired(.approvalReminder, _)? = reminder.first, reminder.count == 1 else {
+                Issue.record("\(reminder)")
+                return
+            }
             _ = try await harness.drain(horizon: .seconds(1))
             var messages = await harness.emulator.messages()
             #expect(messages.map(\.token) == ["alice-manager"])
             #expect(messages.first?.title == "Approval Reminder")
-            #expect(messages.first?.body?.hasPrefix("🔻P0🔻") == true && messages.first?.body?.contains("Chidi Okafor is still waiting for your approval of Ship v2") == true)
+            #expect(
+                messages.first?.body?.hasPrefix("🔻P0🔻") == true
+                    && messages.first?.body?.contains("Chidi Okafor is still waiting for your approval of Ship v2") == true)
 
             await harness.emulator.clearMessages()
             let escalation = try await harness.store.fireDueTimers(at: asked.addingTimeInterval(7300))
-            guard case .fired(.escalation, _)? = escalation.first, escalation.count == 1 else { Issue.record("\(escalation)"); return }
+            guard case .fired(.escalation, _)? = escalation.first, escalation.count == 1 else {
+                Issue.record("\(escalation)")
+                return
+            }
             _ = try await harness.drain(horizon: .seconds(1))
             messages = await harness.emulator.messages()
             #expect(messages.map(\.token) == ["ada-manager"])
@@ -191,9 +206,14 @@ import Testing
             let firings = try await harness.store.fireDueTimers(at: try deadline.at("00:01"))
             #expect(firings.count == 2, "\(firings)")
             #expect(firings.contains { if case .fired(.deadlineSoon, _) = $0 { true } else { false } })
-            #expect(firings.contains {
-                if case .skipped(.deadlineSoon, let reason) = $0 { reason.hasPrefix("could not be fired: ") && reason.contains("is refused") } else { false }
-            }, "\(firings)")
+            #expect(
+                firings.contains {
+                    if case .skipped(.deadlineSoon, let reason) = $0 {
+                        reason.hasPrefix("could not be fired: ") && reason.contains("is refused")
+                    } else {
+                        false
+                    }
+                }, "\(firings)")
             let timers = try await harness.store.withTenant(harness.tenant) { session in
                 (try await session.timers(activity: refused.id), try await session.timers(activity: other.id))
             }

@@ -1,11 +1,12 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// An event whose snapshot this version cannot read is passed over (marked done and left in
 /// the outbox), and never stops the events behind it. The claim reads the recipients apart
@@ -14,8 +15,9 @@ import Testing
     @Test func recipientsAreReadOnlyWhenEveryIdAndAppIs() {
         let person = UUID()
         let id = person.uuidString.lowercased()
-        #expect(DeliveryQueue.recipients(ids: [id, id.uppercased()], apps: ["member", "manager"])
-            == [EventRecipient(id: person, app: .member), EventRecipient(id: person, app: .manager)])
+        #expect(
+            DeliveryQueue.recipients(ids: [id, id.uppercased()], apps: ["member", "manager"])
+                == [EventRecipient(id: person, app: .member), EventRecipient(id: person, app: .manager)])
         #expect(DeliveryQueue.recipients(ids: [], apps: []) == [])
         #expect(DeliveryQueue.recipients(ids: nil, apps: nil) == nil)
         #expect(DeliveryQueue.recipients(ids: [id], apps: []) == nil)
@@ -32,7 +34,8 @@ import Testing
         try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
         let conversation = try await harness.store.withTenant(harness.tenant) { session in
             try await session.createConversation(
-                actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Ops", photoURL: nil, team: "ops").id
+                actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Ops", photoURL: nil, team: "ops"
+            ).id
         }
         return { text in
             _ = try await harness.store.withTenant(harness.tenant) {
@@ -51,7 +54,7 @@ import Testing
                 "jsonb_set(payload, '{recipients}', '[{\"id\": \"nobody\", \"app\": \"member\"}]')",
                 "jsonb_set(payload, '{recipients}', '[7]')",
                 "payload - 'recipients'",
-                "'[1, 2]'::jsonb",
+                "'[1, 2]'::jsonb"
             ].enumerated() {
                 try await harness.store.pool.query(
                     """
@@ -67,8 +70,10 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE kind = 'chat.message'") == 7)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 4)
             // Passed over at once, each with why.
-            #expect(try await harness.count(
-                "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_failures = 1 AND fan_out_error LIKE '%cannot be read%'") == 5)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_failures = 1 AND fan_out_error LIKE '%cannot be read%'")
+                    == 5)
             let tokens = await harness.emulator.messages().map(\.token)
             #expect(tokens.sorted() == ["chidi-phone", "chidi-phone", "dana-phone", "dana-phone"])
         }
@@ -89,8 +94,10 @@ import Testing
             #expect(counters.eventsPassedOver == 1)
             #expect(try await harness.count("SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL OR lease_owner IS NOT NULL") == 0)
             #expect(try await harness.count("SELECT count(*) FROM notifications WHERE kind = 'chat.message'") == 3)
-            #expect(try await harness.count(
-                "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_error = 'recipients from position 1 on cannot be read'") == 1)
+            #expect(
+                try await harness.count(
+                    "SELECT count(*) FROM outbox WHERE passed_over_at IS NOT NULL AND fan_out_error = 'recipients from position 1 on cannot be read'")
+                    == 1)
             #expect(await harness.emulator.messages().count == 3)
         }
     }

@@ -1,12 +1,13 @@
 import Foundation
 import HeraldCluster
 import HeraldCore
-@testable import HeraldDispatch
 import HeraldEmulator
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
 
 /// Load tests, one at a time: each drives thousands of sends through an in-process emulator,
 /// and several at once on two cores (beside the rest of the suite) kept requests waiting past
@@ -24,7 +25,9 @@ import Testing
                         group.addTask {
                             try await harness.drain(
                                 horizon: .zero,
-                                .init(worker: "worker-\(index)", concurrency: 64, claimBatch: 32, eventBatch: 10, retry: RetryPolicy(base: .milliseconds(50))))
+                                .init(
+                                    worker: "worker-\(index)", concurrency: 64, claimBatch: 32, eventBatch: 10,
+                                    retry: RetryPolicy(base: .milliseconds(50))))
                         }
                     }
                     var sent = 0
@@ -48,9 +51,12 @@ import Testing
                 }
                 #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history") == 2_000)
                 #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 2_000)
-                #expect(try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 2_000)
-                #expect(try await harness.count(
-                    "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempt_history GROUP BY 1, 2 HAVING count(*) > 1) twice") == 0)
+                #expect(
+                    try await harness.count("SELECT count(DISTINCT delivery_id) FROM delivery_attempt_history WHERE outcome = 'delivered'") == 2_000)
+                #expect(
+                    try await harness.count(
+                        "SELECT count(*) FROM (SELECT delivery_id, attempt FROM delivery_attempt_history GROUP BY 1, 2 HAVING count(*) > 1) twice")
+                        == 0)
                 #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE NOT counted") == 0)
                 #expect(try await harness.count("SELECT count(DISTINCT worker) FROM delivery_attempt_history") > 1)
                 #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
@@ -72,7 +78,8 @@ import Testing
             let counters = try await harness.drain(horizon: .zero)
             #expect(counters.sent == 200 && counters.retried == 0 && counters.pausedForConfiguration == 0, "\(counters)")
             let failures = try await harness.store.pool.query(
-                "SELECT outcome, coalesce(provider_error, ''), count(*)::int FROM delivery_attempt_history WHERE outcome <> 'delivered' GROUP BY 1, 2")
+                "SELECT outcome, coalesce(provider_error, ''), count(*)::int FROM delivery_attempt_history WHERE outcome <> 'delivered' GROUP BY 1, 2"
+            )
             for row in failures {
                 let (outcome, error, count) = try row.decode((String, String, Int).self)
                 Issue.record("\(count) × \(outcome): \(error)")

@@ -56,8 +56,9 @@ import Testing
             let first = try await reused.providerToken()
             later.catchUp()
             #expect(try await reused.providerToken() == first, "still cached")
-            guard case .delivered = try await APNsProvider(credentials: reused, endpoint: endpoints.https, http: http).send(
-                notification(token: "a1b2c3d4e5f6"), topic: "t")
+            guard
+                case .delivered = try await APNsProvider(credentials: reused, endpoint: endpoints.https, http: http).send(
+                    notification(token: "a1b2c3d4e5f6"), topic: "t")
             else {
                 Issue.record("expected delivery after renewing the provider token")
                 return
@@ -85,8 +86,9 @@ import Testing
             }
             #expect(reason.contains("InvalidProviderToken"), "\(reason)")
             let genuine = try APNsCredentials(pem: key.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456")
-            guard case .delivered = try await APNsProvider(credentials: genuine, endpoint: endpoints.https, http: http)
-                .send(notification(token: "a1b2c3d4e5f6"), topic: "t")
+            guard
+                case .delivered = try await APNsProvider(credentials: genuine, endpoint: endpoints.https, http: http)
+                    .send(notification(token: "a1b2c3d4e5f6"), topic: "t")
             else {
                 Issue.record("the key's own token must be accepted")
                 return

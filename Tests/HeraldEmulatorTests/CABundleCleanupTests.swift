@@ -1,7 +1,8 @@
 import Foundation
+import Testing
+
 @testable import HeraldEmulator
 @testable import HeraldHTTP
-import Testing
 
 /// A client given an extra CA file combines it with the system's CAs into a temporary file
 /// that libcurl reads. Every worker, emulator command and test makes such a client, so the

@@ -1,13 +1,14 @@
 import Foundation
-import HeraldTestSupport
-@testable import HeraldEmulator
-@testable import HeraldHTTP
-@testable import HeraldPush
 import HeraldTemplates
+import HeraldTestSupport
 import Logging
 import Synchronization
 import Testing
 import _CryptoExtras
+
+@testable import HeraldEmulator
+@testable import HeraldHTTP
+@testable import HeraldPush
 
 let quiet = Logger(label: "herald.test", factory: { _ in SwiftLogNoOpLogHandler() })
 
@@ -194,7 +195,8 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<300 {
                     group.addTask {
-                        _ = try await http.send(HTTPRequest(method: "POST", url: sendURL, headers: [("authorization", "Bearer x")], body: Array("{}".utf8)))
+                        _ = try await http.send(
+                            HTTPRequest(method: "POST", url: sendURL, headers: [("authorization", "Bearer x")], body: Array("{}".utf8)))
                         finished.value.add(1, ordering: .relaxed)
                     }
                 }
@@ -289,9 +291,13 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
             let fcm = try provider(emulator, endpoints, http: http)
             #expect(try await fcm.send(notification(token: "dead-123")) == .deadToken(reason: "UNREGISTERED: Requested entity was not found."))
             await emulator.setFaults(.init(unavailableShare: 1, retryAfterSeconds: 7))
-            #expect(try await fcm.send(notification(token: "ok")) == .retry(after: .seconds(7), reason: "UNAVAILABLE: The service is currently unavailable."))
+            #expect(
+                try await fcm.send(notification(token: "ok"))
+                    == .retry(after: .seconds(7), reason: "UNAVAILABLE: The service is currently unavailable."))
             await emulator.setFaults(.init(throttledShare: 1, retryAfterSeconds: 2))
-            #expect(try await fcm.send(notification(token: "ok")) == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric 'Messages'."))
+            #expect(
+                try await fcm.send(notification(token: "ok"))
+                    == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric 'Messages'."))
         }
     }
 
@@ -333,9 +339,10 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
         let account = try ServiceAccount(json: emulator.serviceAccountJSON(tokenURI: endpoints.https + "/token"))
         let fcm = FCMProvider(account: account, endpoint: endpoints.https, http: http)
         let token = try await fcm.tokens.token()
-        return try await http.send(HTTPRequest(
-            method: "POST", url: fcm.sendURL, headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json")],
-            body: Array(body.utf8)))
+        return try await http.send(
+            HTTPRequest(
+                method: "POST", url: fcm.sendURL, headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json")],
+                body: Array(body.utf8)))
     }
 
     @Test(arguments: [
@@ -343,7 +350,7 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
         (#"{"message": {"token": "a", "topic": "news"}}"#, "exactly one of token, topic or condition"),
         (#"{"message": {"notification": {"title": "x"}}}"#, "exactly one of token, topic or condition"),
         (#"{"message": {"token": "a", "priority": "high"}}"#, "message.priority"),
-        (#"{"message": {"token": "a", "notification": {"title": "x", "sound": "default"}}}"#, "message.notification.sound"),
+        (#"{"message": {"token": "a", "notification": {"title": "x", "sound": "default"}}}"#, "message.notification.sound")
     ])
     func malformedMessagesAreRefusedLikeFCMDoes(body: String, expected: String) async throws {
         try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
@@ -373,12 +380,15 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
         try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
             let http = try client(emulator)
             defer { http.shutdown() }
-            let response = try await http.send(HTTPRequest(
-                method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer forged")],
-                body: Array(#"{"message": {"token": "a"}}"#.utf8)))
+            let response = try await http.send(
+                HTTPRequest(
+                    method: "POST", url: endpoints.https + "/v1/projects/herald-dev/messages:send", headers: [("authorization", "Bearer forged")],
+                    body: Array(#"{"message": {"token": "a"}}"#.utf8)))
             #expect(response.status == 401)
-            #expect(FCMClassifier.classify(ProviderResponse(status: 401, body: response.body)) == .credentialsExpired(
-                reason: "UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token."))
+            #expect(
+                FCMClassifier.classify(ProviderResponse(status: 401, body: response.body))
+                    == .credentialsExpired(
+                        reason: "UNAUTHENTICATED: Request had invalid authentication credentials. Expected OAuth 2 access token."))
         }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import Synchronization
+import Testing
+
 @testable import HeraldEmulator
 @testable import HeraldHTTP
-import Testing
 
 /// A TCP relay on the loopback for tests: it forwards each connection to an upstream port
 /// until `freeze()`, after which the connections it has stay open and carry nothing, like a
@@ -96,7 +97,7 @@ final class FreezingRelay: Sendable {
             let answersHeld = index < answersHeldBelow.load(ordering: .acquiring)
             var descriptors = [
                 pollfd(fd: client, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: upstream, events: answersHeld ? 0 : Int16(POLLIN), revents: 0),
+                pollfd(fd: upstream, events: answersHeld ? 0 : Int16(POLLIN), revents: 0)
             ]
             guard poll(&descriptors, 2, 50) > 0 else { continue }
             for (from, to) in [(client, upstream), (upstream, client)] where descriptors[from == client ? 0 : 1].revents != 0 {

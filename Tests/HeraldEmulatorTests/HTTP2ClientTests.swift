@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
 @testable import HeraldEmulator
 @testable import HeraldHTTP
 @testable import HeraldPush
-import Testing
 
 /// The `https://` path through both engines, against the real emulator over real TLS: what
 /// each sends and receives, and how the nghttp2 client meets a server without HTTP/2, a
@@ -16,10 +17,11 @@ import Testing
             let fcm = try provider(emulator, endpoints, http: http)
             let token = try await fcm.tokens.token()
             let body = #"{"message": {"token": "engine-\#(engine)", "data": {"a": "1"}, "notification": {"title": "T", "body": "B"}}}"#
-            let answer = try await http.send(HTTPRequest(
-                method: "post", url: fcm.sendURL,
-                headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Connection", "keep-alive")],
-                body: Array(body.utf8)))
+            let answer = try await http.send(
+                HTTPRequest(
+                    method: "post", url: fcm.sendURL,
+                    headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Connection", "keep-alive")],
+                    body: Array(body.utf8)))
             #expect(answer.status == 200)
             #expect(answer.httpVersion == "2")
             #expect(answer.headers["content-type"]?.hasPrefix("application/json") == true)
@@ -53,11 +55,12 @@ import Testing
             let token = try await fcm.tokens.token()
             #expect(try await http.send(HTTPRequest(url: endpoints.https + "/emulator/stats", timeout: .seconds(60))).status == 200)
             func send(_ device: String, timeout: Duration) async throws -> HTTPResponse {
-                try await http.send(HTTPRequest(
-                    method: "post", url: fcm.sendURL,
-                    headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
-                    body: Array(#"{"message": {"token": "\#(device)", "notification": {"title": "T", "body": "B"}}}"#.utf8),
-                    timeout: timeout))
+                try await http.send(
+                    HTTPRequest(
+                        method: "post", url: fcm.sendURL,
+                        headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
+                        body: Array(#"{"message": {"token": "\#(device)", "notification": {"title": "T", "body": "B"}}}"#.utf8),
+                        timeout: timeout))
             }
             await #expect(throws: HTTPClientError.self) { _ = try await send("given-up", timeout: .seconds(1)) }
             let next = try await send("next", timeout: .seconds(60))
@@ -168,7 +171,8 @@ import Testing
             // Not dropped before the probe had its time; dropped by the probe (the message
             // says so), not by the request's own 60 s timeout. No upper bound on the wall
             // clock beyond that: on a loaded machine the loop may run late (23 s was seen).
-            let probe = Duration.nanoseconds(H2Loop.probeTimeout), delay = Duration.nanoseconds(H2Loop.stallProbeDelay)
+            let probe = Duration.nanoseconds(H2Loop.probeTimeout)
+            let delay = Duration.nanoseconds(H2Loop.stallProbeDelay)
             #expect(waited >= probe + delay && waited < .seconds(60), "\(waited)")
         }
     }

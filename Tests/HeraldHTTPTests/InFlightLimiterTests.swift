@@ -1,6 +1,7 @@
-@testable import HeraldHTTP
 import Synchronization
 import Testing
+
+@testable import HeraldHTTP
 
 struct InFlightLimiterTests {
     /// Thousands of callers past the bound (a large fan-out) are let in one per release, in

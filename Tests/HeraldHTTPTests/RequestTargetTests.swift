@@ -1,5 +1,6 @@
-@testable import HeraldHTTP
 import Testing
+
+@testable import HeraldHTTP
 
 @Suite struct RequestTargetTests {
     @Test func anHTTPSURLSplitsIntoHostPortAuthorityAndPath() throws {
@@ -22,9 +23,10 @@ import Testing
     }
 
     @Test(arguments: [
-        "ftp://example.com/", "https://", "https:///path", "http://", "httpss://example.com/", "https://user:secret@example.com/", "https://example.com:0/",
+        "ftp://example.com/", "https://", "https:///path", "http://", "httpss://example.com/", "https://user:secret@example.com/",
+        "https://example.com:0/",
         "https://example.com:65536/", "https://example.com:port/", "https://[::1/", "https://[::1]x/", "example.com",
-        "https:/example.com/", "https:example.com", "httpx://example.com/", "https://@example.com/",
+        "https:/example.com/", "https:example.com", "httpx://example.com/", "https://@example.com/"
     ])
     func whatItCannotCarryIsRefused(_ url: String) {
         #expect(RequestTarget(url: url) == nil)

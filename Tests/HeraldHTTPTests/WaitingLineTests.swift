@@ -1,5 +1,6 @@
-@testable import HeraldHTTP
 import Testing
+
+@testable import HeraldHTTP
 
 struct WaitingLineTests {
     @Test func urgentCallersGoFirstThenTheRestInArrivalOrder() {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldPostgres
 import Testing
+
+@testable import HeraldPostgres
 
 @Suite struct LiteralTests {
     @Test(arguments: [
@@ -10,7 +11,7 @@ import Testing
         ("{\"a b\",NULL,\"NULL\"}", ["a b", nil, "NULL"]),
         ("{\"q\\\"uote\",\"back\\\\slash\"}", ["q\"uote", "back\\slash"]),
         ("[0:1]={x,y}", ["x", "y"]),
-        ("{\"é 中文 🔻\",  x y  ,null,\"\",NuLl}", ["é 中文 🔻", "x y", nil, "", nil]),
+        ("{\"é 中文 🔻\",  x y  ,null,\"\",NuLl}", ["é 中文 🔻", "x y", nil, "", nil])
     ])
     func arrayLiteralsParse(text: String, expected: [String?]) {
         #expect(PostgresArrayLiteral.parse(text) == expected)
@@ -60,7 +61,7 @@ import Testing
         ("2026-11-22 09:58:39.5+09:30", 1_795_307_319.5),
         ("2026-11-21 19:28:39.5-05", 1_795_307_319.5),
         ("2026-11-22T00:28:39Z", 1_795_307_319),
-        ("2026-11-22", 1_795_305_600),
+        ("2026-11-22", 1_795_305_600)
     ])
     func timestampsParse(text: String, seconds: Double) {
         #expect(PostgresTimestamp.parse(text) == Date(timeIntervalSince1970: seconds))

@@ -13,7 +13,8 @@ import Testing
     }
 
     @Test func anAbsentFilterLeavesNoTraceInTheStatement() {
-        let team: String? = nil, status: String? = "running"
+        let team: String? = nil
+        let status: String? = "running"
         let query: PostgresQuery = "SELECT * FROM a WHERE tenant = \(1)\(and: "team =", team)\(and: "status =", status)"
         #expect(query.sql == "SELECT * FROM a WHERE tenant = $1 AND status = $2")
         #expect(query.binds.values == ["1", "running"])
@@ -59,7 +60,8 @@ import Testing
                 for value in 0..<5 { try await connection.query("INSERT INTO p (value) VALUES (\(value))") }
                 for extra in 0..<(PostgresConnection.preparedLimit + 20) {
                     let sum = try await connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT sum(value)::int + \(extra) FROM p")).single().decode(Int.self, at: 0)
+                        PostgresQuery(unsafeSQL: "SELECT sum(value)::int + \(extra) FROM p")
+                    ).single().decode(Int.self, at: 0)
                     #expect(sum == 10 + extra)
                 }
                 // One text with parameters of different types: each runs with its own.

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldPostgres
 import Testing
+
+@testable import HeraldPostgres
 
 @Suite struct UUIDTextTests {
     @Test func formatsAsPostgreSQLDoesLowercaseWithDashes() {
@@ -17,7 +18,7 @@ import Testing
     @Test(arguments: [
         "", "0193a1b2c3d47e5f8a9b0c1d2e3f4a5b", "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5", "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5bb",
         "0193a1b2-c3d4-7e5f-8a9b+0c1d2e3f4a5b", "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5g", "{0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5}",
-        "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5é",
+        "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5é"
     ])
     func refusesWhatIsNotCanonical(text: String) {
         #expect(UUIDText.parse(text) == nil)

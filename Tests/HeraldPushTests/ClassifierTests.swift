@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldPush
 import Testing
+
+@testable import HeraldPush
 
 /// FCM HTTP v1 error bodies in the shape Google sends them.
 enum FCMBodies {
@@ -28,7 +29,7 @@ enum FCMBodies {
         (#"{"name":"projects/demo/messages/3","extra":true}"#, "projects/demo/messages/3"),
         (#"{"extra": 1, "name": "projects/demo/messages/4"}"#, "projects/demo/messages/4"),
         (#"{"name": "projects/demo/messages/\u0035"}"#, "projects/demo/messages/5"),
-        (#"{"name": "projects/demo/messages/6\"quoted\""}"#, #"projects/demo/messages/6"quoted""#),
+        (#"{"name": "projects/demo/messages/6\"quoted\""}"#, #"projects/demo/messages/6"quoted""#)
     ])
     func theNameIsReadFromAnyShapeOfAnswer(body: String, name: String) {
         #expect(FCMClassifier.classify(ProviderResponse(status: 200, body: body)) == .delivered(messageID: name))
@@ -41,29 +42,38 @@ enum FCMBodies {
     }
 
     @Test func unregisteredAndSenderMismatchAreDeadTokens() {
-        let unregistered = ProviderResponse(status: 404, body: FCMBodies.error(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED"))
+        let unregistered = ProviderResponse(
+            status: 404, body: FCMBodies.error(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED"))
         #expect(FCMClassifier.classify(unregistered) == .deadToken(reason: "UNREGISTERED: Requested entity was not found."))
         let mismatch = ProviderResponse(status: 403, body: FCMBodies.error(403, "PERMISSION_DENIED", "SenderId mismatch", fcm: "SENDER_ID_MISMATCH"))
         #expect(FCMClassifier.classify(mismatch) == .deadToken(reason: "SENDER_ID_MISMATCH: SenderId mismatch"))
     }
 
     @Test func invalidArgumentIsADeadTokenOnlyWhenItIsAboutTheToken() {
-        let token = ProviderResponse(status: 400, body: FCMBodies.error(
-            400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", fcm: "INVALID_ARGUMENT"))
+        let token = ProviderResponse(
+            status: 400,
+            body: FCMBodies.error(
+                400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", fcm: "INVALID_ARGUMENT"))
         guard case .deadToken = FCMClassifier.classify(token) else {
             Issue.record("expected a dead token")
             return
         }
-        let field = ProviderResponse(status: 400, body: FCMBodies.error(
-            400, "INVALID_ARGUMENT", "Request contains an invalid argument.", fcm: "INVALID_ARGUMENT",
-            extra: #"{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.token", "description": "Invalid registration token"}]}"#))
+        let field = ProviderResponse(
+            status: 400,
+            body: FCMBodies.error(
+                400, "INVALID_ARGUMENT", "Request contains an invalid argument.", fcm: "INVALID_ARGUMENT",
+                extra:
+                    #"{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.token", "description": "Invalid registration token"}]}"#
+            ))
         guard case .deadToken = FCMClassifier.classify(field) else {
             Issue.record("expected a dead token from the field violation")
             return
         }
-        let data = ProviderResponse(status: 400, body: FCMBodies.error(
-            400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value' (TYPE_STRING), 1", fcm: nil,
-            extra: #"{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.data[0].value"}]}"#))
+        let data = ProviderResponse(
+            status: 400,
+            body: FCMBodies.error(
+                400, "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value' (TYPE_STRING), 1", fcm: nil,
+                extra: #"{"@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": "message.data[0].value"}]}"#))
         #expect(FCMClassifier.classify(data) == .badRequest(reason: "INVALID_ARGUMENT: Invalid value at 'message.data[0].value' (TYPE_STRING), 1"))
     }
 
@@ -71,7 +81,9 @@ enum FCMBodies {
         let unavailable = ProviderResponse(
             status: 503, headers: ["Retry-After": "17"],
             body: FCMBodies.error(503, "UNAVAILABLE", "The service is currently unavailable.", fcm: "UNAVAILABLE"))
-        #expect(FCMClassifier.classify(unavailable, now: Self.now) == .retry(after: .seconds(17), reason: "UNAVAILABLE: The service is currently unavailable."))
+        #expect(
+            FCMClassifier.classify(unavailable, now: Self.now)
+                == .retry(after: .seconds(17), reason: "UNAVAILABLE: The service is currently unavailable."))
         let internalError = ProviderResponse(status: 500, body: FCMBodies.error(500, "INTERNAL", "Internal error encountered.", fcm: "INTERNAL"))
         #expect(FCMClassifier.classify(internalError) == .retry(after: nil, reason: "INTERNAL: Internal error encountered."))
         let date = ProviderResponse(
@@ -82,29 +94,35 @@ enum FCMBodies {
 
     @Test func quotaExceededWaitsAtLeastAMinute() {
         let body = FCMBodies.error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric", fcm: "QUOTA_EXCEEDED")
-        #expect(FCMClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "5"], body: body))
-            == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
-        #expect(FCMClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "120"], body: body))
-            == .retry(after: .seconds(120), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
-        #expect(FCMClassifier.classify(ProviderResponse(status: 429, body: body))
-            == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "5"], body: body))
+                == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "120"], body: body))
+                == .retry(after: .seconds(120), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 429, body: body))
+                == .retry(after: .seconds(60), reason: "QUOTA_EXCEEDED: Quota exceeded for quota metric"))
     }
 
     @Test func thirdPartyAuthErrorIsConfiguration() {
         let body = FCMBodies.error(401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service", fcm: "THIRD_PARTY_AUTH_ERROR")
-        #expect(FCMClassifier.classify(ProviderResponse(status: 401, body: body))
-            == .configurationError(reason: "THIRD_PARTY_AUTH_ERROR: Auth error from APNS or Web Push Service"))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 401, body: body))
+                == .configurationError(reason: "THIRD_PARTY_AUTH_ERROR: Auth error from APNS or Web Push Service"))
     }
 
     @Test func aPlain401MeansTheAccessTokenExpired() {
         let body = #"{"error": {"code": 401, "message": "Request had invalid authentication credentials.", "status": "UNAUTHENTICATED"}}"#
-        #expect(FCMClassifier.classify(ProviderResponse(status: 401, body: body))
-            == .credentialsExpired(reason: "UNAUTHENTICATED: Request had invalid authentication credentials."))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 401, body: body))
+                == .credentialsExpired(reason: "UNAUTHENTICATED: Request had invalid authentication credentials."))
     }
 
     @Test func statusAloneDecidesWhenThereIsNoFcmError() {
-        #expect(FCMClassifier.classify(ProviderResponse(status: 403, body: #"{"error": {"status": "PERMISSION_DENIED", "message": "FCM API disabled"}}"#))
-            == .configurationError(reason: "PERMISSION_DENIED: FCM API disabled"))
+        #expect(
+            FCMClassifier.classify(ProviderResponse(status: 403, body: #"{"error": {"status": "PERMISSION_DENIED", "message": "FCM API disabled"}}"#))
+                == .configurationError(reason: "PERMISSION_DENIED: FCM API disabled"))
         #expect(FCMClassifier.classify(ProviderResponse(status: 404, body: "<html>not found</html>")) == .configurationError(reason: "HTTP 404"))
         #expect(FCMClassifier.classify(ProviderResponse(status: 502, body: "")) == .retry(after: nil, reason: "HTTP 502"))
         #expect(FCMClassifier.classify(ProviderResponse(status: 418, body: "")) == .badRequest(reason: "HTTP 418"))
@@ -129,20 +147,22 @@ enum FCMBodies {
         (503, #"{"reason": "Shutdown"}"#, .retry(after: nil, reason: "Shutdown")),
         (413, #"{"reason": "PayloadTooLarge"}"#, .badRequest(reason: "PayloadTooLarge")),
         (400, #"{"reason": "BadCollapseId"}"#, .badRequest(reason: "BadCollapseId")),
-        (400, "", .badRequest(reason: "HTTP 400")),
+        (400, "", .badRequest(reason: "HTTP 400"))
     ])
     func reasonsMapToOutcomes(status: Int, body: String, expected: DeliveryOutcome) {
         #expect(APNsClassifier.classify(ProviderResponse(status: status, body: body)) == expected)
     }
 
     @Test func acceptedCarriesTheAPNsID() {
-        #expect(APNsClassifier.classify(ProviderResponse(status: 200, headers: ["apns-id": "EC1BF194-B3B2-424A-89A9-5A918A6E6B5B"]))
-            == .delivered(messageID: "EC1BF194-B3B2-424A-89A9-5A918A6E6B5B"))
+        #expect(
+            APNsClassifier.classify(ProviderResponse(status: 200, headers: ["apns-id": "EC1BF194-B3B2-424A-89A9-5A918A6E6B5B"]))
+                == .delivered(messageID: "EC1BF194-B3B2-424A-89A9-5A918A6E6B5B"))
     }
 
     @Test func retryAfterIsHonoured() {
-        #expect(APNsClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "30"], body: #"{"reason": "TooManyRequests"}"#))
-            == .retry(after: .seconds(30), reason: "TooManyRequests"))
+        #expect(
+            APNsClassifier.classify(ProviderResponse(status: 429, headers: ["Retry-After": "30"], body: #"{"reason": "TooManyRequests"}"#))
+                == .retry(after: .seconds(30), reason: "TooManyRequests"))
     }
 }
 
@@ -155,7 +175,7 @@ enum FCMBodies {
         ("Sat, 21 Nov 2026 23:32:00 GMT", .seconds(120)),
         ("Saturday, 21-Nov-26 23:30:30 GMT", .seconds(30)),
         ("Sat Nov 21 23:31:00 2026", .seconds(60)),
-        ("Fri, 20 Nov 2026 23:30:00 GMT", .seconds(0)),
+        ("Fri, 20 Nov 2026 23:30:00 GMT", .seconds(0))
     ])
     func readableValues(value: String, expected: Duration) {
         #expect(RetryAfter.parse(value, now: Self.now) == expected)

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import HeraldTesting
 import HeraldPush
+import HeraldTesting
 import Testing
 import _CryptoExtras
 
@@ -13,7 +13,7 @@ import _CryptoExtras
         var object: [String: String] = [
             "type": "service_account", "project_id": "herald-dev", "private_key_id": "0123456789abcdef",
             "private_key": privateKey ?? key.pkcs8PEMRepresentation, "client_email": "herald@herald-dev.iam.gserviceaccount.com",
-            "token_uri": "http://127.0.0.1:9099/token",
+            "token_uri": "http://127.0.0.1:9099/token"
         ]
         if let field { object[field] = nil }
         return try JSONSerialization.data(withJSONObject: object)
@@ -29,7 +29,8 @@ import _CryptoExtras
         #expect(claims["iss"] as? String == "herald@herald-dev.iam.gserviceaccount.com")
         #expect(claims["scope"] as? String == "https://www.googleapis.com/auth/firebase.messaging")
         #expect(claims["aud"] as? String == "http://127.0.0.1:9099/token")
-        let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
+        let iat = try #require(claims["iat"] as? Int)
+        let exp = try #require(claims["exp"] as? Int)
         #expect(iat == 1_795_303_800 && exp - iat <= 3600 && exp > iat)
         let header = try #require(Data(base64Encoded: String(assertion.split(separator: ".")[0]) + "=="))
         let headerObject = try JSONSerialization.jsonObject(with: header) as? [String: String]
@@ -38,7 +39,8 @@ import _CryptoExtras
         // Another key's signature does not verify.
         let other = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         #expect(verifiedRS256(assertion, publicKey: other.publicKey) == nil)
-        #expect(try account.tokenRequestBody(issuedAt: issued).hasPrefix("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=ey"))
+        #expect(
+            try account.tokenRequestBody(issuedAt: issued).hasPrefix("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=ey"))
     }
 
     @Test func printingTheAccountNeverShowsTheKey() throws {
@@ -79,11 +81,13 @@ import _CryptoExtras
     @Test func aThousandConcurrentSendsShareOneFetch() async throws {
         let counter = Counter()
         let clock = ManualClock()
-        let cache = AccessTokenCache(now: { clock.now() }) {
-            let n = await counter.next()
-            try await Task.sleep(for: .milliseconds(20))
-            return AccessToken(value: "token-\(n)", expiresAt: clock.now().addingTimeInterval(3600))
-        }
+        let cache = AccessTokenCache(
+            now: { clock.now() },
+            fetch: {
+                let n = await counter.next()
+                try await Task.sleep(for: .milliseconds(20))
+                return AccessToken(value: "token-\(n)", expiresAt: clock.now().addingTimeInterval(3600))
+            })
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<1000 { group.addTask { try await cache.token() } }
             var tokens: [String] = []
@@ -97,9 +101,11 @@ import _CryptoExtras
     @Test func theTokenIsRefreshedFiveMinutesBeforeItExpires() async throws {
         let counter = Counter()
         let clock = ManualClock()
-        let cache = AccessTokenCache(now: { clock.now() }) {
-            AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
-        }
+        let cache = AccessTokenCache(
+            now: { clock.now() },
+            fetch: {
+                AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
+            })
         #expect(try await cache.token() == "token-1")
         clock.advance(3600 - 301)
         #expect(try await cache.token() == "token-1")
@@ -110,9 +116,11 @@ import _CryptoExtras
     @Test func aRejectedTokenCausesOneRefreshForAllWhoSawIt() async throws {
         let counter = Counter()
         let clock = ManualClock()
-        let cache = AccessTokenCache(now: { clock.now() }) {
-            AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
-        }
+        let cache = AccessTokenCache(
+            now: { clock.now() },
+            fetch: {
+                AccessToken(value: "token-\(await counter.next())", expiresAt: clock.now().addingTimeInterval(3600))
+            })
         let first = try await cache.token()
         await cache.invalidate(first)
         #expect(try await cache.token() == "token-2")

@@ -1,13 +1,16 @@
 import Foundation
-@testable import HeraldPush
 import HeraldTemplates
 import Testing
+
+@testable import HeraldPush
 
 @Suite struct PayloadTests {
     static func notification(body: String = "Hi", image: String? = nil, sound: Bool = true) -> PushNotification {
         PushNotification(
             token: "device-token-1", message: RenderedMessage(title: "Alice Moreau in Launch crew", body: body), imageURL: image,
-            data: ["type": "new_message", "conversationID": "c-1", "messageID": "m-1", "senderID": "p-1", "isGroup": "true", "timestamp": "1795303800000"],
+            data: [
+                "type": "new_message", "conversationID": "c-1", "messageID": "m-1", "senderID": "p-1", "isGroup": "true", "timestamp": "1795303800000"
+            ],
             badge: 3, sound: sound, threadID: "c-1")
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// The store's SQL conditions (`AccessPolicy+SQL`) pinned to `AccessPolicy`'s rules: for every
 /// kind of viewer and every row, the statement finds exactly what the rule allows.
@@ -16,7 +17,9 @@ import Testing
             let before = try await acme.run {
                 try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil).message
             }
-            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            _ = try await acme.run {
+                try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test"))
+            }
             let after = try await acme.run {
                 try await $0.sendMessage(actor: "chidi@acme.test", conversation: group, text: "after", clientID: nil, sentAt: nil).message
             }

@@ -21,8 +21,12 @@ import Testing
     @Test func aDepartedParticipantSeesNothingSaidAfterTheyLeft() async throws {
         try await TestDatabase.withStore { store, _ in
             let (acme, group) = try await Self.crew(store)
-            _ = try await acme.run { try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil) }
-            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            _ = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil)
+            }
+            _ = try await acme.run {
+                try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test"))
+            }
             _ = try await acme.run { try await $0.changeConversation(actor: "alice@acme.test", conversation: group, .leave) }
             _ = try await acme.run {
                 try await $0.sendMessage(actor: "chidi@acme.test", conversation: group, text: "after they went: secret", clientID: nil, sentAt: nil)
@@ -36,7 +40,9 @@ import Testing
                 #expect(conversation.unread <= 1, "\(departed): \(conversation.unread) unread")
             }
             // The one still in the group sees it all.
-            let (_, messages) = try await acme.run { try await $0.conversationDetail(viewer: "chidi@acme.test", conversation: group, receipts: false) }
+            let (_, messages) = try await acme.run {
+                try await $0.conversationDetail(viewer: "chidi@acme.test", conversation: group, receipts: false)
+            }
             #expect(messages.contains { $0.text.contains("secret") })
         }
     }
@@ -54,7 +60,9 @@ import Testing
             }
             let renamed = try await acme.run { try await $0.changeConversation(actor: "alice@acme.test", conversation: group, .rename("Ops crew")) }
             #expect(renamed.name == "Ops crew")
-            let removed = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test")) }
+            let removed = try await acme.run {
+                try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test"))
+            }
             #expect(!removed.participants.contains { $0.person.email == "dana@acme.test" })
         }
     }

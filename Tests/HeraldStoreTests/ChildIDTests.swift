@@ -1,8 +1,9 @@
 import Foundation
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// `herald_child_id` makes fan-out idempotent: a notification's id comes from its event and
 /// recipient, a delivery's from its notification and device. Rewritten for speed in

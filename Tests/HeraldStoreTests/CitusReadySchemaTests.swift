@@ -1,8 +1,9 @@
 import Foundation
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// The schema stays ready to be sharded by tenant on Citus (DESIGN.md §10): every table is
 /// keyed by `tenant_id` first, or is one of the few documented reference tables, and no SQL
@@ -13,7 +14,7 @@ struct CitusReadySchemaTests {
     static let referenceTables: Set<String> = [
         "tenants",  // the tenants themselves
         "provider_pauses",  // a worker's pause of a provider, across tenants
-        "herald_migrations",  // the schema's own version
+        "herald_migrations"  // the schema's own version
     ]
 
     @Test func everyKeyStartsWithTheTenant() async throws {
@@ -73,7 +74,8 @@ struct CitusReadySchemaTests {
         #expect(tenantTables.contains("deliveries") && tenantTables.contains("people"))
         var checked = 0
         var offenders: [String] = []
-        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?
+        let files =
+            FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
         for file in files {
             let text = try String(contentsOf: file, encoding: .utf8)

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// DESIGN.md §10: a workflow change whose `COMMIT` went unanswered (the connection died
 /// during it, as in a failover) ends with its outbox event written exactly once.

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// The secrets themselves: their shape, and what is stored of them.
 struct CredentialSecretTests {
@@ -22,7 +23,7 @@ struct CredentialSecretTests {
         "", "hrp_", "Bearer hrp_abcdefghijkl_", "hrx_abcdefghijkl_" + String(repeating: "a", count: 52),
         "hrp_ABCDEFGHIJKL_" + String(repeating: "a", count: 52), "hrp_abcdefghijkl-" + String(repeating: "a", count: 52),
         "hrp_abcdefghijkl_" + String(repeating: "a", count: 51), "hrp_abcdefghijkl_" + String(repeating: "1", count: 52),
-        "hrp_abcdefghijk\u{e9}_" + String(repeating: "a", count: 52), "' OR 1=1 --",
+        "hrp_abcdefghijk\u{e9}_" + String(repeating: "a", count: 52), "' OR 1=1 --"
     ])
     func anythingNotShapedLikeASecretIsRefusedBeforeAnyLookup(text: String) {
         #expect(CredentialSecret(parsing: text) == nil)

@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 @Suite struct DeviceTests {
     let token = "fcm-token-0123456789abcdefghijklmnopqrstuvwxyz"

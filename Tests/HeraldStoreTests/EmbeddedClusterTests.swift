@@ -92,4 +92,3 @@ import Testing
         #expect(DatabaseSource.heraldHome(["HERALD_HOME": "/srv/herald"]).path == "/srv/herald")
     }
 }
-

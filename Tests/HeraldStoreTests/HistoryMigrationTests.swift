@@ -78,7 +78,8 @@ import Testing
                     """)
             }
             let before = try await pool.query(Self.fingerprint).map { try $0.decode(String.self, at: 0) }
-            let counts: PostgresQuery = "SELECT (SELECT count(*) FROM notifications), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM delivery_attempts)"
+            let counts: PostgresQuery =
+                "SELECT (SELECT count(*) FROM notifications), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM delivery_attempts)"
             let countsBefore = try await pool.query(counts).single().decode((Int, Int, Int).self)
             #expect(countsBefore.0 == 6 && countsBefore.1 == 12 && countsBefore.2 == 18)
 
@@ -108,10 +109,14 @@ import Testing
             var calendar = Calendar(identifier: .iso8601)
             calendar.timeZone = .gmt
             func monday(_ date: Date) -> LocalDate { LocalDate(calendar.dateInterval(of: .weekOfYear, for: date)?.start ?? date, in: .gmt) }
-            let first = Date().addingTimeInterval(-40 * 86_400), last = Date().addingTimeInterval(7 * 86_400)
+            let first = Date().addingTimeInterval(-40 * 86_400)
+            let last = Date().addingTimeInterval(7 * 86_400)
             #expect(weeks.first == monday(first) && weeks.last == monday(last) && weeks.contains(monday(Date())))
-            let span = calendar.dateComponents([.day], from: calendar.dateInterval(of: .weekOfYear, for: first)?.start ?? first,
-                                               to: calendar.dateInterval(of: .weekOfYear, for: last)?.start ?? last).day ?? 0
+            let span =
+                calendar.dateComponents(
+                    [.day], from: calendar.dateInterval(of: .weekOfYear, for: first)?.start ?? first,
+                    to: calendar.dateInterval(of: .weekOfYear, for: last)?.start ?? last
+                ).day ?? 0
             #expect(weeks.count == span / 7 + 1)
             // History reads the moved rows: Chidi's six notifications, each sent to both phones.
             let history = try await fixture.run { session in

@@ -14,12 +14,13 @@ import Testing
     @Test func migrationsApplyInVersionOrderNotFileOrder() async throws {
         try await withTemporaryDirectory { directory in
             // 0010 depends on 0009, which depends on 0001: any other order fails.
-            try write([
-                "0010_add_age.sql": "ALTER TABLE people ADD COLUMN age int;",
-                "0001_people.sql": "CREATE TABLE people (name text);",
-                "0009_add_email.sql": "ALTER TABLE people ADD COLUMN email text;",
-                "README.md": "not a migration",
-            ], to: directory)
+            try write(
+                [
+                    "0010_add_age.sql": "ALTER TABLE people ADD COLUMN age int;",
+                    "0001_people.sql": "CREATE TABLE people (name text);",
+                    "0009_add_email.sql": "ALTER TABLE people ADD COLUMN email text;",
+                    "README.md": "not a migration"
+                ], to: directory)
             let migrator = Migrator(migrations: try Migration.load(directory: directory))
             #expect(migrator.migrations.map(\.version) == [1, 9, 10])
             try await TestDatabase.with { pool, _ in
@@ -43,7 +44,7 @@ import Testing
             try await original.migrate(pool, logger: testLogger)
             let edited = Migrator(migrations: [
                 Migration(version: 1, name: "people", sql: "CREATE TABLE people (name text, age int);"),
-                Migration(version: 2, name: "more", sql: "CREATE TABLE more (x int);"),
+                Migration(version: 2, name: "more", sql: "CREATE TABLE more (x int);")
             ])
             let error = await #expect(throws: MigrationError.self) { try await edited.migrate(pool, logger: testLogger) }
             #expect(error?.isChecksumMismatch == true)
@@ -57,7 +58,7 @@ import Testing
         try await TestDatabase.with { pool, _ in
             let migrator = Migrator(migrations: [
                 Migration(version: 1, name: "good", sql: "CREATE TABLE good (x int);"),
-                Migration(version: 2, name: "bad", sql: "CREATE TABLE half (x int); SELEKT nonsense;"),
+                Migration(version: 2, name: "bad", sql: "CREATE TABLE half (x int); SELEKT nonsense;")
             ])
             let error = await #expect(throws: MigrationError.self) { try await migrator.migrate(pool, logger: testLogger) }
             #expect(error?.description.contains("0002_bad.sql") == true)
@@ -73,9 +74,10 @@ import Testing
     @Test func concurrentRunnersApplyEachMigrationOnce() async throws {
         try await TestDatabase.with { _, configuration in
             // Each migration fails if it runs twice, so a race would surface as an error.
-            let migrator = Migrator(migrations: (1...5).map {
-                Migration(version: $0, name: "step\($0)", sql: "CREATE TABLE step\($0) (x int); SELECT pg_sleep(0.05);")
-            })
+            let migrator = Migrator(
+                migrations: (1...5).map {
+                    Migration(version: $0, name: "step\($0)", sql: "CREATE TABLE step\($0) (x int); SELECT pg_sleep(0.05);")
+                })
             let counts = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<4 {
                     group.addTask {
@@ -100,7 +102,7 @@ import Testing
     @Test func anUnknownAppliedMigrationIsRefused() async throws {
         try await TestDatabase.with { pool, _ in
             let newer = Migrator(migrations: [
-                Migration(version: 1, name: "a", sql: "SELECT 1;"), Migration(version: 2, name: "b", sql: "SELECT 2;"),
+                Migration(version: 1, name: "a", sql: "SELECT 1;"), Migration(version: 2, name: "b", sql: "SELECT 2;")
             ])
             try await newer.migrate(pool, logger: testLogger)
             let older = Migrator(migrations: [Migration(version: 1, name: "a", sql: "SELECT 1;")])

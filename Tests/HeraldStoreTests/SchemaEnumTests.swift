@@ -1,8 +1,9 @@
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 /// The core's enums and the schema's CHECK constraints name the same values: a status added
 /// on one side only fails here, not in production.
@@ -27,7 +28,7 @@ struct SchemaEnumTests {
                 ("credentials", "kind", CredentialKind.allCases.map(\.rawValue)),
                 ("activity_timers", "kind", TimerKind.allCases.map(\.rawValue)),
                 ("activity_timers", "status", TimerStatus.allCases.map(\.rawValue)),
-                ("notifications", "decision", NotificationDecision.allCases.map(\.rawValue)),
+                ("notifications", "decision", NotificationDecision.allCases.map(\.rawValue))
             ]
             for (table, column, values) in expected {
                 let allowed = try await Self.allowedValues(table: table, column: column, pool: store.pool)
@@ -49,8 +50,9 @@ struct SchemaEnumTests {
         #expect(definitions.count == 1, "\(table).\(column): \(definitions)")
         guard let definition = definitions.first else { return [] }
         // CHECK ((status = ANY (ARRAY['queued'::text, 'sent'::text])))
-        return Set(definition.split(separator: "'", omittingEmptySubsequences: false).enumerated().compactMap { index, part in
-            index % 2 == 1 ? String(part) : nil
-        })
+        return Set(
+            definition.split(separator: "'", omittingEmptySubsequences: false).enumerated().compactMap { index, part in
+                index % 2 == 1 ? String(part) : nil
+            })
     }
 }

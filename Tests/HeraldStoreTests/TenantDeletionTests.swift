@@ -1,8 +1,9 @@
 import Foundation
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 @Suite struct TenantDeletionTests {
     /// Every foreign key has an index that leads with the key's columns, so that checking it

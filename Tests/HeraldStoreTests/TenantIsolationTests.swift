@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 @Suite struct TenantIsolationTests {
     @Test func aTenantsTransactionSeesNoOtherTenantsRowsEvenWithoutAFilter() async throws {
@@ -15,7 +16,7 @@ import Testing
             _ = try await globex.assign(priority: .p1)
 
             let tables = [
-                "people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox", "template_overrides",
+                "people", "teams", "team_members", "devices", "activities", "activity_transitions", "outbox", "template_overrides"
             ]
             try await store.withTenant(acme.tenant) { session in
                 for table in tables {
@@ -26,7 +27,8 @@ import Testing
                 let activities = try await session.connection.query("SELECT count(*) FROM activities").single().decode(Int.self, at: 0)
                 #expect(activities == 1)
                 let asked = try await session.connection.query(
-                    "SELECT count(*) FROM people WHERE tenant_id = \(globex.tenant.id)").single().decode(Int.self, at: 0)
+                    "SELECT count(*) FROM people WHERE tenant_id = \(globex.tenant.id)"
+                ).single().decode(Int.self, at: 0)
                 #expect(asked == 0)
             }
             // Writing another tenant's row is refused by the policy's WITH CHECK.

@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
-@testable import HeraldStore
 import HeraldTestSupport
+
+@testable import HeraldStore
 
 /// A tenant with one team: a manager (Alice), two members (Chidi, Dana), and a second team
 /// with its own manager (Erin).
@@ -24,7 +25,8 @@ struct WorkflowFixture {
     func assign(priority: Priority = .p0, to assignee: String = "chidi@acme.test") async throws -> ActivityRecord {
         try await run {
             try await $0.assignActivity(
-                actor: "alice@acme.test", team: "ops", assignee: assignee, name: "Ship v2", deadline: try Input.date("2026-11-28"), priority: priority)
+                actor: "alice@acme.test", team: "ops", assignee: assignee, name: "Ship v2", deadline: try Input.date("2026-11-28"), priority: priority
+            )
         }
     }
 

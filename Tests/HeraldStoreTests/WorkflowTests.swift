@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTestSupport
 import Testing
+
+@testable import HeraldStore
 
 @Suite struct WorkflowTests {
     @Test func anActivityGoesThroughItsWholeLifeAndEveryStepIsAnEvent() async throws {
@@ -16,7 +17,7 @@ import Testing
                 (.complete, "chidi@acme.test", .completionRequested),
                 (.reject, "alice@acme.test", .running),
                 (.complete, "chidi@acme.test", .completionRequested),
-                (.approve, "alice@acme.test", .approved),
+                (.approve, "alice@acme.test", .approved)
             ]
             for (index, (action, actor, status)) in steps.enumerated() {
                 let after = try await fixture.act(action, assigned.id, by: actor, reason: action == .reject ? "needs tests" : nil)
@@ -28,11 +29,13 @@ import Testing
                 (try await session.events(activity: assigned.id), try await session.transitions(activity: assigned.id), try await session.people())
             }
             let id = Dictionary(uniqueKeysWithValues: people.map { ($0.email, $0.id) })
-            #expect(events.map(\.kind) == [
-                .activityAssigned, .activityStarted, .activityCompletionRequested, .activityRejected,
-                .activityCompletionRequested, .activityApproved,
-            ])
-            let alice = try #require(id["alice@acme.test"]), chidi = try #require(id["chidi@acme.test"])
+            #expect(
+                events.map(\.kind) == [
+                    .activityAssigned, .activityStarted, .activityCompletionRequested, .activityRejected,
+                    .activityCompletionRequested, .activityApproved
+                ])
+            let alice = try #require(id["alice@acme.test"])
+            let chidi = try #require(id["chidi@acme.test"])
             #expect(events.map(\.recipientIDs) == [[chidi], [alice], [alice], [chidi], [alice], [chidi]])
             #expect(events.map(\.actorID) == [alice, chidi, chidi, alice, chidi, alice])
             #expect(events.map(\.sequence) == events.map(\.sequence).sorted())
@@ -96,7 +99,8 @@ import Testing
             // A member assigning.
             await refused(.forbidden, "only a manager of the team or an admin") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "dana@acme.test", team: "ops", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
+                    try await $0.assignActivity(
+                        actor: "dana@acme.test", team: "ops", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             // A manager of another team approving.
@@ -112,7 +116,8 @@ import Testing
             // Assigning to someone outside the team, or to a manager.
             await refused(.invalid, "not a member of team ops") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "alice@acme.test", team: "ops", assignee: "erin@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
+                    try await $0.assignActivity(
+                        actor: "alice@acme.test", team: "ops", assignee: "erin@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             // Another tenant's activity by id is not there.
@@ -123,7 +128,8 @@ import Testing
             await refused(.notFound, "no tenant \"nope\"") { _ = try await store.tenant(slug: "nope") }
             await refused(.notFound, "no team \"nope\"") {
                 _ = try await fixture.run {
-                    try await $0.assignActivity(actor: "alice@acme.test", team: "nope", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
+                    try await $0.assignActivity(
+                        actor: "alice@acme.test", team: "nope", assignee: "chidi@acme.test", name: "x", deadline: try Input.date("2026-12-01"))
                 }
             }
             await refused(.notFound, "no person nobody@acme.test") { _ = try await fixture.act(.start, running.id, by: "nobody@acme.test") }
@@ -138,7 +144,8 @@ import Testing
         try await TestDatabase.withStore { store, _ in
             let fixture = try await WorkflowFixture.make(store)
             let activity = try await fixture.run {
-                try await $0.assignActivity(actor: "root@acme.test", team: "ops", assignee: "dana@acme.test", name: "Audit", deadline: try Input.date("2026-12-01"))
+                try await $0.assignActivity(
+                    actor: "root@acme.test", team: "ops", assignee: "dana@acme.test", name: "Audit", deadline: try Input.date("2026-12-01"))
             }
             _ = try await fixture.act(.start, activity.id, by: "dana@acme.test")
             _ = try await fixture.act(.complete, activity.id, by: "dana@acme.test")

@@ -26,16 +26,16 @@ import Testing
         .activityEscalated:
             "Nov 21, 2026 - Ship v2 in Field Ops has waited for approval by Alice Moreau since Nov 21, 2026, 08:30; Chidi Okafor completed it.",
         .activityDeadlineSoon: "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
-        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
+        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026."
     ]
 
     static let englishTitles: [TemplateEvent: String] = [
         .activityApprovalReminder: "Approval Reminder", .activityEscalated: "Activity Escalated", .activityDeadlineSoon: "Deadline Today",
-        .activityOverdue: "Activity Overdue",
+        .activityOverdue: "Activity Overdue"
     ]
     static let germanTitles: [TemplateEvent: String] = [
         .activityApprovalReminder: "Erinnerung: Genehmigung", .activityEscalated: "Aktivität eskaliert", .activityDeadlineSoon: "Frist heute",
-        .activityOverdue: "Aktivität überfällig",
+        .activityOverdue: "Aktivität überfällig"
     ]
 
     static let german: [TemplateEvent: String] = [
@@ -49,7 +49,7 @@ import Testing
         .activityEscalated:
             "21. Nov. 2026 - Ship v2 in Field Ops wartet seit 21. Nov. 2026, 09:30 auf die Genehmigung durch Alice Moreau; Chidi Okafor hat sie abgeschlossen.",
         .activityDeadlineSoon: "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
-        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
+        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026."
     ]
 
     static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat }
@@ -100,8 +100,9 @@ import Testing
         activity.name = "Tom & Jerry <3 \"quoted\" 'single'"
         activity.manager = "O'Brien & <Sons>"
         let template = try await Self.catalog.template(for: .activityApproved, locale: "en", tenant: nil)
-        #expect(template.render(activity, for: .init()).body
-            == "Nov 21, 2026 - O'Brien & <Sons> has approved your activity: Tom & Jerry <3 \"quoted\" 'single'.")
+        #expect(
+            template.render(activity, for: .init()).body
+                == "Nov 21, 2026 - O'Brien & <Sons> has approved your activity: Tom & Jerry <3 \"quoted\" 'single'.")
         let chat = try await Self.catalog.template(for: .chatGroup, locale: "en", tenant: nil)
         let message = chat.render(.init(sender: "Tom & Jerry", group: "<b>Launch</b>", isGroup: true, text: "a < b && c > d"))
         #expect(message == RenderedMessage(title: "Tom & Jerry in <b>Launch</b>", body: "a < b && c > d"))
@@ -109,11 +110,13 @@ import Testing
 
     @Test func chatTitles() async throws {
         let direct = try await Self.catalog.template(for: .chatDirect, locale: "en", tenant: nil)
-        #expect(direct.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi"))
-            == RenderedMessage(title: "Alice Moreau", body: "Hi"))
+        #expect(
+            direct.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi"))
+                == RenderedMessage(title: "Alice Moreau", body: "Hi"))
         let group = try await Self.catalog.template(for: .chatGroup, locale: "en", tenant: nil)
-        #expect(group.render(.init(sender: "Alice Moreau", group: "Launch crew", isGroup: true, text: "Hi")).title
-            == "Alice Moreau in Launch crew")
+        #expect(
+            group.render(.init(sender: "Alice Moreau", group: "Launch crew", isGroup: true, text: "Hi")).title
+                == "Alice Moreau in Launch crew")
         #expect(group.render(.init(sender: "Alice Moreau", group: nil, isGroup: true, text: "Hi")).title == "Alice Moreau in Group Chat")
         #expect(group.render(.init(sender: "Alice Moreau", group: "", isGroup: true, text: "Hi")).title == "Alice Moreau in Group Chat")
         let german = try await Self.catalog.template(for: .chatGroup, locale: "de", tenant: nil)
@@ -123,15 +126,19 @@ import Testing
     /// Quiet hours: one push for the messages held back in a conversation.
     @Test func summaries() async throws {
         let english = try await Self.catalog.template(for: .chatSummary, locale: "en", tenant: nil)
-        #expect(english.render(.init(sender: "Alice Moreau", group: "Site Team", isGroup: true, text: "Hi", count: 3))
-            == RenderedMessage(title: "Site Team", body: "3 new messages in Site Team"))
-        #expect(english.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi", count: 2))
-            == RenderedMessage(title: "Alice Moreau", body: "2 new messages in your chat with Alice Moreau"))
+        #expect(
+            english.render(.init(sender: "Alice Moreau", group: "Site Team", isGroup: true, text: "Hi", count: 3))
+                == RenderedMessage(title: "Site Team", body: "3 new messages in Site Team"))
+        #expect(
+            english.render(.init(sender: "Alice Moreau", group: nil, isGroup: false, text: "Hi", count: 2))
+                == RenderedMessage(title: "Alice Moreau", body: "2 new messages in your chat with Alice Moreau"))
         let german = try await Self.catalog.template(for: .chatSummary, locale: "de", tenant: nil)
-        #expect(german.render(.init(sender: "Alice", group: "Site Team", isGroup: true, text: "Hallo", count: 3))
-            == RenderedMessage(title: "Site Team", body: "3 neue Nachrichten in Site Team"))
-        #expect(german.render(.init(sender: "Alice", group: nil, isGroup: true, text: "Hallo", count: 4)).body
-            == "4 neue Nachrichten in deinem Gruppenchat")
+        #expect(
+            german.render(.init(sender: "Alice", group: "Site Team", isGroup: true, text: "Hallo", count: 3))
+                == RenderedMessage(title: "Site Team", body: "3 neue Nachrichten in Site Team"))
+        #expect(
+            german.render(.init(sender: "Alice", group: nil, isGroup: true, text: "Hallo", count: 4)).body
+                == "4 neue Nachrichten in deinem Gruppenchat")
     }
 
     @Test func missingLocalesFallBackEventByEvent() async throws {

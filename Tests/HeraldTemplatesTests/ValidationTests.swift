@@ -1,7 +1,7 @@
 import Foundation
-import HeraldTesting
 import HeraldCore
 import HeraldTemplates
+import HeraldTesting
 import Testing
 
 @Suite struct ValidationTests {
@@ -28,7 +28,7 @@ import Testing
         ("Title\n---\n{{#name}}unclosed", "does not parse"),
         ("Title\n---\n{{> partial}}", "not supported"),
         ("\n---\n{{name}}", "title renders empty"),
-        ("Title\n---\n", "body renders empty"),
+        ("Title\n---\n", "body renders empty")
     ])
     func brokenTemplatesAreRefused(source: String, message: String) {
         let error = #expect(throws: InputError.self) { try MessageTemplate(event: .activityApproved, source: source) }
@@ -42,7 +42,8 @@ import Testing
         let activity = TemplateVariables.Activity(
             name: "Ship v2", manager: "Alice", member: "Chidi", actor: "Alice", team: "Ops", priority: .p0,
             deadline: LocalDate(Date(timeIntervalSince1970: 0), in: .gmt), occurredAt: Date(timeIntervalSince1970: 0))
-        #expect(template.render(activity, for: .init()) == RenderedMessage(title: "Heads up", body: "URGENT Alice approved Ship v2 (P0) on Jan 1, 1970"))
+        #expect(
+            template.render(activity, for: .init()) == RenderedMessage(title: "Heads up", body: "URGENT Alice approved Ship v2 (P0) on Jan 1, 1970"))
     }
 
     @Test func oversizedSourcesAreRefused() {

@@ -163,10 +163,12 @@ extension DeliveryQueue {
                 let provider = PushProvider(rawValue: provider)
             else { continue }
             let draft = drafts[index]
-            claimed.append(ClaimedDelivery(
-                tenantID: tenant, id: id, notificationID: try row.decode(UUID.self, at: 9), deviceID: deviceID, provider: provider, app: draft.app, attempt: 1,
-                firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, content: draft.content,
-                eventAt: draft.eventAt, claimedAt: now))
+            claimed.append(
+                ClaimedDelivery(
+                    tenantID: tenant, id: id, notificationID: try row.decode(UUID.self, at: 9), deviceID: deviceID, provider: provider,
+                    app: draft.app, attempt: 1,
+                    firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, content: draft.content,
+                    eventAt: draft.eventAt, claimedAt: now))
         }
         return (created, claimed)
     }

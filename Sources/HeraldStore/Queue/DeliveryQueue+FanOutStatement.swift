@@ -17,105 +17,105 @@ extension DeliveryQueue {
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
         return """
-        WITH input AS (
-            -- Each recipient's content by its position in the shared arrays (a handful of
-            -- elements), not by a join: joined, the planner guessed 5 rows where there were
-            -- 1,000 and matched the new deliveries to their notifications in a nested loop.
-            -- The data is bound as jsonb[], parsed once: cast from text[] here, under a
-            -- generic plan the cast would run for every row, on every element again.
-            SELECT (\(shared.map(\.eventID))::uuid[])[i.content] AS event_id, (\(shared.map(\.kind.rawValue))::text[])[i.content] AS kind,
-                   i.recipient_id, i.app, (\(shared.map(\.teamID))::uuid[])[i.content] AS team_id,
-                   (\(shared.map(\.activityID))::uuid[])[i.content] AS activity_id,
-                   (\(shared.map(\.conversationID))::uuid[])[i.content] AS conversation_id,
-                   (\(shared.map(\.title))::text[])[i.content] AS title, (\(shared.map(\.body))::text[])[i.content] AS body,
-                   (\(shared.map { PostgresJSONText($0.data) })::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
-                   (\(shared.map(\.threadID))::text[])[i.content] AS thread_id, (\(shared.map(\.imageURL))::text[])[i.content] AS image_url,
-                   (\(shared.map(\.eventAt))::timestamptz[])[i.content] AS event_at, i.suppressed, i.decision,
-                   i.deferred_until, i.deferred_reason, i.summarized
-            FROM unnest(
-                \(columns.content)::int[], \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[],
-                \(drafts.map(\.content.badge))::int[], \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
-                \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
-                \(drafts.map(\.summarizedLater))::bool[])
-            AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized)
-        ), reach AS MATERIALIZED (
-            -- Materialized: each of its columns is read in several CASEs below, and inlined,
-            -- each read ran its subquery again (four times for a part of 1,000).
-            -- Reachable: a probe of the recipient's devices on their index (as an EXISTS,
-            -- it was planned as one pass over all of the tenant's devices per statement).
-            SELECT i.*, dv.found IS NOT NULL AS reachable,
-                   -- The activity's next change of status, if it moved on before this event was
-                   -- fanned out (a reminder about it supersedes nothing).
-                   -- The event by its key, then the activity's later events on their index (a
-                   -- LATERAL with its own LIMIT cannot be turned around: planned as a join, the
-                   -- tenant's whole outbox was read for every draft, minutes for a fan-out
-                   -- of 15,000 assignments).
-                   CASE WHEN i.activity_id IS NOT NULL THEN (
-                       SELECT o.kind FROM outbox e
-                       CROSS JOIN LATERAL (
-                           SELECT o.kind FROM outbox o
-                           WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
-                             AND o.kind = ANY(\(Self.statusChanges)::text[])
-                           ORDER BY o.seq LIMIT 1) o
-                       WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) END AS superseded_by
-            FROM input i
-            LEFT JOIN LATERAL (
-                SELECT true AS found FROM devices d
-                WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
-                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL
-                LIMIT 1) dv ON true
-        ), inserted AS (
-            INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
-                                       conversation_id, title, body, data, badge, sound, thread_id, image_url,
-                                       status, reason, event_at, decision, deferred_until)
-            SELECT \(tenant), herald_child_id(r.event_id, r.event_id::text || r.recipient_id::text), r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
-                   r.title, r.body, r.data, r.badge, r.sound, r.thread_id, r.image_url,
-                   CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
-                        WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
-                   CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
-                        WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
-                        WHEN r.suppressed IS NOT NULL THEN r.suppressed
-                        WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
-                        ELSE r.deferred_reason END,
-                   r.event_at,
-                   CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded' WHEN r.suppressed IS NOT NULL THEN r.decision
-                        WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
-                   CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
-            FROM reach r
-            ON CONFLICT (tenant_id, id) DO NOTHING
-            RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id
-        ), targets AS (
-            SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
-                   row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                       AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AS claimed
-            FROM inserted n
-            JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
-                              AND d.removed_at IS NULL AND d.deactivated_at IS NULL
-            WHERE n.status = 'queued'
-        ), created AS (
-            INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
-                                    first_attempt_at, lease_owner, lease_expires_at)
-            SELECT \(tenant), herald_child_id(t.notification_id, t.notification_id::text || t.device_id::text),
-                   t.notification_id, t.device_id, t.provider,
-                   -- Quiet hours: due when they end, and the deadline counts from then.
-                   coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
-                   CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
-                   CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
-                   CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
-            FROM targets t
-            ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
-            RETURNING id, notification_id, device_id, provider, status, deadline_at
-        )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
-            UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
-            WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
-        )
-        SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id
-        FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
-        JOIN inserted n ON n.id = c.notification_id
-        WHERE c.status = 'sending'
-        UNION ALL
-        SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL FROM created
-        """
+            WITH input AS (
+                -- Each recipient's content by its position in the shared arrays (a handful of
+                -- elements), not by a join: joined, the planner guessed 5 rows where there were
+                -- 1,000 and matched the new deliveries to their notifications in a nested loop.
+                -- The data is bound as jsonb[], parsed once: cast from text[] here, under a
+                -- generic plan the cast would run for every row, on every element again.
+                SELECT (\(shared.map(\.eventID))::uuid[])[i.content] AS event_id, (\(shared.map(\.kind.rawValue))::text[])[i.content] AS kind,
+                       i.recipient_id, i.app, (\(shared.map(\.teamID))::uuid[])[i.content] AS team_id,
+                       (\(shared.map(\.activityID))::uuid[])[i.content] AS activity_id,
+                       (\(shared.map(\.conversationID))::uuid[])[i.content] AS conversation_id,
+                       (\(shared.map(\.title))::text[])[i.content] AS title, (\(shared.map(\.body))::text[])[i.content] AS body,
+                       (\(shared.map { PostgresJSONText($0.data) })::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
+                       (\(shared.map(\.threadID))::text[])[i.content] AS thread_id, (\(shared.map(\.imageURL))::text[])[i.content] AS image_url,
+                       (\(shared.map(\.eventAt))::timestamptz[])[i.content] AS event_at, i.suppressed, i.decision,
+                       i.deferred_until, i.deferred_reason, i.summarized
+                FROM unnest(
+                    \(columns.content)::int[], \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[],
+                    \(drafts.map(\.content.badge))::int[], \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
+                    \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
+                    \(drafts.map(\.summarizedLater))::bool[])
+                AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized)
+            ), reach AS MATERIALIZED (
+                -- Materialized: each of its columns is read in several CASEs below, and inlined,
+                -- each read ran its subquery again (four times for a part of 1,000).
+                -- Reachable: a probe of the recipient's devices on their index (as an EXISTS,
+                -- it was planned as one pass over all of the tenant's devices per statement).
+                SELECT i.*, dv.found IS NOT NULL AS reachable,
+                       -- The activity's next change of status, if it moved on before this event was
+                       -- fanned out (a reminder about it supersedes nothing).
+                       -- The event by its key, then the activity's later events on their index (a
+                       -- LATERAL with its own LIMIT cannot be turned around: planned as a join, the
+                       -- tenant's whole outbox was read for every draft, minutes for a fan-out
+                       -- of 15,000 assignments).
+                       CASE WHEN i.activity_id IS NOT NULL THEN (
+                           SELECT o.kind FROM outbox e
+                           CROSS JOIN LATERAL (
+                               SELECT o.kind FROM outbox o
+                               WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
+                                 AND o.kind = ANY(\(Self.statusChanges)::text[])
+                               ORDER BY o.seq LIMIT 1) o
+                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) END AS superseded_by
+                FROM input i
+                LEFT JOIN LATERAL (
+                    SELECT true AS found FROM devices d
+                    WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
+                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                    LIMIT 1) dv ON true
+            ), inserted AS (
+                INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
+                                           conversation_id, title, body, data, badge, sound, thread_id, image_url,
+                                           status, reason, event_at, decision, deferred_until)
+                SELECT \(tenant), herald_child_id(r.event_id, r.event_id::text || r.recipient_id::text), r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
+                       r.title, r.body, r.data, r.badge, r.sound, r.thread_id, r.image_url,
+                       CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
+                            WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                       CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
+                            WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
+                            WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
+                            ELSE r.deferred_reason END,
+                       r.event_at,
+                       CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded' WHEN r.suppressed IS NOT NULL THEN r.decision
+                            WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
+                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
+                FROM reach r
+                ON CONFLICT (tenant_id, id) DO NOTHING
+                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id
+            ), targets AS (
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
+                       row_number() OVER (ORDER BY n.id, d.id) <= \(room)
+                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AS claimed
+                FROM inserted n
+                JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
+                                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                WHERE n.status = 'queued'
+            ), created AS (
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
+                                        first_attempt_at, lease_owner, lease_expires_at)
+                SELECT \(tenant), herald_child_id(t.notification_id, t.notification_id::text || t.device_id::text),
+                       t.notification_id, t.device_id, t.provider,
+                       -- Quiet hours: due when they end, and the deadline counts from then.
+                       coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
+                       CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
+                       CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
+                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
+                FROM targets t
+                ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
+                RETURNING id, notification_id, device_id, provider, status, deadline_at
+            )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
+                UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
+                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+            )
+            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id
+            FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
+            JOIN inserted n ON n.id = c.notification_id
+            WHERE c.status = 'sending'
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL FROM created
+            """
     }
 
     /// A chat push quiet hours defer replaces the ones they already hold back for the same

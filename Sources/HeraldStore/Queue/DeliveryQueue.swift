@@ -63,7 +63,9 @@ public struct DeliveryQueue: Sendable {
             }
             let (tenantID, id, notificationID, deviceID) = (try next(UUID.self), try next(UUID.self), try next(UUID.self), try next(UUID.self))
             let (provider, app, attempt) = (try next(String.self), try next(String.self), try next(Int.self))
-            let (firstAttemptAt, deadlineAt, token, deviceActive) = (try next(Date.self), try next(Date.self), try next(String.self), try next(Bool.self))
+            let (firstAttemptAt, deadlineAt, token, deviceActive) = (
+                try next(Date.self), try next(Date.self), try next(String.self), try next(Bool.self)
+            )
             let (title, body, dataText) = (try next(String.self), try next(String.self), try next(String.self))
             let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
             let (eventAt, claimedAt) = (try next(Date.self), try next(Date.self))
@@ -195,29 +197,31 @@ public struct DeliveryQueue: Sendable {
         // (Read only when a batch is sent again: rare, so its plan need not be pruned.) What
         // the earlier write counted: an attempt row, or a first attempt kept on its delivery.
         // (Every part of the statement sees the rows as they were before it.)
-        let earlier = again
+        let earlier =
+            again
             ? """
-              UNION
-              SELECT a.delivery_id FROM delivery_attempts a
-              JOIN input i ON a.tenant_id = i.tenant_id AND a.delivery_id = i.id AND a.id = i.attempt_id
-              WHERE a.counted
-              UNION
-              SELECT d.id FROM deliveries d
-              JOIN input i ON d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
-                           AND d.sent_attempt_id = i.attempt_id
-              WHERE d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)'
-              """
+            UNION
+            SELECT a.delivery_id FROM delivery_attempts a
+            JOIN input i ON a.tenant_id = i.tenant_id AND a.delivery_id = i.id AND a.id = i.attempt_id
+            WHERE a.counted
+            UNION
+            SELECT d.id FROM deliveries d
+            JOIN input i ON d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
+                         AND d.sent_attempt_id = i.attempt_id
+            WHERE d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)'
+            """
             : ""
         // Written again, an attempt the earlier write kept on its delivery is not also written
         // as a row. (A batch is written again only with `again`: otherwise each attempt is
         // written once, and this lookup is left out.)
-        let keptBefore = again
+        let keptBefore =
+            again
             ? """
-               AND NOT EXISTS (
-                  SELECT 1 FROM deliveries d
-                  WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
-                    AND d.sent_attempt_id = i.attempt_id AND d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)')
-              """
+             AND NOT EXISTS (
+                SELECT 1 FROM deliveries d
+                WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
+                  AND d.sent_attempt_id = i.attempt_id AND d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)')
+            """
             : ""
         return """
             WITH input AS (
