@@ -13,18 +13,24 @@ public struct HeraldAPI: Sendable {
     let attempts: FailedAttempts
     /// Routes served beside the API that are not part of its contract (the console).
     let additions: @Sendable (Router<APIContext>) -> Void
+    /// Why this server cannot work now (nil: ready), for `/readyz`.
+    let notReadyReason: @Sendable () async -> String?
 
-    /// - Parameter attempts: where requests without valid credentials are counted (shared
-    ///   with the console's sign-in); by default one of `limits`' anonymous rate.
+    /// - Parameters:
+    ///   - attempts: where requests without valid credentials are counted (shared with the
+    ///     console's sign-in); by default one of `limits`' anonymous rate.
+    ///   - notReadyReason: why the server cannot work now (nil: ready); by default, when the
+    ///     database does not answer with the schema this binary expects.
     public init(
         store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
-        additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
+        notReadyReason: (@Sendable () async -> String?)? = nil, additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
         self.store = store
         self.logger = logger
         self.limiter = RateLimiter(limits)
         self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
         self.additions = additions
+        self.notReadyReason = notReadyReason ?? { await store.notReadyReason() }
     }
 
     /// Every route, as `METHOD /path/{parameter}` (the contract test compares them with

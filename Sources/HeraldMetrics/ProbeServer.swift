@@ -35,21 +35,10 @@ public struct ProbeServer: Sendable {
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         metrics.add(to: router)
-        router.get("healthz") { _, _ in Self.json(.ok, #"{"status":"ok"}"#) }
-        router.get("readyz") { _, _ in
-            if let reason = await ready() {
-                let detail = String(data: (try? JSONEncoder().encode(["status": "not ready", "reason": reason])) ?? Data(), encoding: .utf8)
-                return Self.json(.serviceUnavailable, detail ?? #"{"status":"not ready"}"#)
-            }
-            return Self.json(.ok, #"{"status":"ready"}"#)
-        }
+        HealthRoutes.add(to: router, logger: logger, notReadyReason: ready)
         return Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald-worker"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
-    }
-
-    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

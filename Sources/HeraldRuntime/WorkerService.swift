@@ -26,11 +26,6 @@ public struct WorkerService: Service {
     /// schema this binary expects. Otherwise why not.
     public func notReadyReason() async -> String? {
         if dispatcher.isStopping { return "stopping" }
-        do {
-            try await store.verifySchema()
-            return nil
-        } catch {
-            return "the database is unreachable or its schema is not current"
-        }
+        return await store.notReadyReason()
     }
 }

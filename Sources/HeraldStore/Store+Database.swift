@@ -41,6 +41,16 @@ extension Store {
     public func verifySchema() async throws {
         try await Migrator.bundled().verify(pool)
     }
+
+    /// Nil when the database answers with the schema this binary expects; otherwise why not.
+    public func notReadyReason() async -> String? {
+        do {
+            try await verifySchema()
+            return nil
+        } catch {
+            return "the database is unreachable or its schema is not current"
+        }
+    }
 }
 
 extension Store {

@@ -99,11 +99,11 @@ public struct Store: Sendable {
     /// as a scan of the whole referencing table for every row: deleting a tenant with 100,000
     /// deliveries took 2–4 minutes. Every foreign key has an index behind it (a test keeps it
     /// so), so one generic plan on that index is right whatever the statistics say.
-    public static let bulkDeletionSettings = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
+    static let bulkDeletionSettings = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
 
     /// The statements that open a tenant's scope at the start of a transaction: the
     /// `herald_app` role, which row-level security binds, and the tenant's id.
-    public static func tenantScope(_ tenantID: UUID) -> String {
+    static func tenantScope(_ tenantID: UUID) -> String {
         // The id is a UUID, so its text is only hex digits and dashes.
         "\(DatabaseRole.app.forTransaction); SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'"
     }

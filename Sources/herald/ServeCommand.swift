@@ -96,8 +96,10 @@ struct ServeCommand: AsyncParsableCommand {
                 anonymousBurst: anonymousBurst)
             let attempts = FailedAttempts(rate: anonymousRate, burst: anonymousBurst, trustForwardedFor: behindTLS)
             let console = try Console(store: store, secureCookies: tls != nil || behindTLS, attempts: attempts, logger: logger)
+            // With a worker in the process, ready means the worker can work too.
             let api = HeraldAPI(
                 store: store, limits: limits, attempts: attempts, logger: logger,
+                notReadyReason: { if let worker { await worker.notReadyReason() } else { await store.notReadyReason() } },
                 additions: { router in
                     console.addRoutes(to: router)
                     // Only to a token: this port faces the apps.
