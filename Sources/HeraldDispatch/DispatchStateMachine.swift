@@ -23,126 +23,40 @@ import HeraldStore
 struct DispatchStateMachine {
     typealias Instant = ContinuousClock.Instant
 
-    struct Settings: Sendable {
-        var concurrency: Int
-        var claimBatch: Int
-        var acknowledgementFlush: Int
-        var pollInterval: Duration
-        var lease: Duration
-        var gate: SendGate.Settings
-
-        init(configuration: Dispatcher.Configuration) {
-            concurrency = configuration.concurrency
-            claimBatch = configuration.claimBatch
-            acknowledgementFlush = configuration.acknowledgementFlush
-            pollInterval = configuration.pollInterval
-            lease = configuration.lease
-            gate = SendGate.Settings(configurationPause: configuration.pauseOnConfigurationError)
-        }
-
-        /// A claim waits for room for half a batch: each one costs the database 2 ms of
-        /// planning and a look into every busy tenant's queue, so fewer, larger claims (from
-        /// a quarter of a batch: 158 deliveries a claim on average in a burn-down of 30,000)
-        /// cut its CPU by 7-10 µs per delivery and left the rate as it was.
-        var refill: Int { max(1, min(claimBatch, concurrency) / 2) }
-        /// How often the leases this worker holds are renewed.
-        var renewEvery: Duration { lease / 3 }
-        /// How long upkeep sleeps between ticks.
-        var upkeepEvery: Duration { min(.seconds(1), renewEvery) }
-    }
-
-    /// What the send loop does next.
-    enum SendAction {
-        /// Start sending these (already counted in flight).
-        case start([ClaimedDelivery])
-        /// Claim up to `limit` due deliveries, leaving out `paused` providers; then `claimed`
-        /// or `claimFailed`.
-        case claim(limit: Int, paused: [PushProvider])
-        /// Ask the store whether anything is due within `horizon` (leaving out what waits for
-        /// `paused` providers' configuration); then `drainChecked`.
-        case checkDrain(horizon: Duration, paused: [PushProvider])
-        /// Sleep until then, or until woken (a hint, a hand-off, room freed, a shutdown).
-        case sleep(until: Instant)
-        /// Stop sending: in-flight sends end and are acknowledged by the acknowledgement loop.
-        case finish
-    }
-
-    /// What the acknowledgement loop does next.
-    enum AcknowledgementAction {
-        /// Write the providers' pauses and resumptions, then the outcomes (`again`: the last
-        /// write of them failed without an answer, so it may have been committed); then
-        /// `acknowledgementsWritten` or `acknowledgementsFailed`.
-        case write([Acknowledgement], changes: [SendGate.Change], again: Bool)
-        /// Sleep until then, or until woken (a full batch, a pause, the end of sending).
-        case sleep(until: Instant)
-        case finish
-    }
-
-    /// What comes after a write of acknowledgements.
-    enum AfterWrite: Equatable {
-        case next
-        case sleep(until: Instant)
-        case finish
-    }
-
-    /// What a written batch of acknowledgements changed.
-    struct Written: Equatable {
-        /// Acknowledgements that came after their lease passed to another worker.
-        var late: Int
-        /// Some went back to the queue: the send loop should look at it.
-        var requeued: Bool
-        var then: AfterWrite
-    }
-
-    /// The upkeep one tick asks for, in this order; each is reported when done.
-    struct Upkeep: Equatable {
-        /// Renew the leases on these deliveries (`renewed`).
-        var renew: [UUID]?
-        /// Read again where live deliveries begin (`windowRefreshed`).
-        var refreshWindow: Bool
-        /// Report the queue's depth and these held-back providers.
-        var gauges: [PushProvider]?
-    }
-
-    /// How often a worker reports the queue's depth and its held-back providers.
-    static let gaugesEvery: Duration = .seconds(10)
-    /// How often a worker reads again where live deliveries begin (`LiveWindow`).
-    static let windowEvery: Duration = .seconds(5)
-
     let settings: Settings
-    var counters = Dispatcher.Counters()
+    private(set) var counters = Dispatcher.Counters()
     /// Deliveries fan-out leased to this worker, waiting for the send loop (counted in
     /// `counters.inFlight` already).
-    var handOff: [ClaimedDelivery] = []
+    private var handOff: [ClaimedDelivery] = []
     /// The deliveries this worker holds, from their claim until their outcome is written:
     /// the only leases it renews. A claim the database committed but whose answer never
     /// arrived (the connection lost at that moment, a failover) leased deliveries this
     /// worker knows nothing of; renewed by owner, their leases never ran out and they were
     /// never sent.
-    var held: Set<UUID> = []
+    private var held: Set<UUID> = []
     /// Something may be waiting in the delivery queue (a hint from another worker, a retry,
     /// a reclaimed lease): the send loop claims on its next turn.
-    var queueHint = false
-    var acknowledgements: [Acknowledgement] = []
-    var stopping = false
-    var sendingDone = false
-    var fanOutIdle = false
+    private var queueHint = false
+    private var acknowledgements: [Acknowledgement] = []
+    private(set) var stopping = false
+    private var sendingDone = false
+    private var fanOutIdle = false
     /// The horizon of a drain, while `run(.drain)`.
-    var drainHorizon: Duration?
+    private var drainHorizon: Duration?
     /// When the last claim found nothing (`nil`: the next may claim at once).
-    var lastEmptyClaim: Instant?
-    var claimFailures = 0
+    private var lastEmptyClaim: Instant?
+    private var claimFailures = 0
     /// Failed writes of acknowledgements in a row.
-    var writeFailures = 0
+    private var writeFailures = 0
     /// Whether what is pending was written before without an answer: it may be committed.
-    var writeAgain = false
+    private var writeAgain = false
     /// Which providers this worker holds back, and why.
-    var gate: SendGate
+    private var gate: SendGate
     /// Pauses and resumptions not yet written (the acknowledgement loop writes them).
-    var gateChanges: [SendGate.Change] = []
-    var lastRenewal: Instant?
-    var lastWindow: Instant?
-    var lastGauges: Instant?
+    private var gateChanges: [SendGate.Change] = []
+    private var lastRenewal: Instant?
+    private var lastWindow: Instant?
+    private var lastGauges: Instant?
 
     init(settings: Settings) {
         self.settings = settings
@@ -282,6 +196,114 @@ struct DispatchStateMachine {
         }
         return acknowledgements.count >= settings.acknowledgementFlush
     }
+
+    // MARK: Fan-out
+
+    /// Reserves room among the sends in flight for what a fan-out transaction may lease to
+    /// this worker (counted in flight until `handedOff` or `releaseRoom`).
+    /// - Returns: how many it may lease.
+    mutating func reserveRoom() -> Int {
+        let room = max(0, min(settings.claimBatch, settings.concurrency - counters.inFlight))
+        counters.inFlight += room
+        return room
+    }
+
+    /// A fan-out transaction committed, leasing `claimed` to this worker out of `reserved`:
+    /// the send loop starts them on its next turn.
+    mutating func handedOff(_ claimed: [ClaimedDelivery], reserved: Int) {
+        counters.inFlight -= reserved - claimed.count
+        counters.deliveriesLeased += claimed.count
+        handOff += claimed
+        for delivery in claimed { held.insert(delivery.id) }
+    }
+
+    /// A fan-out transaction failed: the room it reserved is free again.
+    mutating func releaseRoom(_ reserved: Int) {
+        counters.inFlight -= reserved
+    }
+
+    /// Events fanned out (counted once committed).
+    mutating func fannedOut(events: Int, deliveries: Int) {
+        counters.eventsFannedOut += events
+        counters.deliveriesQueued += deliveries
+    }
+
+    /// Failures counted against events, and events passed over.
+    mutating func fanOutFailed(counted: Int, passedOver: Int) {
+        counters.fanOutFailures += counted
+        counters.eventsPassedOver += passedOver
+    }
+
+    /// Whether the last look at the outbox found it empty (or took less than a batch).
+    mutating func outboxLooked(idle: Bool) {
+        fanOutIdle = idle
+    }
+
+    /// Due timers fired (their events fan out like any other) or found no longer applying.
+    mutating func timersFired(_ fired: Int, skipped: Int) {
+        counters.timersFired += fired
+        counters.timersSkipped += skipped
+    }
+
+    // MARK: Acknowledgements
+
+    /// The acknowledgement loop's next step: everything gathered so far, or a wait.
+    mutating func nextAcknowledgements(at now: Instant) -> AcknowledgementAction {
+        guard !acknowledgements.isEmpty || !gateChanges.isEmpty else {
+            return sendingDone ? .finish : .sleep(until: now + .milliseconds(25))
+        }
+        defer {
+            acknowledgements = []
+            gateChanges = []
+        }
+        return .write(acknowledgements, changes: gateChanges, again: writeAgain)
+    }
+
+    /// A batch was written (`counted`: those whose lease still held).
+    mutating func acknowledgementsWritten(_ batch: [Acknowledgement], counted: Int, at now: Instant) -> Written {
+        guard !batch.isEmpty else {
+            return Written(late: 0, requeued: false, then: sendingDone ? .finish : .sleep(until: now + .milliseconds(25)))
+        }
+        writeFailures = 0
+        writeAgain = false
+        // Written: their slots are free for the next sends.
+        counters.inFlight -= batch.count
+        for acknowledgement in batch { held.remove(acknowledgement.deliveryID) }
+        let late = batch.count - counted
+        counters.lateAcknowledgements += late
+        let requeued = batch.contains { $0.status == .queued }
+        if requeued { queueHint = true }
+        // After a full batch the next may be full already; otherwise the next gathers for
+        // 100 ms (every statement costs its plan and round trip whatever its size).
+        let then: AfterWrite = batch.count >= settings.acknowledgementFlush || sendingDone ? .next : .sleep(until: now + .milliseconds(100))
+        return Written(late: late, requeued: requeued, then: then)
+    }
+
+    /// Writing a batch failed: it is kept, ahead of what came since, and tried again.
+    mutating func acknowledgementsFailed(_ batch: [Acknowledgement], at now: Instant) -> AfterWrite {
+        writeFailures += 1
+        writeAgain = true
+        acknowledgements = batch + acknowledgements
+        if writeFailures > 50, sendingDone { return .finish }
+        return .sleep(until: now + LoopBackoff.after(failures: writeFailures))
+    }
+
+    // MARK: Upkeep
+
+    /// One tick of upkeep: what is due now.
+    mutating func tick(at now: Instant) -> Upkeep {
+        var upkeep = Upkeep(renew: nil, refreshWindow: false, gauges: nil)
+        if lastRenewal.map({ $0 + settings.renewEvery <= now }) ?? true { upkeep.renew = Array(held) }
+        if lastWindow.map({ $0 + Self.windowEvery <= now }) ?? true { upkeep.refreshWindow = true }
+        if lastGauges.map({ $0 + Self.gaugesEvery <= now }) ?? true { upkeep.gauges = gate.heldBack(at: now) }
+        return upkeep
+    }
+
+    mutating func renewed(at now: Instant) { lastRenewal = now }
+
+    mutating func windowRefreshed(at now: Instant) { lastWindow = now }
+
+    mutating func gaugesReported(at now: Instant) { lastGauges = now }
 
     private mutating func take(_ deliveries: [ClaimedDelivery]) {
         counters.inFlight += deliveries.count
