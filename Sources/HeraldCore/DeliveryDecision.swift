@@ -53,11 +53,10 @@ public struct DeliveryDecision: Sendable, Equatable {
     public static func decide(
         _ event: EventKind, priority: Priority?, for recipient: Recipient, in conversation: Conversation? = nil, at now: Date
     ) -> DeliveryDecision {
-        if conversation?.viewing == true {
-            return DeliveryDecision(
-                decision: .viewing, reason: "viewing: the conversation is open on their device", sound: conversation?.muted != true)
-        }
         let sound = conversation?.muted != true
+        if conversation?.viewing == true {
+            return DeliveryDecision(decision: .viewing, reason: "viewing: the conversation is open on their device", sound: sound)
+        }
         guard recipient.preferences.allows(event, app: recipient.app, priority: priority) else {
             let origin = recipient.preferences.setting(event, app: recipient.app).origin == .own ? "they turned" : "the tenant turned"
             return DeliveryDecision(
