@@ -83,4 +83,12 @@ public struct AccessPolicy: Sendable, Equatable {
     public func mayModerate(creator: UUID?, role: TeamRole?) -> Bool {
         isAdmin || role == .manager || (creator != nil && creator == personID)
     }
+
+    /// Whether someone is online and when they were last seen: themselves, and those who share
+    /// a team or a conversation (taking part now) with them; not admins as such. Someone who
+    /// hides their presence (`showPresence: false`) is seen offline, with no last-seen time,
+    /// by everyone else.
+    public func maySeePresence(of person: UUID, sharesTeamOrConversation: Bool) -> Bool {
+        personID == person || sharesTeamOrConversation
+    }
 }

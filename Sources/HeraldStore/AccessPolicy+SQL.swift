@@ -47,6 +47,62 @@ extension PostgresQuery.StringInterpolation {
         appendInterpolation(messageReadableBy: reader)
     }
 
+    /// Who may see a live frame, for a feed row `f` and a reader `r(person, admin)`: their own
+    /// notifications (`maySeeNotification` as its recipient); a conversation's frames by
+    /// `mayRead` (taking part when it was written; the receipt's own person excepted); an
+    /// activity's by `maySeeActivity` (admins, its assignee, its team's managers).
+    mutating func appendInterpolation(liveRowVisible _: Void) {
+        appendLiteral(
+            """
+            (f.person_id = r.person
+             OR (f.conversation_id IS NOT NULL AND f.about_person IS DISTINCT FROM r.person
+                 AND EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = f.tenant_id
+                             AND cp.conversation_id = f.conversation_id AND cp.person_id = r.person
+                             AND (cp.left_at IS NULL OR f.created_at <= cp.left_at)))
+             OR (f.activity_id IS NOT NULL
+                 AND (r.admin OR EXISTS (SELECT FROM activities a WHERE a.tenant_id = f.tenant_id AND a.id = f.activity_id
+                      AND (a.assignee_id = r.person
+                           OR EXISTS (SELECT FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id
+                                      AND m.person_id = r.person AND m.role = 'manager'))))))
+            """)
+    }
+
+    /// A person in a condition: a column of the statement, or a value bound as a parameter.
+    enum PersonTerm {
+        case column(String)
+        case value(UUID)
+    }
+
+    private mutating func append(_ term: PersonTerm) {
+        switch term {
+        case .column(let name): appendLiteral(name)
+        case .value(let id): appendInterpolation(id)
+        }
+    }
+
+    /// `AccessPolicy.maySeePresence`, of `subject` for `reader`, in this tenant: themselves,
+    /// or sharing a team, or both taking part in a conversation now.
+    mutating func appendInterpolation(presenceOf subject: PersonTerm, visibleTo reader: PersonTerm) {
+        appendLiteral("(")
+        append(subject)
+        appendLiteral(" = ")
+        append(reader)
+        appendLiteral(
+            " OR EXISTS (SELECT FROM team_members ta JOIN team_members tb ON tb.tenant_id = ta.tenant_id AND tb.team_id = ta.team_id"
+                + " WHERE ta.tenant_id = herald_current_tenant() AND ta.person_id = ")
+        append(reader)
+        appendLiteral(" AND tb.person_id = ")
+        append(subject)
+        appendLiteral(
+            ") OR EXISTS (SELECT FROM conversation_participants ca JOIN conversation_participants cb"
+                + " ON cb.tenant_id = ca.tenant_id AND cb.conversation_id = ca.conversation_id AND cb.left_at IS NULL"
+                + " WHERE ca.tenant_id = herald_current_tenant() AND ca.left_at IS NULL AND ca.person_id = ")
+        append(reader)
+        appendLiteral(" AND cb.person_id = ")
+        append(subject)
+        appendLiteral("))")
+    }
+
     /// `AccessPolicy.mayTakePart`, for a conversation `c` and a person.
     mutating func appendInterpolation(takesPartIn person: UUID) {
         appendLiteral("EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = c.tenant_id AND cp.conversation_id = c.id")

@@ -8,6 +8,8 @@ public enum DatabaseRole: String, Sendable, CaseIterable {
     /// Finding the credential a request presents, across tenants: reads credentials (and
     /// stamps their last use), nothing else.
     case authenticator = "herald_authenticator"
+    /// The live channel across tenants: sequencing its feed, servers and presence, nothing else.
+    case live = "herald_live"
 
     /// For a session's setup: every statement after it works as this role.
     public var forSession: String { "SET ROLE \(rawValue)" }

@@ -124,6 +124,9 @@ extension Store {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
             }
             try await connection.query("RESET ROLE")
+            for table in ["live_pending", "live_feed", "live_presence", "live_tickets"] {
+                try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
+            }
             try await connection.query("DELETE FROM tenants WHERE id = \(tenant.id)")
         }
     }

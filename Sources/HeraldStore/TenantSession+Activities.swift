@@ -215,6 +215,7 @@ extension TenantSession {
         try await appendToOutbox(
             transition.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: at,
             timers: timers)
+        try await appendLive(.activity, .activity(activity.id), payload: LiveActivityChange(event: transition.event, activity: activity))
     }
 
     // MARK: Reading

@@ -7,7 +7,12 @@ public struct ParticipantRecord: Sendable, Codable, Equatable {
     public let person: PersonReference
     public let muted: Bool
     public let lastReadSequence: Int64
+    /// The highest sequence their apps received (over the live channel, or said so).
+    public let lastReceivedSequence: Int64
     public let viewing: Bool
+    /// Whether they are online now, as the viewer may see it (`showPresence`).
+    public let online: Bool
+    public let lastSeen: Date?
 }
 
 /// A conversation, from one participant's point of view.
@@ -49,6 +54,11 @@ public struct MessageRecord: Sendable, Codable, Equatable {
     public var deliveredTo: [String]?
     /// Emails of the participants who have read it (with `--receipts`).
     public var readBy: [String]?
+    /// Emails of the participants whose apps received it (with `--receipts`).
+    public var receivedBy: [String]?
+    /// `sent` (stored), `delivered` (every other participant's app received it), `read`
+    /// (every other participant read it), with `--receipts`.
+    public var status: MessageStatus?
 
     /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
@@ -62,7 +72,14 @@ public struct MessageRecord: Sendable, Codable, Equatable {
         case storedAt
         case deliveredTo
         case readBy
+        case receivedBy
+        case status
     }
+}
+
+/// Where a message stands for its sender.
+public enum MessageStatus: String, Sendable, Codable {
+    case sent, delivered, read
 }
 
 extension TenantSession {
@@ -118,6 +135,8 @@ extension TenantSession {
         if kind == .group {
             let text = name.map { "\(actor.name) created the group \($0)" } ?? "\(actor.name) created the group"
             try await addSystemMessage(text, conversation: id, actor: actor.id)
+        } else {
+            try await appendLive(.conversation, .conversation(id), payload: ConversationChanged(conversation: id))
         }
         return try await conversation(id: id, viewer: actor)
     }
@@ -201,15 +220,22 @@ extension TenantSession {
             recipients: recipients, sentAt: message.sentAt)
         try await appendToOutbox(
             .chatMessage, about: .message(id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: message.storedAt)
+        try await appendLive(.message, .conversation(conversationID), payload: message)
         return (message, true)
     }
 
+    /// A system message, and the live frames of it and of the conversation's change.
     private func addSystemMessage(_ text: String, conversation: UUID, actor: UUID) async throws {
+        let id = UUID.v7()
         try await connection.query(
             """
             INSERT INTO messages (tenant_id, id, conversation_id, sender_id, text, is_system, sent_at)
-            VALUES (\(tenantID), \(UUID.v7()), \(conversation), \(actor), \(text), true, now())
+            VALUES (\(tenantID), \(id), \(conversation), \(actor), \(text), true, now())
             """)
+        if let message = try await messages(conversation: conversation, .id(id), limit: 1).first {
+            try await appendLive(.message, .conversation(conversation), payload: message)
+        }
+        try await appendLive(.conversation, .conversation(conversation), payload: ConversationChanged(conversation: conversation))
     }
 
     // MARK: Membership and state
@@ -221,6 +247,10 @@ extension TenantSession {
         case leave
         case rename(String)
         case read
+        /// Read up to this sequence (the live channel's `read` frame).
+        case readUpTo(Int64)
+        /// Received up to this sequence, or everything stored (nil).
+        case received(upTo: Int64?)
         case mute(Bool)
         case viewing(for: Duration)
     }
@@ -274,13 +304,11 @@ extension TenantSession {
             try await connection.query("UPDATE conversations SET name = \(name) WHERE tenant_id = \(tenantID) AND id = \(id)")
             try await addSystemMessage("\(actor.name) renamed the group to \(name)", conversation: id, actor: actor.id)
         case .read:
-            try await connection.query(
-                """
-                UPDATE conversation_participants
-                SET last_read_seq = greatest(last_read_seq,
-                    (SELECT coalesce(max(seq), 0) FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(id)))
-                WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(actor.id)
-                """)
+            try await receipt(of: actor, in: id, read: nil, received: nil, readAll: true)
+        case .readUpTo(let sequence):
+            try await receipt(of: actor, in: id, read: sequence, received: nil, readAll: false)
+        case .received(let sequence):
+            try await receipt(of: actor, in: id, read: nil, received: sequence ?? Int64.max, readAll: false)
         case .mute(let muted):
             try await connection.query(
                 """

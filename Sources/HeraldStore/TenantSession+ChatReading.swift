@@ -45,9 +45,14 @@ extension TenantSession {
             for index in messages.indices {
                 let message = messages[index]
                 messages[index].deliveredTo = message.isSystem ? [] : byMessage[message.id] ?? []
-                messages[index].readBy = conversation.participants
-                    .filter { $0.person.id != message.sender.id && $0.lastReadSequence >= message.sequence }
-                    .map(\.person.email).sorted()
+                let others = conversation.participants.filter { $0.person.id != message.sender.id }
+                let readers = others.filter { $0.lastReadSequence >= message.sequence }
+                let receivers = others.filter { max($0.lastReceivedSequence, $0.lastReadSequence) >= message.sequence }
+                messages[index].readBy = readers.map(\.person.email).sorted()
+                messages[index].receivedBy = receivers.map(\.person.email).sorted()
+                messages[index].status =
+                    others.isEmpty || message.isSystem
+                    ? .sent : readers.count == others.count ? .read : receivers.count == others.count ? .delivered : .sent
             }
         }
         return (conversation, messages)
@@ -128,15 +133,23 @@ extension TenantSession {
             ? []
             : try await connection.query(
                 """
-                SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, coalesce(cp.viewing_until > now(), false)
+                SELECT p.id, p.email, p.display_name, cp.muted, cp.last_read_seq, cp.last_received_seq,
+                       coalesce(cp.viewing_until > now(), false),
+                       (p.show_presence OR p.id = \(viewer.id)) AND EXISTS (
+                           SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
+                           WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
+                             AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))),
+                       CASE WHEN p.show_presence OR p.id = \(viewer.id) THEN p.last_seen_at END
                 FROM conversation_participants cp JOIN people p ON p.tenant_id = cp.tenant_id AND p.id = cp.person_id
                 WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(id) AND cp.left_at IS NULL
                 ORDER BY cp.joined_at, p.email
                 """
             ).map { row in
-                let (personID, email, name, muted, lastRead, viewing) = try row.decode((UUID, String, String, Bool, Int64, Bool).self)
+                let (personID, email, name, muted, lastRead, lastReceived, viewing, online, lastSeen) =
+                    try row.decode((UUID, String, String, Bool, Int64, Int64, Bool, Bool, Date?).self)
                 return ParticipantRecord(
-                    person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead, viewing: viewing)
+                    person: PersonReference(id: personID, email: email, name: name), muted: muted, lastReadSequence: lastRead,
+                    lastReceivedSequence: lastReceived, viewing: viewing, online: online, lastSeen: lastSeen)
             }
         return ConversationRecord(
             id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind),

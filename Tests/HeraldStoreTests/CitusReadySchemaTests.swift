@@ -14,7 +14,9 @@ struct CitusReadySchemaTests {
     static let referenceTables: Set<String> = [
         "tenants",  // the tenants themselves
         "provider_pauses",  // a worker's pause of a provider, across tenants
-        "herald_migrations"  // the schema's own version
+        "herald_migrations",  // the schema's own version
+        "live_servers",  // the herald serve processes holding live sockets
+        "live_horizon"  // how far the live feed was pruned
     ]
 
     @Test func everyKeyStartsWithTheTenant() async throws {

@@ -24,6 +24,16 @@ import Testing
         try await TestDatabase.with { pool, _ in
             let bundled = try Migration.bundled
             try await Migrator(migrations: bundled.filter { $0.version <= 17 }).migrate(pool, logger: testLogger)
+            // Today's code also writes the live channel's feed (0027): a stand-in for its table
+            // while the schema is 0017's, dropped before the migrations run on.
+            try await pool.withConnection { connection in
+                try await connection.executeScript(
+                    """
+                    CREATE TABLE live_pending (id bigint GENERATED ALWAYS AS IDENTITY, tenant_id uuid, kind text, person_id uuid,
+                        conversation_id uuid, activity_id uuid, about_person uuid, payload jsonb, created_at timestamptz DEFAULT now());
+                    GRANT INSERT ON live_pending TO herald_app
+                    """)
+            }
             let store = Store(pool: pool, logger: testLogger)
             let fixture = try await WorkflowFixture.make(store)
             try await fixture.run { session in
@@ -83,6 +93,7 @@ import Testing
             let countsBefore = try await pool.query(counts).single().decode((Int, Int, Int).self)
             #expect(countsBefore.0 == 6 && countsBefore.1 == 12 && countsBefore.2 == 18)
 
+            try await pool.query("DROP TABLE live_pending")
             let applied = try await Migrator(migrations: bundled).migrate(pool, logger: testLogger)
             #expect(applied.first?.version == 18)
 

@@ -1,0 +1,143 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// The feed of durable live frames (DESIGN §17): written with the change it reports
+/// (`TenantSession.appendLive`), numbered by the sequencer in commit order, read in a
+/// tenant's scope with the API's access rules (`TenantSession.liveRows`). The webhooks of
+/// §18 are meant to read the same feed.
+public enum LiveFeed {
+    /// NOTIFY channel of writers (payload empty): there are rows for the sequencer.
+    public static let pendingChannel = "herald_live_pending"
+    /// NOTIFY channel of the sequencer (payload: the newest position): there are new frames.
+    public static let feedChannel = "herald_live"
+    /// The advisory lock that makes the sequencer one at a time, across servers.
+    static let sequencerLock: Int64 = 0x4865_7261_6C64_4C76
+    /// How many pending rows one sequencer transaction moves.
+    static let sequencerBatch = 5_000
+}
+
+extension TenantSession {
+    /// Writes a frame's row in this session's transaction; the sequencer numbers it once the
+    /// transaction commits (a NOTIFY wakes it then, and not at all on a rollback).
+    func appendLive<Payload: Codable & Sendable>(_ kind: LiveKind, _ audience: LiveAudience, payload: Payload) async throws {
+        var (person, conversation, activity, excluded): (UUID?, UUID?, UUID?, UUID?) = (nil, nil, nil, nil)
+        switch audience {
+        case .person(let id): person = id
+        case .conversation(let id, let excluding): (conversation, excluded) = (id, excluding)
+        case .activity(let id): activity = id
+        }
+        try await connection.query(
+            """
+            WITH pending AS (
+                INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload)
+                VALUES (\(tenantID), \(kind.rawValue), \(person), \(conversation), \(activity), \(excluded), \(PostgresJSON(payload)))
+            )
+            SELECT pg_notify(\(LiveFeed.pendingChannel), '')
+            """)
+    }
+
+    /// The frames after position `after` up to `through` that each of `readers` may see (the
+    /// API's rules, `AccessPolicy+SQL`), in order of position, at most `limit` rows.
+    /// - Parameter afterReader: with `after`, where the last page ended: rows of position
+    ///   `after` for readers after this one come first.
+    public func liveRows(
+        for readers: [Person], after: Int64, afterReader: UUID? = nil, through: Int64, limit: Int = 1_000
+    ) async throws -> [LiveRow] {
+        guard !readers.isEmpty, through > after || (through == after && afterReader != nil) else { return [] }
+        let rows = try await connection.query(
+            """
+            SELECT f.position, r.person, f.kind, f.conversation_id, f.payload::text
+            FROM live_feed f JOIN unnest(\(readers.map(\.id))::uuid[], \(readers.map(\.isAdmin))::bool[]) AS r(person, admin)
+              ON \(liveRowVisible: ())
+            WHERE f.tenant_id = \(tenantID) AND f.position >= \(after) AND f.position <= \(through)
+              AND (f.position > \(after) OR r.person > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
+            ORDER BY f.position, r.person
+            LIMIT \(limit)
+            """)
+        return try rows.map { row in
+            let (position, reader, kind, conversation, payload) = try row.decode((Int64, UUID, String, UUID?, String).self)
+            return LiveRow(position: position, reader: reader, payload: try Self.livePayload(kind, conversation: conversation, json: payload))
+        }
+    }
+
+    private static func livePayload(_ kind: String, conversation: UUID?, json: String) throws -> LivePayload {
+        func decode<Value: Codable & Sendable>(_ type: Value.Type) throws -> Value {
+            try PostgresJSON<Value>(postgresText: json, type: .jsonb).value
+        }
+        guard let kind = LiveKind(rawValue: kind) else { throw StoreError(.invalid, "a live frame of unknown kind \(kind)") }
+        switch (kind, conversation) {
+        case (.message, let id?): return .message(conversation: id, try decode(MessageRecord.self))
+        case (.receipt, let id?): return .receipt(conversation: id, try decode(LiveReceipt.self))
+        case (.conversation, let id?): return .conversation(id)
+        case (.activity, _): return .activity(try decode(LiveActivityChange.self))
+        case (.notification, _): return .notification(try decode(LiveNotification.self))
+        case (.message, nil), (.receipt, nil), (.conversation, nil):
+            throw StoreError(.invalid, "a live \(kind.rawValue) frame without its conversation")
+        }
+    }
+}
+
+extension Store {
+    /// Numbers the committed pending rows into the feed, one sequencer at a time across
+    /// servers, and NOTIFYs the feed's channel. - Returns: how many rows it moved.
+    @discardableResult
+    public func sequenceLive() async throws -> Int {
+        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            // Taken before the statement that reads the pending rows: that statement's
+            // snapshot then sees every row the previous sequencer moved, and its positions
+            // come after the previous one's.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(LiveFeed.sequencerLock))")
+            let row = try await connection.query(
+                """
+                WITH moved AS (
+                    DELETE FROM live_pending WHERE id IN (SELECT id FROM live_pending ORDER BY id LIMIT \(LiveFeed.sequencerBatch))
+                    RETURNING *
+                ), numbered AS (
+                    INSERT INTO live_feed (position, tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at)
+                    SELECT nextval('live_feed_position'), tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at
+                    FROM (SELECT * FROM moved ORDER BY id) m
+                    RETURNING position
+                )
+                SELECT count(*)::int, coalesce(max(position), 0) FROM numbered
+                """
+            ).single()
+            let (count, newest) = try row.decode((Int, Int64).self)
+            if count > 0 { try await connection.query("SELECT pg_notify(\(LiveFeed.feedChannel), \(String(newest)))") }
+            return count
+        }
+    }
+
+    /// The newest position of the feed (0 when empty): every frame up to it is visible.
+    public func liveHead() async throws -> Int64 {
+        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            try await connection.query("SELECT coalesce(max(position), 0) FROM live_feed").single().decode(Int64.self, at: 0)
+        }
+    }
+
+    /// The position up to which frames were pruned: a cursor below it must resync.
+    public func liveHorizon() async throws -> Int64 {
+        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            try await connection.query("SELECT coalesce(max(pruned_through), 0) FROM live_horizon").single().decode(Int64.self, at: 0)
+        }
+    }
+
+    /// Removes frames older than `age` and moves the horizon past them. - Returns: how many.
+    @discardableResult
+    public func pruneLive(olderThan age: Duration) async throws -> Int {
+        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            let row = try await connection.query(
+                """
+                WITH gone AS (
+                    DELETE FROM live_feed WHERE created_at < now() - make_interval(secs => \(age.timeInterval)) RETURNING position
+                ), horizon AS (
+                    INSERT INTO live_horizon (id, pruned_through) SELECT 1, max(position) FROM gone HAVING count(*) > 0
+                    ON CONFLICT (id) DO UPDATE SET pruned_through = greatest(live_horizon.pruned_through, excluded.pruned_through)
+                )
+                SELECT count(*)::int FROM gone
+                """
+            ).single()
+            return try row.decode(Int.self, at: 0)
+        }
+    }
+}

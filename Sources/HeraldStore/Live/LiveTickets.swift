@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+extension TenantSession {
+    /// How long a live ticket may wait to be used.
+    public static let liveTicketLifetime: Duration = .seconds(30)
+
+    /// A single-use ticket for `/v1/live?ticket=…`, standing for the credential and person
+    /// (browsers cannot set `Authorization` on a WebSocket). Only its SHA-256 is stored.
+    /// - Returns: the ticket (shown once) and when it expires.
+    public func createLiveTicket(credential: UUID, person: Person) async throws -> (ticket: String, expiresAt: Date) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let ticket =
+            "hlt_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let expiresAt = try await connection.query(
+            """
+            WITH swept AS (DELETE FROM live_tickets WHERE tenant_id = \(tenantID) AND expires_at < now() - interval '1 minute')
+            INSERT INTO live_tickets (digest, tenant_id, credential_id, person_id, expires_at)
+            VALUES (\(Data(SHA256.hash(data: Data(ticket.utf8)))), \(tenantID), \(credential), \(person.id),
+                    now() + make_interval(secs => \(Self.liveTicketLifetime.timeInterval)))
+            RETURNING expires_at
+            """
+        ).single().decode(Date.self, at: 0)
+        return (ticket, expiresAt)
+    }
+}
+
+extension Store {
+    /// Uses a live ticket up: the credential it stands for, checked as `authenticate` checks
+    /// a presented secret. A ticket works once, within its 30 s.
+    /// - Throws: `AuthenticationFailure` (`.unknown` for a used, expired or invented ticket).
+    public func redeemLiveTicket(_ ticket: String) async throws -> Authentication {
+        guard ticket.hasPrefix("hlt_"), ticket.unicodeScalars.count < 100 else { throw AuthenticationFailure.unknown }
+        let digest = Data(SHA256.hash(data: Data(ticket.utf8)))
+        let used = try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            try await connection.query(
+                "DELETE FROM live_tickets WHERE digest = \(digest) RETURNING tenant_id, credential_id, person_id, expires_at > now()"
+            ).first.map { try $0.decode((UUID, UUID, UUID, Bool).self) }
+        }
+        guard let (tenant, credential, person, fresh) = used, fresh else { throw AuthenticationFailure.unknown }
+        let standing = try await credentialStanding([CredentialKey(tenant: tenant, id: credential)])
+        if let failure = standing[credential] { throw failure }
+        return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT c.tenant_id, c.id, c.kind, p.id AS person_id, t.slug, t.name, t.created_at,
+                       p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at AS person_created_at
+                FROM credentials c JOIN tenants t ON t.id = c.tenant_id
+                JOIN people p ON p.tenant_id = c.tenant_id AND p.id = \(person)
+                WHERE c.tenant_id = \(tenant) AND c.id = \(credential)
+                """)
+            guard let row = rows.first, let kind = CredentialKind(rawValue: try row.decode(String.self, column: "kind")) else {
+                throw AuthenticationFailure.unknown
+            }
+            return try Authentication(row, kind: kind)
+        }
+    }
+
+    /// Of `credentials`, those no longer good, and why (revoked, expired, or gone): the live
+    /// channel closes their sockets.
+    public func credentialStanding(_ credentials: [CredentialKey]) async throws -> [UUID: AuthenticationFailure] {
+        guard !credentials.isEmpty else { return [:] }
+        return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT x.id, c.id IS NULL, c.revoked_at IS NOT NULL, coalesce(c.expires_at <= now(), false)
+                FROM unnest(\(credentials.map(\.tenant))::uuid[], \(credentials.map(\.id))::uuid[]) AS x(tenant_id, id)
+                LEFT JOIN credentials c ON c.tenant_id = x.tenant_id AND c.id = x.id
+                """)
+            var failures: [UUID: AuthenticationFailure] = [:]
+            for row in rows {
+                let (id, gone, revoked, expired) = try row.decode((UUID, Bool, Bool, Bool).self)
+                if gone {
+                    failures[id] = .unknown
+                } else if revoked {
+                    failures[id] = .revoked
+                } else if expired {
+                    failures[id] = .expired
+                }
+            }
+            return failures
+        }
+    }
+}
+
+/// A credential by its tenant and id (keys begin with the tenant, DESIGN §10).
+public struct CredentialKey: Sendable, Hashable {
+    public let tenant: UUID
+    public let id: UUID
+
+    public init(tenant: UUID, id: UUID) {
+        self.tenant = tenant
+        self.id = id
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// The payload of a `conversation` frame: which one changed (its object is read for each reader).
+struct ConversationChanged: Sendable, Codable {
+    let conversation: UUID
+}
+
+extension TenantSession {
+    /// Moves a participant's receipts forward (never back, never past the newest message) and,
+    /// when they moved, writes the `receipt` frame the other participants get. Reading implies
+    /// receiving.
+    /// - Parameters:
+    ///   - read: read up to this sequence; `readAll`: up to the newest message.
+    ///   - received: received up to this sequence.
+    func receipt(of person: Person, in conversation: UUID, read: Int64?, received: Int64?, readAll: Bool) async throws {
+        let rows = try await connection.query(
+            """
+            WITH newest AS (
+                SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation)
+            ), wanted AS (
+                SELECT CASE WHEN \(readAll) THEN n.seq ELSE least(coalesce(\(read)::bigint, 0), n.seq) END AS read,
+                       least(coalesce(\(received)::bigint, 0), n.seq) AS received
+                FROM newest n
+            )
+            UPDATE conversation_participants cp
+            SET last_read_seq = greatest(cp.last_read_seq, w.read),
+                last_received_seq = greatest(cp.last_received_seq, w.read, w.received)
+            FROM wanted w
+            WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(conversation) AND cp.person_id = \(person.id)
+              AND (cp.last_read_seq < w.read OR cp.last_received_seq < greatest(w.read, w.received))
+            RETURNING cp.last_received_seq, cp.last_read_seq
+            """)
+        guard let row = rows.first else { return }
+        let (receivedNow, readNow) = try row.decode((Int64, Int64).self)
+        try await appendLive(
+            .receipt, .conversation(conversation, excluding: person.id),
+            payload: LiveReceipt(person: person.email, received: receivedNow, read: readNow))
+    }
+
+    /// What the live channel wrote to people's sockets: each message counts as received by
+    /// them. One statement for all of them; a `receipt` frame for each receipt that moved.
+    /// - Parameter received: per person and conversation, the highest sequence written.
+    public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) async throws {
+        guard !received.isEmpty else { return }
+        try await connection.query(
+            """
+            WITH written AS (
+                SELECT * FROM unnest(\(received.map(\.person))::uuid[], \(received.map(\.conversation))::uuid[],
+                                     \(received.map(\.sequence))::bigint[]) AS x(person, conversation, seq)
+            ), moved AS (
+                UPDATE conversation_participants cp SET last_received_seq = x.seq
+                FROM written x
+                WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = x.conversation AND cp.person_id = x.person
+                  AND cp.left_at IS NULL AND cp.last_received_seq < x.seq
+                RETURNING cp.conversation_id, cp.person_id, cp.last_received_seq, cp.last_read_seq
+            ), pending AS (
+                INSERT INTO live_pending (tenant_id, kind, conversation_id, about_person, payload)
+                SELECT \(tenantID), 'receipt', m.conversation_id, m.person_id,
+                       jsonb_build_object('person', p.email, 'received', m.last_received_seq, 'read', m.last_read_seq)
+                FROM moved m JOIN people p ON p.tenant_id = \(tenantID) AND p.id = m.person_id
+                RETURNING 1
+            )
+            SELECT pg_notify(\(LiveFeed.pendingChannel), '') WHERE EXISTS (SELECT FROM pending)
+            """)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import HeraldTestSupport
+import Testing
+
+@testable import HeraldStore
+
+/// The live channel's feed on a real database: who sees which row (pinned to
+/// `AccessPolicy`), positions in commit order whatever order writers commit in, receipts, and
+/// presence when a server dies.
+@Suite struct LiveFeedTests {
+    static let people = ["root@acme.test", "alice@acme.test", "chidi@acme.test", "dana@acme.test", "erin@acme.test"]
+
+    @Test func feedRowsAreSeenExactlyByWhomThePolicyAllows() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let before = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "before", clientID: nil, sentAt: nil).message
+            }
+            _ = try await acme.run {
+                try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test"))
+            }
+            let after = try await acme.run {
+                try await $0.sendMessage(actor: "chidi@acme.test", conversation: group, text: "after", clientID: nil, sentAt: nil).message
+            }
+            let activity = try await acme.assign(to: "chidi@acme.test")
+            try await store.sequenceLive()
+            let head = try await store.liveHead()
+            for email in Self.people {
+                let (viewer, participation, role) = try await acme.run { session in
+                    let person = try await session.person(email: email)
+                    return (
+                        person, try await session.participation(of: person, in: group), try await session.role(of: person.id, in: activity.team.id)
+                    )
+                }
+                let rows = try await acme.run { try await $0.liveRows(for: [viewer], after: 0, through: head) }
+                let policy = AccessPolicy(viewer)
+                for message in [before, after] {
+                    let seen = rows.contains { if case .message(_, let m) = $0.payload { m.id == message.id } else { false } }
+                    #expect(seen == policy.mayRead(messageStoredAt: message.storedAt, participation), "\(email), \"\(message.text)\"")
+                }
+                let seesActivity = rows.contains { if case .activity(let change) = $0.payload { change.activity.id == activity.id } else { false } }
+                #expect(seesActivity == policy.maySeeActivity(assignee: activity.assignee.id, role: role), "\(email), the activity")
+                #expect(rows.allSatisfy { $0.reader == viewer.id })
+            }
+            // Another tenant's people see none of it.
+            let other = try await WorkflowFixture.make(store, slug: "other")
+            let stranger = try await other.run { try await $0.person(email: "chidi@acme.test") }
+            #expect(try await other.run { try await $0.liveRows(for: [stranger], after: 0, through: head) }.isEmpty)
+        }
+    }
+
+    @Test func positionsFollowCommitOrderWhateverOrderWritersCommitIn() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let chidi = try await acme.run { try await $0.person(email: "chidi@acme.test") }
+            try await store.sequenceLive()
+            let start = try await store.liveHead()
+            // A writer that has written its message and not yet committed…
+            let (written, wrote) = AsyncStream.makeStream(of: Void.self)
+            let (release, released) = AsyncStream.makeStream(of: Void.self)
+            let slow = Task {
+                try await acme.run { session in
+                    _ = try await session.sendMessage(actor: "alice@acme.test", conversation: group, text: "slow", clientID: nil, sentAt: nil)
+                    wrote.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in written { break }
+            // …while a later one commits and is numbered.
+            _ = try await acme.run {
+                try await $0.sendMessage(actor: "dana@acme.test", conversation: group, text: "fast", clientID: nil, sentAt: nil)
+            }
+            try await store.sequenceLive()
+            let middle = try await store.liveHead()
+            let early = try await acme.run { try await $0.liveRows(for: [chidi], after: start, through: middle) }
+            #expect(Self.texts(early) == ["fast"])
+            released.yield()
+            try await slow.value
+            try await store.sequenceLive()
+            let end = try await store.liveHead()
+            // A reader that went on from `middle` gets the slow one: numbered after, not lost below.
+            let late = try await acme.run { try await $0.liveRows(for: [chidi], after: middle, through: end) }
+            #expect(Self.texts(late) == ["slow"])
+        }
+    }
+
+    @Test func receiptsMoveForwardOnlyAndAreToldToTheOthers() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let message = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "one", clientID: nil, sentAt: nil).message
+            }
+            let (chidi, dana) = try await acme.run { (try await $0.person(email: "chidi@acme.test"), try await $0.person(email: "dana@acme.test")) }
+            try await store.sequenceLive()
+            let start = try await store.liveHead()
+            try await acme.run { try await $0.markReceived([(chidi.id, group, message.sequence)]) }
+            // Again, and lower: nothing moves, nothing is told.
+            try await acme.run { try await $0.markReceived([(chidi.id, group, message.sequence), (chidi.id, group, message.sequence - 1)]) }
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .readUpTo(message.sequence)) }
+            try await store.sequenceLive()
+            let end = try await store.liveHead()
+            let toDana = try await acme.run { try await $0.liveRows(for: [dana], after: start, through: end) }
+            let receipts = toDana.compactMap { row -> LiveReceipt? in if case .receipt(_, let r) = row.payload { r } else { nil } }
+            #expect(
+                receipts == [
+                    LiveReceipt(person: "chidi@acme.test", received: message.sequence, read: 0),
+                    LiveReceipt(person: "chidi@acme.test", received: message.sequence, read: message.sequence)
+                ])
+            let toChidi = try await acme.run { try await $0.liveRows(for: [chidi], after: start, through: end) }
+            #expect(toChidi.isEmpty, "a receipt went back to its own person")
+            let (_, messages) = try await acme.run { try await $0.conversationDetail(viewer: "alice@acme.test", conversation: group, receipts: true) }
+            let stored = try #require(messages.first { $0.id == message.id })
+            #expect(stored.receivedBy == ["chidi@acme.test"])
+            #expect(stored.readBy == ["chidi@acme.test"])
+            #expect(stored.status == .sent, "dana has not received it")
+        }
+    }
+
+    @Test func aServerThatStopsStampingTakesItsPeopleOffline() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let chidi = try await acme.run { try await $0.person(email: "chidi@acme.test") }
+            let (dead, alive) = (UUID.v7(), UUID.v7())
+            try await store.stampLiveServer(dead)
+            try await store.stampLiveServer(alive)
+            #expect(try await store.liveOnline(tenant: acme.tenant.id, person: chidi.id, server: dead)?.online == true)
+            #expect(try await store.liveOnline(tenant: acme.tenant.id, person: chidi.id, server: alive) == nil, "online already")
+            let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
+            #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }.online)
+            try await store.pool.query("UPDATE live_servers SET seen_at = now() - interval '1 minute' WHERE id = \(dead)")
+            #expect(try await store.reapLiveServers().isEmpty, "still online on the other server")
+            _ = try await store.liveOffline(tenant: acme.tenant.id, person: chidi.id, server: alive)
+            let presence = try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }
+            #expect(!presence.online)
+            #expect(presence.lastSeen != nil)
+            // Hidden: offline to others, with no time; themselves still see theirs.
+            try await acme.run { try await $0.setShowPresence(false, for: chidi) }
+            #expect(
+                try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) } == PresenceRecord(online: false, lastSeen: nil))
+            #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: chidi) }.lastSeen != nil)
+        }
+    }
+
+    static func texts(_ rows: [LiveRow]) -> [String] {
+        rows.compactMap { row in if case .message(_, let message) = row.payload, !message.isSystem { message.text } else { nil } }
+    }
+}
