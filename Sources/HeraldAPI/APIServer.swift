@@ -54,9 +54,17 @@ public struct APIServer: Sendable {
         let scheme: String
         let limits = connections
         let byAddress = ConnectionsByAddress()
+        let router = api.router()
         let http1 = HTTP1Channel.Configuration(
             additionalChannelHandlers: [ParseErrorAnswer(), RequestDeadline(timeout: TimeAmount(limits.requestTimeout))],
             idleTimeout: TimeAmount(limits.idleTimeout))
+        let preflight = router.buildResponder()
+        let hub = api.live
+        let live = { @Sendable (responder: @escaping HTTPChannelHandler.Responder, isTLS: Bool) in
+            LiveUpgradeChannel(
+                responder: responder, configuration: http1, preflight: { try await preflight.respond(to: $0, context: $1) }, hub: hub,
+                isTLS: isTLS)
+        }
         if let tls {
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { .certificate($0) },
@@ -64,19 +72,20 @@ public struct APIServer: Sendable {
             let http2 = HTTP2ChannelConfiguration(idleTimeout: limits.idleTimeout, streamConfiguration: http1)
             server = HTTPServerBuilder { responder in
                 GuardedChannel(
-                    inner: try HTTP2UpgradeChannel(tlsConfiguration: configuration, configuration: http2, responder: responder),
+                    inner: try LiveTLSChannel(
+                        configuration: configuration, http1: live(responder, true), http2: HTTP2Channel(responder: responder, configuration: http2)),
                     limits: limits, connections: byAddress, isTLS: true)
             }
             scheme = "https"
         } else {
             server = HTTPServerBuilder { responder in
-                GuardedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), limits: limits, connections: byAddress, isTLS: false)
+                GuardedChannel(inner: live(responder, false), limits: limits, connections: byAddress, isTLS: false)
             }
             scheme = "http"
         }
         let host = host
         return Application(
-            router: api.router(), server: server, configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
+            router: router, server: server, configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let shownHost = host.contains(":") ? "[\(host)]" : host

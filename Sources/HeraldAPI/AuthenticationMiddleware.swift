@@ -39,6 +39,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
 
     /// Who the request's credentials say calls.
     private func caller(of request: Request) async throws -> Caller {
+        // Browsers cannot set Authorization on a WebSocket: the live channel takes a ticket.
+        if request.headers[.authorization] == nil, request.uri.path == "/v1/live", let ticket = request.uri.queryParameters.get("ticket") {
+            let authentication = try await store.redeemLiveTicket(ticket)
+            return Caller(
+                tenant: authentication.tenant, credentialID: authentication.credentialID, kind: authentication.kind, person: authentication.person)
+        }
         guard let header = request.headers[.authorization] else {
             throw Problem.noCredentials("send Authorization: Bearer followed by a person token or a tenant key")
         }

@@ -107,18 +107,52 @@ final class ParseErrorAnswer: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let error = error as? HTTPParserError, !requestInProgress else { return context.fireErrorCaught(error) }
-        let problem: Problem
-        if case .headerOverflow = error {
-            problem = Problem(.requestHeaderFieldsTooLarge, "Request headers too large", detail: "the request's headers are over 80 KiB together")
-        } else {
-            problem = Problem(.badRequest, "Malformed request", detail: "the request is not valid HTTP/1.1 (\(error))")
-        }
+        let problem = Self.problem(for: error)
         let body = problem.body
         let head = HTTPResponse(
             status: problem.status,
             headerFields: [.contentType: "application/problem+json", .contentLength: "\(body.count)", .connection: "close"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The problem a parse error is: 431 for oversized headers, 400 otherwise.
+    static func problem(for error: HTTPParserError) -> Problem {
+        if case .headerOverflow = error {
+            return Problem(.requestHeaderFieldsTooLarge, "Request headers too large", detail: "the request's headers are over 80 KiB together")
+        }
+        return Problem(.badRequest, "Malformed request", detail: "the request is not valid HTTP/1.1 (\(error))")
+    }
+}
+
+/// `ParseErrorAnswer` for a connection's first request, which the WebSocket upgrade handler
+/// reads before the routes' handlers are in place (in NIO's own HTTP/1 types).
+final class FirstRequestParseErrorAnswer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var headArrived = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { headArrived = true }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? HTTPParserError, !headArrived else { return context.fireErrorCaught(error) }
+        let problem = ParseErrorAnswer.problem(for: error)
+        let body = problem.body
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/problem+json")
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: Int(problem.status.code)), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }

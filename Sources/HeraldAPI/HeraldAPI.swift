@@ -15,6 +15,8 @@ public struct HeraldAPI: Sendable {
     let additions: @Sendable (Router<APIContext>) -> Void
     /// Why this server cannot work now (nil: ready), for `/readyz`.
     let notReadyReason: @Sendable () async -> String?
+    /// The live channel (`/v1/live`): run it as a service beside the server.
+    public let live: LiveHub
 
     /// - Parameters:
     ///   - attempts: where requests without valid credentials are counted (shared with the
@@ -23,8 +25,10 @@ public struct HeraldAPI: Sendable {
     ///     database does not answer with the schema this binary expects.
     public init(
         store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
-        notReadyReason: (@Sendable () async -> String?)? = nil, additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
+        notReadyReason: (@Sendable () async -> String?)? = nil, live: LiveSettings = LiveSettings(),
+        additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
+        self.live = LiveHub(store: store, settings: live, logger: logger)
         self.store = store
         self.logger = logger
         self.limiter = RateLimiter(limits)
@@ -60,6 +64,7 @@ public struct HeraldAPI: Sendable {
         addConversations(to: v1)
         addPolicy(to: v1)
         addPreferences(to: v1)
+        addLive(to: v1)
         if withAdditions { additions(router) }
         return router
     }

@@ -95,6 +95,7 @@ extension HeraldAPI {
         }
 
         group.post("conversations/:id/read") { _, context in try await change(context, .read) }
+        group.post("conversations/:id/received") { _, context in try await change(context, .received(upTo: nil)) }
         group.put("conversations/:id/mute") { _, context in try await change(context, .mute(true)) }
         group.delete("conversations/:id/mute") { _, context in try await change(context, .mute(false)) }
         group.put("conversations/:id/viewing") { request, context in

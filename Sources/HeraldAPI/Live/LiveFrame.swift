@@ -1,0 +1,112 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+/// A frame the live channel sends (DESIGN §17), encoded as the API encodes its objects.
+enum LiveFrame {
+    struct Hello: Encodable {
+        let type = "hello"
+        let person: String
+        let cursor: String
+        let heartbeat: Int
+    }
+
+    struct Message: Encodable {
+        let type = "message"
+        let cursor: String
+        let conversation: UUID
+        let message: MessageRecord
+    }
+
+    struct Receipt: Encodable {
+        let type = "receipt"
+        let cursor: String
+        let conversation: UUID
+        let person: String
+        let received: Int64?
+        let read: Int64?
+    }
+
+    struct Conversation: Encodable {
+        let type = "conversation"
+        let cursor: String
+        let conversation: ConversationRecord
+    }
+
+    struct Activity: Encodable {
+        let type = "activity"
+        let cursor: String
+        let event: EventKind
+        let activity: ActivityRecord
+    }
+
+    struct Notification: Encodable {
+        let type = "notification"
+        let cursor: String
+        let notification: LiveNotification
+    }
+
+    struct Presence: Encodable {
+        let type = "presence"
+        let person: String
+        let online: Bool
+        let lastSeen: Date?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(type, forKey: .type)
+            try container.encode(person, forKey: .person)
+            try container.encode(online, forKey: .online)
+            try container.encode(lastSeen, forKey: .lastSeen)
+        }
+
+        enum CodingKeys: String, CodingKey { case type, person, online, lastSeen }
+    }
+
+    struct Typing: Encodable {
+        let type = "typing"
+        let conversation: UUID
+        let person: String
+    }
+
+    struct Resync: Encodable {
+        let type = "resync"
+        let reason: String
+    }
+
+    struct Failure: Encodable {
+        let type = "error"
+        let code: String
+        let detail: String
+    }
+
+    struct Pong: Encodable {
+        let type = "pong"
+    }
+
+    /// The frame's text.
+    static func text(_ frame: some Encodable) -> String {
+        guard let data = try? JSONBody.encoder.encode(frame) else { return #"{"type":"error","code":"internal","detail":"unencodable"}"# }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A cursor as clients see it: opaque text.
+    static func cursor(_ position: Int64) -> String { String(position) }
+
+    /// The position a client's cursor names, if it is one.
+    static func position(_ cursor: String) -> Int64? {
+        guard cursor.unicodeScalars.count <= 19, cursor.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+        return Int64(cursor)
+    }
+
+    /// The type name a durable payload's frame has (for metrics).
+    static func typeName(_ payload: LivePayload) -> String {
+        switch payload {
+        case .message: "message"
+        case .receipt: "receipt"
+        case .conversation: "conversation"
+        case .activity: "activity"
+        case .notification: "notification"
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+extension LiveHub {
+    /// What an app sends (DESIGN §17): each frame checked as the REST API checks the same
+    /// request; a refusal is an `error` frame and the socket stays open.
+    func receive(_ text: String, from socket: LiveSocket) async {
+        switch LiveClientFrame.parse(text) {
+        case .failure(let refusal):
+            refuse(socket, refusal)
+        case .success(let frame):
+            do {
+                try await handle(frame, from: socket)
+            } catch let error as StoreError where error.code == .notFound {
+                refuse(socket, .init("not_found", "no conversation with this id that \(socket.person.email) takes part in"))
+            } catch let error as StoreError {
+                refuse(socket, .init(error.code.description, error.description))
+            } catch let error as InputError {
+                refuse(socket, .init("invalid_frame", error.description))
+            } catch {
+                logger.warning("a live frame failed", metadata: ["error": "\(error)"])
+                refuse(socket, .init("unavailable", "the frame could not be handled now; send it again"))
+            }
+        }
+    }
+
+    private func handle(_ frame: LiveClientFrame, from socket: LiveSocket) async throws {
+        let person = socket.person
+        switch frame {
+        case .ping:
+            socket.send(LiveFrame.text(LiveFrame.Pong()))
+            metrics.sent("pong")
+        case .viewing(let conversation):
+            let before = socket.viewing
+            if let conversation {
+                try await store.withTenant(socket.tenant) {
+                    try await $0.setLiveViewing(person, conversation: conversation, seconds: Self.viewingSeconds)
+                }
+            }
+            socket.setViewing(conversation)
+            if let before, before != conversation, !sockets(of: person.id).contains(where: { $0.viewing == before }) {
+                try await store.withTenant(socket.tenant) { try await $0.setLiveViewing(person, conversation: before, seconds: nil) }
+            }
+        case .received(let conversation, let sequence):
+            _ = try await store.withTenant(socket.tenant) {
+                try await $0.changeConversation(actor: person.email, conversation: conversation, .received(upTo: sequence))
+            }
+        case .read(let conversation, let sequence):
+            _ = try await store.withTenant(socket.tenant) {
+                try await $0.changeConversation(actor: person.email, conversation: conversation, .readUpTo(sequence))
+            }
+        case .typing(let conversation):
+            try await store.withTenant(socket.tenant) { try await $0.announceTyping(person, in: conversation) }
+        case .foreground(let value):
+            socket.setForeground(value)
+        }
+    }
+
+    func refuse(_ socket: LiveSocket, _ refusal: LiveClientFrame.Refusal) {
+        socket.send(LiveFrame.text(LiveFrame.Failure(code: refusal.code, detail: refusal.detail)))
+        metrics.sent("error")
+    }
+
+    /// A socket's `viewing` lasts this long in the database, renewed while the socket lives.
+    static let viewingSeconds = 60
+}

@@ -1,0 +1,146 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import ServiceLifecycle
+
+extension LiveHub: Service {
+    /// The hub's loops until a graceful shutdown (SIGTERM): the wake-ups from other servers,
+    /// the sequencer, the rounds, and the upkeep (this server's stamp, dead servers' presence,
+    /// revoked credentials, viewing renewals, pruning). On shutdown every socket is closed with
+    /// 1001 and this server's presence removed.
+    public func run() async throws {
+        try await store.stampLiveServer(server)
+        let head = try await store.liveHead()
+        registry.withLock { $0.cursor = head }
+        let listener = LiveListener(store: store, logger: logger)
+        let (sequencerWakes, sequencerWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in listener.events {
+                        switch event {
+                        case .pending: sequencerWake.yield()
+                        case .feed: self.wake()
+                        case .presence(let change): await self.presenceChanged(change)
+                        case .typing(let typing): await self.typing(typing)
+                        case .connected:
+                            sequencerWake.yield()
+                            self.wake()
+                        case .disconnected(let reason): self.logger.warning("live channel stopped listening", metadata: ["reason": "\(reason)"])
+                        }
+                    }
+                }
+                group.addTask {
+                    for await _ in sequencerWakes {
+                        do { try await self.store.sequenceLive() } catch {
+                            self.logger.warning("live sequencer failed", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
+                group.addTask {
+                    for await _ in self.wakes {
+                        do { try await self.round() } catch { self.logger.warning("live round failed", metadata: ["error": "\(error)"]) }
+                    }
+                }
+                group.addTask {
+                    var tick = 0
+                    while !self.isStopping {
+                        try? await Task.sleep(for: .seconds(1))
+                        tick += 1
+                        // Hints can be lost (a reconnect); the tables are read anyway.
+                        sequencerWake.yield()
+                        self.wake()
+                        if tick % 2 == 0 { await self.closeRevoked() }
+                        if tick % 5 == 0 { await self.upkeep() }
+                        if tick % 60 == 0 { _ = try? await self.store.pruneLive(olderThan: self.settings.retention) }
+                    }
+                    listener.stop()
+                    sequencerWake.finish()
+                    self.finishWakes()
+                }
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+        do { try await store.leaveLive(server: server) } catch { logger.warning("cannot remove presence", metadata: ["error": "\(error)"]) }
+    }
+
+    var isStopping: Bool { registry.withLock { $0.stopping } }
+
+    /// Closes every socket with 1001 and ends the loops.
+    func stop() {
+        let sockets = registry.withLock { registry -> [LiveSocket] in
+            registry.stopping = true
+            return Array(registry.sockets.values)
+        }
+        for socket in sockets { socket.close(code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor") }
+    }
+
+    /// Stamps this server, takes dead servers' people offline, renews `viewing`.
+    private func upkeep() async {
+        do {
+            try await store.stampLiveServer(server)
+            metrics.presenceChanges.increment(by: try await store.reapLiveServers().count)
+        } catch {
+            logger.warning("live upkeep failed", metadata: ["error": "\(error)"])
+        }
+        for socket in sockets {
+            guard let conversation = socket.viewing else { continue }
+            try? await store.withTenant(socket.tenant) {
+                try await $0.setLiveViewing(socket.person, conversation: conversation, seconds: Self.viewingSeconds)
+            }
+        }
+    }
+
+    /// Closes, within seconds, the sockets of credentials revoked or expired since they opened.
+    private func closeRevoked() async {
+        let all = sockets
+        guard !all.isEmpty else { return }
+        do {
+            let failures = try await store.credentialStanding(Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
+            for socket in all {
+                if let failure = failures[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
+            }
+        } catch {
+            logger.warning("cannot check live credentials", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A presence change on any server, to the local sockets of those who may see it.
+    private func presenceChanged(_ change: LivePresenceChange) async {
+        guard change.shown else { return }
+        let local = sockets.filter { $0.tenant.id == change.tenant && $0.person.id != change.person }
+        guard let tenant = local.first?.tenant else { return }
+        do {
+            let readers = Set(
+                try await store.withTenant(tenant) { try await $0.presenceReaders(of: change.person, among: Array(Set(local.map(\.person.id)))) })
+            let text = LiveFrame.text(LiveFrame.Presence(person: change.email, online: change.online, lastSeen: change.lastSeen))
+            for socket in local where readers.contains(socket.person.id) {
+                socket.send(text)
+                metrics.sent("presence")
+            }
+        } catch {
+            logger.warning("cannot send presence", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Someone typing, to the local sockets of the conversation's other participants.
+    private func typing(_ typing: LiveTyping) async {
+        let local = sockets.filter { $0.tenant.id == typing.tenant && $0.person.id != typing.person }
+        guard let tenant = local.first?.tenant else { return }
+        do {
+            let readers = Set(
+                try await store.withTenant(tenant) {
+                    try await $0.participants(of: typing.conversation, among: Array(Set(local.map(\.person.id))))
+                })
+            let text = LiveFrame.text(LiveFrame.Typing(conversation: typing.conversation, person: typing.email))
+            for socket in local where readers.contains(socket.person.id) {
+                socket.send(text)
+                metrics.sent("typing")
+            }
+        } catch {
+            logger.warning("cannot send typing", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+extension LiveHub {
+    /// How many feed rows one query reads.
+    static let page = 2_000
+
+    /// One round: the feed's new positions to every joined socket whose person may see them,
+    /// then each joining socket's catch-up from its cursor, to the same head. Rounds run one at
+    /// a time, so a socket is given every position up to the head exactly once: by its
+    /// catch-up, or by the rounds after it joined.
+    func round() async throws {
+        let head = try await store.liveHead()
+        let (cursor, joined, joining) = registry.withLock { registry in
+            let all = Array(registry.sockets.values)
+            return (registry.cursor, all.filter(\.isJoined), all.filter { !$0.isJoined })
+        }
+        if head > cursor {
+            for sockets in Dictionary(grouping: joined, by: { $0.tenant.id }).values {
+                try await deliver(tenant: sockets[0].tenant, to: sockets, after: cursor, through: head)
+            }
+        }
+        for socket in joining {
+            if socket.position < head {
+                try await deliver(tenant: socket.tenant, to: [socket], after: socket.position, through: head)
+            }
+            socket.advance(to: head)
+            socket.markJoined()
+        }
+        registry.withLock { $0.cursor = max($0.cursor, head) }
+    }
+
+    /// The rows after `after` up to `through` for the people of `sockets`, each to their sockets.
+    private func deliver(tenant: Tenant, to sockets: [LiveSocket], after: Int64, through: Int64) async throws {
+        let people = Dictionary(grouping: sockets, by: { $0.person.id })
+        let readers = people.values.compactMap { $0.first?.person }
+        var page = LiveRowPage(after: after)
+        while true {
+            let rows = try await store.withTenant(tenant) { session in
+                try await session.liveRows(for: readers, after: page.position, afterReader: page.reader, through: through, limit: Self.page)
+            }
+            var received: [ReceivedKey: Int64] = [:]
+            var texts: [Int64: String] = [:]
+            for row in rows {
+                guard let targets = people[row.reader] else { continue }
+                let text: String
+                if case .conversation(let id) = row.payload {
+                    guard let reader = targets.first?.person,
+                        let conversation = try? await store.withTenant(tenant, { try await $0.liveConversation(id, viewer: reader) })
+                    else { continue }
+                    text = LiveFrame.text(LiveFrame.Conversation(cursor: LiveFrame.cursor(row.position), conversation: conversation))
+                } else if let cached = texts[row.position] {
+                    text = cached
+                } else {
+                    text = Self.frameText(row)
+                    texts[row.position] = text
+                }
+                var wrote = false
+                for socket in targets where socket.deliver(text, at: row.position) {
+                    wrote = true
+                    metrics.sent(LiveFrame.typeName(row.payload))
+                }
+                if wrote, case .message(let conversation, let message) = row.payload, message.sender.id != row.reader {
+                    let key = ReceivedKey(person: row.reader, conversation: conversation)
+                    received[key] = max(received[key] ?? 0, message.sequence)
+                }
+            }
+            if !received.isEmpty {
+                try await store.withTenant(tenant) { session in
+                    try await session.markReceived(received.map { ($0.key.person, $0.key.conversation, $0.value) })
+                }
+            }
+            guard rows.count == Self.page, let last = rows.last else { break }
+            page = LiveRowPage(after: last.position, reader: last.reader)
+        }
+        for socket in sockets where socket.position < through {
+            socket.advance(to: through)
+        }
+    }
+
+    /// A durable row's frame (the conversation frame is each reader's own, made apart).
+    static func frameText(_ row: LiveRow) -> String {
+        let cursor = LiveFrame.cursor(row.position)
+        switch row.payload {
+        case .message(let conversation, let message):
+            return LiveFrame.text(LiveFrame.Message(cursor: cursor, conversation: conversation, message: message))
+        case .receipt(let conversation, let receipt):
+            return LiveFrame.text(
+                LiveFrame.Receipt(cursor: cursor, conversation: conversation, person: receipt.person, received: receipt.received, read: receipt.read))
+        case .conversation(let id):
+            return LiveFrame.text(LiveFrame.Failure(code: "internal", detail: "conversation \(id) is made per reader"))
+        case .activity(let change):
+            return LiveFrame.text(LiveFrame.Activity(cursor: cursor, event: change.event, activity: change.activity))
+        case .notification(let notification):
+            return LiveFrame.text(LiveFrame.Notification(cursor: cursor, notification: notification))
+        }
+    }
+}
+
+/// Where a page of feed rows ends: a position, and the last reader of it that was read.
+struct LiveRowPage {
+    var position: Int64
+    var reader: UUID?
+
+    init(after position: Int64, reader: UUID? = nil) {
+        self.position = position
+        self.reader = reader
+    }
+}
+
+/// A person's receipt in one conversation.
+struct ReceivedKey: Hashable {
+    let person: UUID
+    let conversation: UUID
+}

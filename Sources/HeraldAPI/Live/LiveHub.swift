@@ -1,0 +1,166 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// The live channel of one `herald serve` (DESIGN §17): its sockets, who they speak for, and
+/// the loop that reads the shared feed from PostgreSQL and writes each socket what its person
+/// may see. Servers share nothing but the database: NOTIFY wakes them, the feed is the data.
+public final class LiveHub: Sendable {
+    struct Registry {
+        var next: UInt64 = 1
+        var sockets: [UInt64: LiveSocket] = [:]
+        var byPerson: [UUID: Set<UInt64>] = [:]
+        /// Up to where every joined socket has been given the feed.
+        var cursor: Int64 = 0
+        var started = false
+        var stopping = false
+    }
+
+    let store: Store
+    let settings: LiveSettings
+    let logger: Logger
+    /// This server, in `live_servers` (its presence rows go with it).
+    let server = UUID.v7()
+    let registry = Mutex(Registry())
+    let metrics = LiveMetrics()
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+
+    public init(store: Store, settings: LiveSettings = LiveSettings(), logger: Logger) {
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks the loop for a round (new feed rows, or a socket to catch up).
+    func wake() {
+        wakeContinuation.yield()
+    }
+
+    var wakes: AsyncStream<Void> { wakeStream }
+
+    func finishWakes() {
+        wakeContinuation.finish()
+    }
+
+    // MARK: Admission
+
+    /// Refuses a socket over its person's or this server's share, before the upgrade.
+    func checkRoom(for person: Person) throws {
+        let (mine, all, stopping) = registry.withLock { ($0.byPerson[person.id]?.count ?? 0, $0.sockets.count, $0.stopping) }
+        if stopping || all >= settings.perServer {
+            var problem = Problem(
+                .serviceUnavailable, "Live channel full", detail: "this server holds as many sockets as it may; try another, or again soon")
+            problem.headers[.retryAfter] = "5"
+            throw problem
+        }
+        if mine >= settings.perPerson {
+            throw Problem(
+                .tooManyRequests, "Too many sockets",
+                detail: "\(person.email) holds \(settings.perPerson) live sockets already; close one first")
+        }
+    }
+
+    /// The newest position and the pruned horizon, for a socket about to open.
+    func positions() async throws -> (head: Int64, horizon: Int64) {
+        (try await store.liveHead(), try await store.liveHorizon())
+    }
+
+    /// Runs one socket, from its `hello` to its close.
+    func serve(_ plan: LivePlan, channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, logger: Logger) async {
+        var start = plan.head
+        var resync = false
+        if let after = plan.after {
+            if after < plan.horizon || after > plan.head {
+                resync = true
+                metrics.resyncs.increment()
+            } else {
+                start = after
+                metrics.resumes.increment()
+            }
+        }
+        let socket = registry.withLock { registry -> LiveSocket in
+            defer { registry.next += 1 }
+            let socket = LiveSocket(
+                id: registry.next, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, device: plan.device,
+                after: start, settings: settings)
+            registry.sockets[socket.id] = socket
+            registry.byPerson[plan.person.id, default: []].insert(socket.id)
+            return socket
+        }
+        metrics.sockets.increment()
+        socket.send(LiveFrame.text(LiveFrame.Hello(person: plan.person.email, cursor: LiveFrame.cursor(start), heartbeat: settings.heartbeat)))
+        if resync {
+            socket.send(
+                LiveFrame.text(
+                    LiveFrame.Resync(
+                        reason: "the cursor is older than what is kept (or unknown here): reload with the REST API, then use this hello's cursor")))
+        }
+        await personOpened(socket)
+        wake()
+        let connection = LiveConnection(socket: socket, settings: settings, logger: logger) { [self] text in
+            await receive(text, from: socket)
+        }
+        await connection.run(channel)
+        await closed(socket)
+    }
+
+    private func personOpened(_ socket: LiveSocket) async {
+        let first = registry.withLock { $0.byPerson[socket.person.id]?.count == 1 }
+        guard first else { return }
+        do {
+            if try await store.liveOnline(tenant: socket.tenant.id, person: socket.person.id, server: server) != nil {
+                metrics.presenceChanges.increment()
+            }
+        } catch {
+            logger.warning("cannot record presence", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func closed(_ socket: LiveSocket) async {
+        let (last, othersViewing) = registry.withLock { registry -> (Bool, Bool) in
+            registry.sockets[socket.id] = nil
+            registry.byPerson[socket.person.id]?.remove(socket.id)
+            let remaining = registry.byPerson[socket.person.id] ?? []
+            if remaining.isEmpty { registry.byPerson[socket.person.id] = nil }
+            let viewing = socket.viewing
+            let others = remaining.contains { registry.sockets[$0]?.viewing == viewing }
+            return (remaining.isEmpty, others)
+        }
+        metrics.sockets.decrement()
+        if let viewing = socket.viewing, !othersViewing {
+            try? await store.withTenant(socket.tenant) { try await $0.setLiveViewing(socket.person, conversation: viewing, seconds: nil) }
+        }
+        guard last, !registry.withLock({ $0.stopping }) else { return }
+        do {
+            if try await store.liveOffline(tenant: socket.tenant.id, person: socket.person.id, server: server) != nil {
+                metrics.presenceChanges.increment()
+            }
+        } catch {
+            logger.warning("cannot record presence", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Every socket now, for the loop.
+    var sockets: [LiveSocket] { registry.withLock { Array($0.sockets.values) } }
+
+    func sockets(of person: UUID) -> [LiveSocket] {
+        registry.withLock { registry in (registry.byPerson[person] ?? []).compactMap { registry.sockets[$0] } }
+    }
+}
+
+/// What an accepted upgrade request carries to its socket.
+struct LivePlan: Sendable {
+    let tenant: Tenant
+    let person: Person
+    let credentialID: UUID
+    let after: Int64?
+    let device: String?
+    let head: Int64
+    let horizon: Int64
+}

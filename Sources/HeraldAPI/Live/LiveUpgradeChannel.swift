@@ -1,0 +1,187 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+
+/// HTTP/1.1 with the upgrade to the live channel's WebSocket (`GET /v1/live`).
+///
+/// An upgrade request first goes through the API's router like any request (authentication,
+/// rate limits, metrics, the route's checks), with a slot the route fills when it accepts.
+/// Accepted: the connection becomes the socket. Refused: the request goes on to the router as
+/// an ordinary one and gets the same problem document any request would (401, 429, 422…).
+struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
+    enum Outcome: Sendable {
+        case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        case live(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, LivePlan)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let outcome: EventLoopFuture<Outcome>
+        let channel: any Channel
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    let configuration: HTTP1Channel.Configuration
+    /// The API's router, asked whether an upgrade request may become a socket.
+    let preflight: @Sendable (Request, APIContext) async throws -> Response
+    let hub: LiveHub
+    /// Behind TLS (`LiveTLSChannel`): requests are https.
+    var isTLS = false
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let accepted = NIOLockedValueBox<LivePlan?>(nil)
+            let preflight = self.preflight
+            let isTLS = self.isTLS
+            let upgrader = NIOTypedWebSocketServerUpgrader<Outcome>(
+                maxFrameSize: hub.settings.maxFrameBytes,
+                shouldUpgrade: { channel, head in
+                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                    promise.completeWithTask {
+                        guard let request = try? HTTPRequest(head, secure: isTLS, splitCookie: false) else { return nil }
+                        let slot = LiveUpgradeSlot()
+                        var context = APIContext(source: .init(channel: channel, logger: logger))
+                        context.liveUpgrade = slot
+                        let response = try await preflight(Request(head: request, body: .init(buffer: ByteBuffer())), context)
+                        guard response.status == .ok, let plan = slot.plan else { return nil }
+                        accepted.withLockedValue { $0 = plan }
+                        return HTTPHeaders()
+                    }
+                    return promise.futureResult
+                },
+                upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        guard let plan = accepted.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
+                        let pipeline = channel.pipeline.syncOperations
+                        if let deadline = try? pipeline.handler(type: FirstHeadDeadline.self) { pipeline.removeHandler(deadline, promise: nil) }
+                        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self) { pipeline.removeHandler(keeper, promise: nil) }
+                        if let answer = try? pipeline.handler(type: FirstRequestParseErrorAnswer.self) {
+                            pipeline.removeHandler(answer, promise: nil)
+                        }
+                        let socket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
+                        return .live(socket, plan)
+                    }
+                })
+            let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        if let deadline = try? pipeline.handler(type: FirstHeadDeadline.self) { pipeline.removeHandler(deadline, promise: nil) }
+                        if let answer = try? pipeline.handler(type: FirstRequestParseErrorAnswer.self) {
+                            pipeline.removeHandler(answer, promise: nil)
+                        }
+                        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: isTLS))
+                        try pipeline.addHandlers(configuration.additionalChannelHandlers())
+                        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout.map { .init($0) }, logger: logger))
+                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        // NIO keeps no copy of a refused upgrade request's head, nor of its end
+                        // when it came while the upgrade was being decided: they go to the routes
+                        // from here (anything after them, NIO replays).
+                        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self), let head = keeper.head,
+                            let upgrader = try? pipeline.context(handlerType: NIOTypedHTTPServerUpgradeHandler<Outcome>.self)
+                        {
+                            upgrader.fireChannelRead(NIOAny(HTTPServerRequestPart.head(head)))
+                            if keeper.sawEnd { upgrader.fireChannelRead(NIOAny(HTTPServerRequestPart.end(nil))) }
+                            upgrader.fireChannelReadComplete()
+                        }
+                        return .http(http)
+                    }
+                })
+            var pipeline = NIOUpgradableHTTPServerPipelineConfiguration<Outcome>(upgradeConfiguration: upgrade)
+            pipeline.enablePipelining = false
+            pipeline.enableErrorHandling = false
+            pipeline.enableResponseHeaderValidation = false
+            pipeline.decoderConfiguration.maxHeaderFieldSize = configuration.httpDecoder.maxHeaderFieldSize
+            pipeline.decoderConfiguration.maxHeaderListSize = configuration.httpDecoder.maxHeaderListSize
+            pipeline.decoderConfiguration.maxHeaderFieldCount = configuration.httpDecoder.maxHeaderFieldCount
+            // Until the first request's head is whole, nothing else times a connection out.
+            if let idle = configuration.idleTimeout {
+                try channel.pipeline.syncOperations.addHandler(FirstHeadDeadline(timeout: idle), position: .first)
+            }
+            let outcome = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: pipeline)
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Outcome>.self)
+            try channel.pipeline.syncOperations.addHandler(FirstRequestParseErrorAnswer(), position: .before(upgradeHandler))
+            try channel.pipeline.syncOperations.addHandler(UpgradeHeadKeeper(), position: .before(upgradeHandler))
+            return Value(outcome: outcome, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.outcome.get() {
+            case .http(let http): await handleHTTP(asyncChannel: http, logger: logger)
+            case .live(let socket, let plan): await hub.serve(plan, channel: socket, logger: logger)
+            }
+        } catch {
+            logger.debug("connection ended before its first request", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Where the `/v1/live` route leaves an accepted upgrade's plan.
+final class LiveUpgradeSlot: Sendable {
+    private let box = NIOLockedValueBox<LivePlan?>(nil)
+
+    var plan: LivePlan? { box.withLockedValue { $0 } }
+
+    func accept(_ plan: LivePlan) {
+        box.withLockedValue { $0 = plan }
+    }
+}
+
+/// Closes a connection whose first request head has not arrived whole within `timeout`
+/// (raw bytes trickled in keep it from being idle; this counts from the connection's start).
+final class FirstHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+}
+
+/// Keeps the first request's head when it asks for an upgrade (NIO drops it if the upgrade is
+/// refused, and the request must still be answered).
+final class UpgradeHeadKeeper: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    private(set) var head: HTTPRequestHead?
+    /// Whether that request's end came (a GET's comes with its head).
+    private(set) var sawEnd = false
+    private var first = true
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head) where first:
+            first = false
+            if !head.headers[canonicalForm: "upgrade"].isEmpty { self.head = head }
+        case .end where head != nil && !sawEnd:
+            sawEnd = true
+        default:
+            break
+        }
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension HeraldAPI {
+    struct TicketAnswer: Encodable {
+        let ticket: String
+        let expiresAt: Date
+    }
+
+    /// The live channel's routes (DESIGN §17): the WebSocket, its tickets, presence, receipts.
+    func addLive(to group: RouterGroup<APIContext>) {
+        group.get("live") { request, context in
+            let caller = try context.requireCaller()
+            let person = try caller.actor()
+            let after = try request.uri.queryParameters.get("after").map { text -> Int64 in
+                guard let position = LiveFrame.position(text) else {
+                    throw Problem(
+                        .unprocessableContent, "Invalid fields", detail: "after is not a cursor",
+                        errors: [.init(field: "after", detail: "the cursor of a frame this socket's person was sent")])
+                }
+                return position
+            }
+            let device = request.uri.queryParameters.get("device")
+            if let device {
+                let devices = try await store.withTenant(caller.tenant) { try await $0.devices(email: person.email) }
+                guard devices.contains(where: { $0.token == device }) else {
+                    throw Problem(
+                        .unprocessableContent, "Invalid fields", detail: "device is not one of \(person.email)'s registered devices",
+                        errors: [.init(field: "device", detail: "a token registered with POST /v1/devices")])
+                }
+            }
+            try live.checkRoom(for: person)
+            guard let slot = context.liveUpgrade else {
+                throw Problem(
+                    .upgradeRequired, "WebSocket only",
+                    detail: "GET /v1/live is a WebSocket: connect with a WebSocket client (Connection: Upgrade, Upgrade: websocket)")
+            }
+            let (head, horizon) = try await live.positions()
+            slot.accept(
+                LivePlan(
+                    tenant: caller.tenant, person: person, credentialID: caller.credentialID, after: after, device: device, head: head,
+                    horizon: horizon))
+            return Response(status: .ok)
+        }
+
+        group.post("live/tickets") { _, context in
+            let caller = try context.requireCaller()
+            let person = try caller.actor()
+            let (ticket, expiresAt) = try await store.withTenant(caller.tenant) {
+                try await $0.createLiveTicket(credential: caller.credentialID, person: person)
+            }
+            return try JSONBody.response(TicketAnswer(ticket: ticket, expiresAt: expiresAt), status: .created, headers: [.cacheControl: "no-store"])
+        }
+
+        group.get("people/:email/presence") { _, context in
+            let (caller, viewer) = try Self.person(context)
+            let email = try context.parameters.require("email")
+            let presence = try await store.withTenant(caller.tenant) { try await $0.presence(of: email, viewer: viewer) }
+            return try JSONBody.response(presence)
+        }
+    }
+}

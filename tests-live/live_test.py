@@ -1,0 +1,377 @@
+"""The live channel end to end (scripts/live-test): two herald serve processes on one
+database, a real WebSocket client. Every test makes its own conversation, so they run in any
+order; each waits for the frames it means, never for a fixed time."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import uuid
+
+import websockets
+
+A = os.environ["LIVE_A"]
+B = os.environ["LIVE_B"]
+HERALD = os.environ["LIVE_HERALD"]
+TOKENS = {name: os.environ[f"LIVE_TOKEN_{name.upper()}"] for name in ["alice", "bob", "carol", "dave", "erin", "ada"]}
+WAIT = 20  # seconds for a frame that should come at once, on a loaded machine
+
+
+def rest(method, base, path, token, body=None):
+    request = urllib.request.Request(base + path, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, data, timeout=30) as answer:
+            text = answer.read()
+            return answer.status, (json.loads(text) if text else None)
+    except urllib.error.HTTPError as error:
+        text = error.read()
+        return error.code, (json.loads(text) if text else None)
+
+
+def ws_url(base, **query):
+    url = base.replace("http://", "ws://") + "/v1/live"
+    if query:
+        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
+    return url
+
+
+def group(*people, creator="alice"):
+    status, conversation = rest(
+        "POST", A, "/v1/conversations", TOKENS[creator],
+        {"with": [f"{p}@demo.test" for p in people], "name": f"live {uuid.uuid4().hex[:8]}", "team": "field-ops"})
+    assert status == 201, (status, conversation)
+    return conversation["id"]
+
+
+def post(conversation, text, sender="alice", base=A):
+    status, message = rest("POST", base, f"/v1/conversations/{conversation}/messages", TOKENS[sender], {"text": text})
+    assert status == 201, (status, message)
+    return message
+
+
+class Socket:
+    """A live socket and the frames it received."""
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.hello = None
+
+    @classmethod
+    async def open(cls, base, person, **query):
+        connection = await websockets.connect(
+            ws_url(base, **query), additional_headers={"Authorization": f"Bearer {TOKENS[person]}"}, max_size=None)
+        socket = cls(connection)
+        socket.hello = await socket.next()
+        assert socket.hello["type"] == "hello", socket.hello
+        return socket
+
+    async def next(self, timeout=WAIT):
+        return json.loads(await asyncio.wait_for(self.connection.recv(), timeout))
+
+    async def until(self, predicate, timeout=WAIT):
+        """The first frame that satisfies predicate (others are skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = await self.next(max(0.1, deadline - time.monotonic()))
+            if predicate(frame):
+                return frame
+
+    async def send(self, frame):
+        await self.connection.send(json.dumps(frame))
+
+    async def close(self):
+        await self.connection.close()
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def is_message_in(conversation):
+    return lambda frame: frame["type"] == "message" and frame["conversation"] == conversation and not frame["message"]["isSystem"]
+
+
+class LiveChannelTests(unittest.TestCase):
+    def test_a_message_posted_through_one_server_reaches_sockets_on_both(self):
+        async def scenario():
+            conversation = group("bob", "carol")
+            bob = await Socket.open(A, "bob")
+            carol = await Socket.open(B, "carol")
+            alice = await Socket.open(B, "alice")
+            message = post(conversation, "to both servers")
+            for socket in (bob, carol, alice):  # the sender's other sockets too
+                frame = await socket.until(is_message_in(conversation))
+                self.assertEqual(frame["message"]["id"], message["id"])
+                self.assertEqual(frame["message"]["text"], "to both servers")
+                self.assertGreater(int(frame["cursor"]), int(socket.hello["cursor"]) - 1)
+            for socket in (bob, carol, alice):
+                await socket.close()
+
+        run(scenario())
+
+    def test_resume_delivers_exactly_the_missed_frames_in_order(self):
+        async def scenario():
+            conversation = group("bob", "carol")
+            bob = await Socket.open(A, "bob")
+            first = post(conversation, "before")
+            seen = await bob.until(is_message_in(conversation))
+            self.assertEqual(seen["message"]["id"], first["id"])
+            cursor = seen["cursor"]
+            await bob.close()
+            missed = [post(conversation, f"missed {n}")["id"] for n in range(3)]
+            bob = await Socket.open(B, "bob", after=cursor)
+            self.assertEqual(bob.hello["cursor"], cursor)
+            got = [(await bob.until(is_message_in(conversation)))["message"]["id"] for _ in missed]
+            self.assertEqual(got, missed)
+            after = post(conversation, "live again")
+            frame = await bob.until(is_message_in(conversation))
+            self.assertEqual(frame["message"]["id"], after["id"], "a missed frame came twice, or the live one was lost")
+            await bob.close()
+
+        run(scenario())
+
+    def test_frames_written_while_a_client_reconnects_arrive_exactly_once(self):
+        """The cursor's seam, as a property: whatever instant the client reconnects at, every
+        message posted meanwhile arrives once, in order."""
+
+        async def scenario():
+            conversation = group("bob", "dave")
+            posted = []
+            stop = threading.Event()
+
+            def writer():
+                n = 0
+                while not stop.is_set() and n < 60:
+                    posted.append(post(conversation, f"seam {n}", sender="dave", base=B)["id"])
+                    n += 1
+
+            thread = threading.Thread(target=writer)
+            received = []
+            socket = await Socket.open(A, "bob")
+            cursor = socket.hello["cursor"]
+            thread.start()
+            for round_ in range(12):
+                # Read a few frames (or none), then drop the socket and come back by cursor.
+                try:
+                    for _ in range(round_ % 4):
+                        frame = await socket.until(is_message_in(conversation), timeout=2)
+                        received.append(frame["message"]["id"])
+                        cursor = frame["cursor"]
+                except asyncio.TimeoutError:
+                    pass
+                await socket.close()
+                socket = await Socket.open(A if round_ % 2 else B, "bob", after=cursor)
+            thread.join()
+            stop.set()
+            while len(received) < len(posted):
+                frame = await socket.until(is_message_in(conversation))
+                received.append(frame["message"]["id"])
+            await socket.close()
+            self.assertEqual(received, posted)
+
+        run(scenario())
+
+    def test_receipts_are_written_and_told_to_the_others(self):
+        async def scenario():
+            conversation = group("bob", "carol")
+            alice = await Socket.open(A, "alice")
+            bob = await Socket.open(B, "bob")
+            message = post(conversation, "did you get it?")
+            await bob.until(is_message_in(conversation))
+            # Written to Bob's socket: received by him.
+            receipt = await alice.until(
+                lambda f: f["type"] == "receipt" and f["conversation"] == conversation and f["person"] == "bob@demo.test")
+            self.assertGreaterEqual(receipt["received"], message["sequence"])
+            await bob.send({"type": "read", "conversation": conversation, "sequence": message["sequence"]})
+            receipt = await alice.until(
+                lambda f: f["type"] == "receipt" and f["person"] == "bob@demo.test" and (f.get("read") or 0) >= message["sequence"])
+            self.assertEqual(receipt["conversation"], conversation)
+            # Carol says so over REST.
+            status, _ = rest("POST", B, f"/v1/conversations/{conversation}/received", TOKENS["carol"])
+            self.assertEqual(status, 200)
+            await alice.until(lambda f: f["type"] == "receipt" and f["person"] == "carol@demo.test")
+            status, answer = rest("GET", A, f"/v1/conversations/{conversation}/messages?receipts=true", TOKENS["alice"])
+            self.assertEqual(status, 200)
+            stored = [m for m in answer["items"] if m["id"] == message["id"]][0]
+            self.assertEqual(stored["readBy"], ["bob@demo.test"])
+            self.assertEqual(stored["receivedBy"], ["bob@demo.test", "carol@demo.test"])
+            self.assertEqual(stored["status"], "delivered")
+            await bob.send({"type": "read", "conversation": conversation, "sequence": message["sequence"]})
+            await alice.close()
+            await bob.close()
+
+        run(scenario())
+
+    def test_presence_typing_and_the_presence_endpoint(self):
+        async def scenario():
+            conversation = group("erin", "carol")
+            alice = await Socket.open(A, "alice")
+            erin = await Socket.open(B, "erin")
+            frame = await alice.until(lambda f: f["type"] == "presence" and f["person"] == "erin@demo.test" and f["online"])
+            self.assertIsNone(frame["lastSeen"])
+            status, presence = rest("GET", A, "/v1/people/erin@demo.test/presence", TOKENS["alice"])
+            self.assertEqual((status, presence["online"]), (200, True))
+            await erin.send({"type": "typing", "conversation": conversation})
+            typing = await alice.until(lambda f: f["type"] == "typing")
+            self.assertEqual((typing["conversation"], typing["person"]), (conversation, "erin@demo.test"))
+            await erin.close()
+            frame = await alice.until(lambda f: f["type"] == "presence" and f["person"] == "erin@demo.test" and not f["online"])
+            self.assertIsNotNone(frame["lastSeen"])
+            status, presence = rest("GET", B, "/v1/people/erin@demo.test/presence", TOKENS["alice"])
+            self.assertEqual((status, presence["online"]), (200, False))
+            self.assertIn("lastSeen", presence)
+            status, _ = rest("GET", A, "/v1/people/nobody@demo.test/presence", TOKENS["alice"])
+            self.assertEqual(status, 404)
+            await alice.close()
+
+        run(scenario())
+
+    def test_activity_transitions_reach_whoever_may_see_them(self):
+        async def scenario():
+            alice = await Socket.open(A, "alice")  # the team's manager
+            bob = await Socket.open(B, "bob")  # the assignee
+            carol = await Socket.open(B, "carol")  # neither
+            status, activity = rest(
+                "POST", A, "/v1/activities", TOKENS["alice"],
+                {"team": "field-ops", "assignee": "bob@demo.test", "name": f"live {uuid.uuid4().hex[:6]}", "deadline": "2031-01-31"})
+            self.assertEqual(status, 201, activity)
+            for socket in (alice, bob):
+                frame = await socket.until(lambda f: f["type"] == "activity" and f["activity"]["id"] == activity["id"])
+                self.assertEqual(frame["event"], "activity.assigned")
+            marker = group("carol", "dave")
+            post(marker, "marker")
+            # Carol's socket gets the later frame, and none about an activity she may not see.
+            while True:
+                frame = await carol.next()
+                self.assertFalse(frame["type"] == "activity" and frame["activity"]["id"] == activity["id"])
+                if is_message_in(marker)(frame):
+                    break
+            for socket in (alice, bob, carol):
+                await socket.close()
+
+        run(scenario())
+
+    def test_every_refusal(self):
+        async def scenario():
+            # No credentials, a wrong one, a bad cursor: the problem document of any request.
+            for headers, query, status in [
+                ({}, {}, 401), ({"Authorization": "Bearer hrl_nonsense"}, {}, 401),
+                ({"Authorization": f"Bearer {TOKENS['bob']}"}, {"after": "yesterday"}, 422),
+                ({"Authorization": f"Bearer {TOKENS['bob']}"}, {"device": "not-a-device"}, 422),
+            ]:
+                with self.assertRaises(websockets.exceptions.InvalidStatus) as refused:
+                    await websockets.connect(ws_url(A, **query), additional_headers=headers)
+                self.assertEqual(refused.exception.response.status_code, status)
+            # Not a WebSocket at all.
+            code, problem = rest("GET", A, "/v1/live", TOKENS["bob"])
+            self.assertEqual(code, 426, problem)
+            # A ticket works once.
+            code, ticket = rest("POST", A, "/v1/live/tickets", TOKENS["bob"])
+            self.assertEqual(code, 201)
+            connection = await websockets.connect(ws_url(B, ticket=ticket["ticket"]))
+            self.assertEqual(json.loads(await connection.recv())["person"], "bob@demo.test")
+            await connection.close()
+            with self.assertRaises(websockets.exceptions.InvalidStatus) as refused:
+                await websockets.connect(ws_url(A, ticket=ticket["ticket"]))
+            self.assertEqual(refused.exception.response.status_code, 401)
+            # Frames: not JSON, an unknown type, a conversation one is not in, one one left.
+            conversation = group("bob", "carol")
+            left = group("dave", "erin")
+            code, _ = rest("POST", A, f"/v1/conversations/{left}/leave", TOKENS["dave"])
+            self.assertEqual(code, 200)
+            dave = await Socket.open(A, "dave")
+            for frame, expected in [
+                ("not json", "invalid_frame"), (json.dumps({"type": "dance"}), "unknown_type"),
+                (json.dumps({"type": "viewing", "conversation": conversation}), "not_found"),
+                (json.dumps({"type": "read", "conversation": left, "sequence": 1}), "not_found"),
+            ]:
+                await dave.connection.send(frame)
+                error = await dave.until(lambda f: f["type"] == "error")
+                self.assertEqual(error["code"], expected, frame)
+            await dave.send({"type": "ping"})
+            await dave.until(lambda f: f["type"] == "pong")  # still open
+            # Messages in the conversation Dave left never reach him.
+            post(left, "after dave left", sender="erin")
+            marker = group("dave", "carol")
+            post(marker, "marker")
+            frame = await dave.until(lambda f: f["type"] == "message")
+            self.assertEqual(frame["conversation"], marker)
+            # Over 4 KiB: 1009.
+            await dave.connection.send(json.dumps({"type": "ping", "pad": "x" * 5000}))
+            with self.assertRaises(websockets.exceptions.ConnectionClosed) as closed:
+                while True:
+                    await dave.next()
+            self.assertEqual(closed.exception.rcvd.code, 1009)
+            # A flood: an error frame, then 1008.
+            flood = await Socket.open(B, "carol")
+            for _ in range(150):
+                await flood.send({"type": "ping"})
+            codes = []
+            with self.assertRaises(websockets.exceptions.ConnectionClosed) as closed:
+                while True:
+                    codes.append((await flood.next()).get("code"))
+            self.assertIn("flood", codes)
+            self.assertEqual(closed.exception.rcvd.code, 1008)
+
+        run(scenario())
+
+    def test_a_revoked_token_closes_its_sockets(self):
+        async def scenario():
+            name = f"revoke-{uuid.uuid4().hex[:6]}"
+            token = subprocess.run(
+                [HERALD, "token", "create", "--user", "erin@demo.test", "--name", name], check=True, capture_output=True,
+                text=True).stdout.strip().splitlines()[-1]
+            connection = await websockets.connect(ws_url(A), additional_headers={"Authorization": f"Bearer {token}"})
+            self.assertEqual(json.loads(await connection.recv())["type"], "hello")
+            listed = json.loads(subprocess.run(
+                [HERALD, "token", "list", "--user", "erin@demo.test", "--json"], check=True, capture_output=True, text=True).stdout)
+            items = listed["items"] if isinstance(listed, dict) else listed
+            token_id = [item["id"] for item in items if item["name"] == name][0]
+            subprocess.run([HERALD, "token", "revoke", token_id], check=True, capture_output=True)
+            with self.assertRaises(websockets.exceptions.ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(connection.recv(), WAIT)
+            self.assertEqual(closed.exception.rcvd.code, 4401)
+
+        run(scenario())
+
+
+class ServerDeathTests(unittest.TestCase):
+    """Last: it kills server B."""
+
+    def test_zz_a_killed_server_loses_nothing_and_its_people_go_offline(self):
+        async def scenario():
+            conversation = group("carol", "dave")
+            alice = await Socket.open(A, "alice")
+            carol = await Socket.open(B, "carol")
+            await alice.until(lambda f: f["type"] == "presence" and f["person"] == "carol@demo.test" and f["online"])
+            first = post(conversation, "before the crash")
+            cursor = (await carol.until(is_message_in(conversation)))["cursor"]
+            os.kill(int(os.environ["LIVE_B_PID"]), signal.SIGKILL)
+            missed = post(conversation, "while carol's server is dead")
+            frame = await alice.until(
+                lambda f: f["type"] == "presence" and f["person"] == "carol@demo.test" and not f["online"], timeout=60)
+            self.assertIsNotNone(frame["lastSeen"])
+            carol = await Socket.open(A, "carol", after=cursor)
+            got = await carol.until(is_message_in(conversation))
+            self.assertEqual(got["message"]["id"], missed["id"])
+            self.assertNotEqual(got["message"]["id"], first["id"])
+            await carol.close()
+            await alice.close()
+
+        run(scenario())
+
+
+if __name__ == "__main__":
+    unittest.main()
