@@ -6,7 +6,7 @@ import Hummingbird
 extension HeraldAPI {
     /// `PUT /v1/me/preferences`: what it names changes, the rest stays.
     struct PreferencesBody: Decodable, FieldNamed {
-        static let fieldNames: Set<String> = ["events", "quietHours"]
+        static let fieldNames: Set<String> = ["events", "quietHours", "showPresence"]
 
         struct Event: Decodable {
             let event: String
@@ -22,12 +22,15 @@ extension HeraldAPI {
         let events: [Event]?
         /// Absent: unchanged; `null`: removed.
         let quietHours: Window??
+        /// Others see them online and when last seen (the live channel).
+        let showPresence: Bool?
 
-        enum CodingKeys: String, CodingKey { case events, quietHours }
+        enum CodingKeys: String, CodingKey { case events, quietHours, showPresence }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             events = try container.decodeIfPresent([Event].self, forKey: .events)
+            showPresence = try container.decodeIfPresent(Bool.self, forKey: .showPresence)
             if container.contains(.quietHours) {
                 quietHours = .some(try container.decodeNil(forKey: .quietHours) ? nil : try container.decode(Window.self, forKey: .quietHours))
             } else {
@@ -73,6 +76,7 @@ extension HeraldAPI {
                     try await session.setPreference(event, app: app, enabled: enabled, for: person, by: person)
                 }
                 if let hours { try await session.setQuietHours(hours, for: person) }
+                if let shown = body.showPresence { try await session.setShowPresence(shown, for: person) }
                 return try await session.preferences(for: person)
             }
             return try JSONBody.response(summary)

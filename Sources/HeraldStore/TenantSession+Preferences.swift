@@ -16,6 +16,8 @@ public struct PreferenceSummary: Sendable, Equatable, Codable {
     public let person: PersonReference?
     public let entries: [PreferenceEntry]
     public let quietHours: QuietHoursRecord?
+    /// Whether others see them online and when last seen (the live channel); nil for the tenant.
+    public let showPresence: Bool?
 }
 
 /// Quiet hours as the API and `--json` show them.
@@ -45,7 +47,12 @@ extension TenantSession {
         }
         var hours: QuietHoursRecord?
         if let person, let window = try await quietHours(of: person) { hours = QuietHoursRecord(window, timeZone: person.timeZone) }
-        return PreferenceSummary(person: person?.reference, entries: entries, quietHours: hours)
+        var shown: Bool?
+        if let person {
+            shown = try await connection.query("SELECT show_presence FROM people WHERE tenant_id = \(tenantID) AND id = \(person.id)")
+                .first?.decode(Bool.self, at: 0)
+        }
+        return PreferenceSummary(person: person?.reference, entries: entries, quietHours: hours, showPresence: shown)
     }
 
     func storedPreferences(for person: UUID?) async throws -> NotificationPreferences {

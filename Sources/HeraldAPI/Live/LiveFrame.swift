@@ -46,6 +46,11 @@ enum LiveFrame {
         let notification: LiveNotification
     }
 
+    struct Badge: Encodable {
+        let type = "badge"
+        let count: Int
+    }
+
     struct Presence: Encodable {
         let type = "presence"
         let person: String

@@ -60,6 +60,11 @@ extension LiveHub {
                 for socket in targets where socket.deliver(text, at: row.position) {
                     wrote = true
                     metrics.sent(LiveFrame.typeName(row.payload))
+                    // The badge it came with (the person's count with it).
+                    if case .notification(let notification) = row.payload, let badge = notification.badge {
+                        socket.send(LiveFrame.text(LiveFrame.Badge(count: badge)))
+                        metrics.sent("badge")
+                    }
                 }
                 if wrote, case .message(let conversation, let message) = row.payload, message.sender.id != row.reader {
                     let key = ReceivedKey(person: row.reader, conversation: conversation)

@@ -67,9 +67,12 @@ public struct LiveNotification: Sendable, Codable, Equatable {
     public let activityID: UUID?
     public let conversationID: UUID?
     public let messageID: UUID?
+    /// The person's badge with it counted.
+    public let badge: Int?
 
     public init(
-        id: UUID, event: EventKind, title: String, body: String, priority: Priority?, activityID: UUID?, conversationID: UUID?, messageID: UUID?
+        id: UUID, event: EventKind, title: String, body: String, priority: Priority?, activityID: UUID?, conversationID: UUID?, messageID: UUID?,
+        badge: Int?
     ) {
         self.id = id
         self.event = event
@@ -79,11 +82,12 @@ public struct LiveNotification: Sendable, Codable, Equatable {
         self.activityID = activityID
         self.conversationID = conversationID
         self.messageID = messageID
+        self.badge = badge
     }
 
     /// JSON names: identifiers end in `Id`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
-        case id, event, title, body, priority
+        case id, event, title, body, priority, badge
         case activityID = "activityId"
         case conversationID = "conversationId"
         case messageID = "messageId"

@@ -83,7 +83,15 @@ extension DeliveryQueue {
                        CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
                 FROM reach r
                 ON CONFLICT (tenant_id, id) DO NOTHING
-                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id
+                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id, kind, title, body, activity_id, badge
+            ), banners AS (
+                -- The live channel's in-app banner of each activity notification, pushed or not
+                -- (a chat message reaches open apps as its own frame).
+                INSERT INTO live_pending (tenant_id, kind, person_id, payload)
+                SELECT \(tenant), 'notification', i.recipient_id,
+                       jsonb_build_object('id', i.id, 'event', i.kind, 'title', i.title, 'body', i.body, 'activityId', i.activity_id,
+                                          'badge', i.badge)
+                FROM inserted i WHERE i.activity_id IS NOT NULL
             ), targets AS (
                 SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)

@@ -74,9 +74,16 @@ public struct FanOutTransaction: Sendable {
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         let claim = DeliveryQueue.FanOutClaim(worker: queue.worker, lease: queue.lease, room: room, paused: paused)
         let written = try await DeliveryQueue.write(drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, on: connection)
-        if written.created > written.claimed.count {
-            // More than this worker takes at once: wake the others to share it.
-            try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased()))")
+        let more = written.created > written.claimed.count
+        let banners = drafts.contains { $0.activityID != nil }
+        if more || banners {
+            // More than this worker takes at once: wake the others to share it. In-app banners
+            // written: wake the live channel's sequencer.
+            try await connection.query(
+                """
+                SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased())) WHERE \(more)
+                UNION ALL SELECT pg_notify(\(LiveFeed.pendingChannel), '') WHERE \(banners)
+                """)
         }
         return written
     }
