@@ -140,3 +140,19 @@ CREATE TABLE live_horizon (
     pruned_through bigint NOT NULL
 );
 GRANT SELECT, INSERT, UPDATE ON live_horizon TO herald_live;
+
+-- Devices whose app is in the foreground with a live socket (opened with device=TOKEN), on
+-- which server: a chat push to such a device is skipped (reason live): the app shows it.
+CREATE TABLE live_devices (
+    tenant_id uuid NOT NULL,
+    device_id uuid NOT NULL,
+    server_id uuid NOT NULL,
+    since timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, device_id, server_id)
+);
+ALTER TABLE live_devices ENABLE ROW LEVEL SECURITY;
+ALTER TABLE live_devices FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON live_devices USING (tenant_id = herald_current_tenant()) WITH CHECK (tenant_id = herald_current_tenant());
+CREATE POLICY live ON live_devices TO herald_live USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT, DELETE ON live_devices TO herald_app;
+GRANT SELECT, DELETE ON live_devices TO herald_live;

@@ -124,7 +124,7 @@ extension Store {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
             }
             try await connection.query("RESET ROLE")
-            for table in ["live_pending", "live_feed", "live_presence", "live_tickets"] {
+            for table in ["live_pending", "live_feed", "live_presence", "live_tickets", "live_devices"] {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
             }
             try await connection.query("DELETE FROM tenants WHERE id = \(tenant.id)")

@@ -54,6 +54,13 @@ extension LiveHub {
             try await store.withTenant(socket.tenant) { try await $0.announceTyping(person, in: conversation) }
         case .foreground(let value):
             socket.setForeground(value)
+            // A socket for one phone: while its app is in the foreground, chat pushes to that
+            // phone are skipped (reason live); others of the person still get theirs.
+            if let device = socket.device {
+                try await store.withTenant(socket.tenant) {
+                    try await $0.setLiveForeground(value, device: device, of: person, server: server)
+                }
+            }
         }
     }
 

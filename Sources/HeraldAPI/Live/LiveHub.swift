@@ -133,6 +133,12 @@ public final class LiveHub: Sendable {
             return (remaining.isEmpty, others)
         }
         metrics.sockets.decrement()
+        if let device = socket.device, socket.isForeground, !sockets(of: socket.person.id).contains(where: { $0.device == device && $0.isForeground })
+        {
+            try? await store.withTenant(socket.tenant) {
+                try await $0.setLiveForeground(false, device: device, of: socket.person, server: server)
+            }
+        }
         if let viewing = socket.viewing, !othersViewing {
             try? await store.withTenant(socket.tenant) { try await $0.setLiveViewing(socket.person, conversation: viewing, seconds: nil) }
         }

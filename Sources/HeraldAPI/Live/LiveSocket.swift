@@ -54,6 +54,7 @@ final class LiveSocket: Sendable {
     var position: Int64 { state.withLock { $0.position } }
     var viewing: UUID? { state.withLock { $0.viewing } }
     var isJoined: Bool { state.withLock { $0.joined } }
+    var isForeground: Bool { state.withLock { $0.foreground } }
 
     /// Sends a durable frame at `position` unless it was sent already. - Returns: whether it went
     /// out (false: already sent, closing, or the queue overflowed and the socket closes with 1013).

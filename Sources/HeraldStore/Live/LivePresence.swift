@@ -103,6 +103,8 @@ extension Store {
                 WITH dead AS (
                     DELETE FROM live_servers WHERE seen_at < now() - make_interval(secs => \(Self.liveServerLifetime.timeInterval))
                     RETURNING id, seen_at
+                ), devices AS (
+                    DELETE FROM live_devices v USING dead WHERE v.server_id = dead.id
                 ), gone AS (
                     DELETE FROM live_presence p USING dead WHERE p.server_id = dead.id
                     RETURNING p.tenant_id, p.person_id, dead.seen_at

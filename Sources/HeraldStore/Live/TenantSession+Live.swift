@@ -38,4 +38,25 @@ extension TenantSession {
             WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation) AND person_id = \(person.id)
             """)
     }
+
+    /// Marks whether `person`'s device `token` has its app in the foreground with a live
+    /// socket on `server`: while it does, chat pushes to that device are skipped (reason `live`).
+    public func setLiveForeground(_ foreground: Bool, device token: String, of person: Person, server: UUID) async throws {
+        if foreground {
+            try await connection.query(
+                """
+                INSERT INTO live_devices (tenant_id, device_id, server_id)
+                SELECT \(tenantID), d.id, \(server) FROM devices d
+                WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person.id) AND d.token = \(token) AND d.removed_at IS NULL
+                ON CONFLICT DO NOTHING
+                """)
+        } else {
+            try await connection.query(
+                """
+                DELETE FROM live_devices v USING devices d
+                WHERE v.tenant_id = \(tenantID) AND v.server_id = \(server) AND d.tenant_id = v.tenant_id AND d.id = v.device_id
+                  AND d.person_id = \(person.id) AND d.token = \(token)
+                """)
+        }
+    }
 }

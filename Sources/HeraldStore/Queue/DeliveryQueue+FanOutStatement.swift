@@ -93,23 +93,32 @@ extension DeliveryQueue {
                                           'badge', i.badge)
                 FROM inserted i WHERE i.activity_id IS NOT NULL
             ), targets AS (
-                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until,
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until, x.live,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AS claimed
+                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AND NOT x.live AS claimed
                 FROM inserted n
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                -- A chat push to a device whose app is open in the foreground on a live socket
+                -- (of a server still alive) is skipped: the app shows the message itself.
+                CROSS JOIN LATERAL (
+                    SELECT n.conversation_id IS NOT NULL AND EXISTS (
+                        SELECT FROM live_devices v JOIN live_servers s ON s.id = v.server_id
+                        WHERE v.tenant_id = d.tenant_id AND v.device_id = d.id
+                          AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))) AS live
+                ) x
                 WHERE n.status = 'queued'
             ), created AS (
                 INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
-                                        first_attempt_at, lease_owner, lease_expires_at)
+                                        first_attempt_at, lease_owner, lease_expires_at, last_error)
                 SELECT \(tenant), herald_child_id(t.notification_id, t.notification_id::text || t.device_id::text),
                        t.notification_id, t.device_id, t.provider,
                        -- Quiet hours: due when they end, and the deadline counts from then.
                        coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
-                       CASE WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
+                       CASE WHEN t.live THEN 'cancelled' WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
                        CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
-                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END
+                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END,
+                       CASE WHEN t.live THEN \(unsafeRaw: Self.liveReason) END
                 FROM targets t
                 ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
@@ -125,6 +134,9 @@ extension DeliveryQueue {
             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL FROM created
             """
     }
+
+    /// Why a chat push to a device was skipped: its app had the message on screen already.
+    static let liveReason = "'live: the app was open in the foreground on a live socket and showed it'"
 
     /// A chat push quiet hours defer replaces the ones they already hold back for the same
     /// person and conversation: it says how many there are (see `FanOut.chatDrafts`).
