@@ -56,7 +56,18 @@ async def main():
     received = []  # latencies in ms
     frames = 0
 
+    failures = []
+
     async def hold(email, ready):
+        try:
+            await listen(email, ready)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a socket that could not open, or closed: counted, and the run fails
+            failures.append(f"{email}: {error!r}")
+            ready.set()
+
+    async def listen(email, ready):
         nonlocal frames
         async with websockets.connect(
             BASE.replace("http", "ws") + "/v1/live", additional_headers={"Authorization": f"Bearer {tokens[email]}"},
@@ -79,6 +90,9 @@ async def main():
         if len(tasks) % 200 == 0:
             await asyncio.gather(*(r.wait() for r in readies))
     await asyncio.gather(*(r.wait() for r in readies))
+    if failures:
+        print(f"{len(failures)} sockets failed, e.g. {failures[0]}")
+        sys.exit(1)
     await asyncio.sleep(2)
     rss_open = rss_kib()
     cpu_start, started = cpu_seconds(), time.time()

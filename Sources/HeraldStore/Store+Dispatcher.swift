@@ -16,3 +16,13 @@ extension Store {
         return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger)) }
     }
 }
+
+extension Store {
+    /// A store on a pool of `size` connections of its own, on the same database and with the
+    /// same setup, closed when `body` ends: for background work that must not take the
+    /// connections requests wait for (the live channel's loops).
+    public func withPoolOfItsOwn<Result>(size: Int, _ body: (Store) async throws -> Result) async throws -> Result {
+        let pool = PostgresPool(configuration: pool.configuration, size: size, logger: logger)
+        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger)) }
+    }
+}

@@ -40,7 +40,9 @@ extension TenantSession {
     }
 
     /// What the live channel wrote to people's sockets: each message counts as received by
-    /// them. One statement for all of them; a `receipt` frame for each receipt that moved.
+    /// them. One statement for all of them. The `receipt` frame of each receipt that moved goes
+    /// to the senders of the messages it newly covers, not to every participant: a message
+    /// to a group of n is received n times, and telling all n each time is n² frames.
     /// - Parameter received: per person and conversation, the highest sequence written.
     public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) async throws {
         guard !received.isEmpty else { return }
@@ -49,17 +51,26 @@ extension TenantSession {
             WITH written AS (
                 SELECT * FROM unnest(\(received.map(\.person))::uuid[], \(received.map(\.conversation))::uuid[],
                                      \(received.map(\.sequence))::bigint[]) AS x(person, conversation, seq)
+            ), before AS (
+                SELECT cp.conversation_id, cp.person_id, cp.last_received_seq AS was, x.seq
+                FROM conversation_participants cp JOIN written x ON x.conversation = cp.conversation_id AND x.person = cp.person_id
+                WHERE cp.tenant_id = \(tenantID) AND cp.left_at IS NULL AND cp.last_received_seq < x.seq
+                FOR UPDATE OF cp
             ), moved AS (
-                UPDATE conversation_participants cp SET last_received_seq = x.seq
-                FROM written x
-                WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = x.conversation AND cp.person_id = x.person
-                  AND cp.left_at IS NULL AND cp.last_received_seq < x.seq
+                UPDATE conversation_participants cp SET last_received_seq = b.seq
+                FROM before b
+                WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = b.conversation_id AND cp.person_id = b.person_id
                 RETURNING cp.conversation_id, cp.person_id, cp.last_received_seq, cp.last_read_seq
+            ), told AS (
+                SELECT DISTINCT m.conversation_id, b.person_id, m.sender_id
+                FROM before b JOIN messages m ON m.tenant_id = \(tenantID) AND m.conversation_id = b.conversation_id
+                                              AND m.seq > b.was AND m.seq <= b.seq AND NOT m.is_system AND m.sender_id <> b.person_id
             ), pending AS (
-                INSERT INTO live_pending (tenant_id, kind, conversation_id, about_person, payload)
-                SELECT \(tenantID), 'receipt', m.conversation_id, m.person_id,
+                INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, about_person, payload)
+                SELECT \(tenantID), 'receipt', t.sender_id, t.conversation_id, t.person_id,
                        jsonb_build_object('person', p.email, 'received', m.last_received_seq, 'read', m.last_read_seq)
-                FROM moved m JOIN people p ON p.tenant_id = \(tenantID) AND p.id = m.person_id
+                FROM told t JOIN moved m ON m.conversation_id = t.conversation_id AND m.person_id = t.person_id
+                JOIN people p ON p.tenant_id = \(tenantID) AND p.id = t.person_id
                 RETURNING 1
             )
             SELECT pg_notify(\(LiveFeed.pendingChannel), '') WHERE EXISTS (SELECT FROM pending)

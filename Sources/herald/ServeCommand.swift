@@ -47,6 +47,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("handshake-timeout"), help: "Close a TLS connection whose handshake takes longer.") var handshakeTimeout = "10s"
     @Option(name: .customLong("max-connections-per-address"), help: "Connections one client address may hold open at once.")
     var maxConnectionsPerAddress = 256
+    @Option(name: .customLong("live-sockets"), help: "Live channel sockets (GET /v1/live) this server holds at most.") var liveSockets = 10_000
+    @Option(name: .customLong("live-sockets-per-person"), help: "Live channel sockets one person may hold at once.") var liveSocketsPerPerson = 20
+    @Option(name: .customLong("live-heartbeat"), help: "Seconds between the live channel's heartbeats (WebSocket pings).") var liveHeartbeat = 15
     @OptionGroup var dispatcher: DispatcherOptions
 
     func validate() throws {
@@ -59,6 +62,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 0.001 and 1000000")
         }
         _ = try connectionLimits()
+        guard (1...1_000_000).contains(liveSockets) else { throw ValidationError("--live-sockets must be between 1 and 1000000") }
+        guard (1...1_000).contains(liveSocketsPerPerson) else { throw ValidationError("--live-sockets-per-person must be between 1 and 1000") }
+        guard (5...300).contains(liveHeartbeat) else { throw ValidationError("--live-heartbeat must be between 5 and 300 (seconds)") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for file in [tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("cannot read \(file)")
@@ -100,6 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             let api = HeraldAPI(
                 store: store, limits: limits, attempts: attempts, logger: logger,
                 notReadyReason: { if let worker { await worker.notReadyReason() } else { await store.notReadyReason() } },
+                live: LiveSettings(perPerson: liveSocketsPerPerson, perServer: liveSockets, heartbeat: liveHeartbeat),
                 additions: { router in
                     console.addRoutes(to: router)
                     // Only to a token: this port faces the apps.

@@ -10,6 +10,15 @@ extension LiveHub: Service {
     /// revoked credentials, viewing renewals, pruning). On shutdown every socket is closed with
     /// 1001 and this server's presence removed.
     public func run() async throws {
+        try await store.withPoolOfItsOwn(size: 3) { own in
+            loopStore.withLock { $0 = own }
+            defer { loopStore.withLock { $0 = nil } }
+            try await runLoops()
+        }
+    }
+
+    private func runLoops() async throws {
+        let store = background
         try await store.stampLiveServer(server)
         let head = try await store.liveHead()
         registry.withLock { $0.cursor = head }
@@ -33,7 +42,7 @@ extension LiveHub: Service {
                 }
                 group.addTask {
                     for await _ in sequencerWakes {
-                        do { try await self.store.sequenceLive() } catch {
+                        do { try await store.sequenceLive() } catch {
                             self.logger.warning("live sequencer failed", metadata: ["error": "\(error)"])
                         }
                     }
@@ -53,7 +62,7 @@ extension LiveHub: Service {
                         self.wake()
                         if tick % 2 == 0 { await self.closeRevoked() }
                         if tick % 5 == 0 { await self.upkeep() }
-                        if tick % 60 == 0 { _ = try? await self.store.pruneLive(olderThan: self.settings.retention) }
+                        if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
                     listener.stop()
                     sequencerWake.finish()
@@ -80,14 +89,14 @@ extension LiveHub: Service {
     /// Stamps this server, takes dead servers' people offline, renews `viewing`.
     private func upkeep() async {
         do {
-            try await store.stampLiveServer(server)
-            metrics.presenceChanges.increment(by: try await store.reapLiveServers().count)
+            try await background.stampLiveServer(server)
+            metrics.presenceChanges.increment(by: try await background.reapLiveServers().count)
         } catch {
             logger.warning("live upkeep failed", metadata: ["error": "\(error)"])
         }
         for socket in sockets {
             guard let conversation = socket.viewing else { continue }
-            try? await store.withTenant(socket.tenant) {
+            try? await background.withTenant(socket.tenant) {
                 try await $0.setLiveViewing(socket.person, conversation: conversation, seconds: Self.viewingSeconds)
             }
         }
@@ -98,7 +107,7 @@ extension LiveHub: Service {
         let all = sockets
         guard !all.isEmpty else { return }
         do {
-            let failures = try await store.credentialStanding(Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
+            let failures = try await background.credentialStanding(Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
             for socket in all {
                 if let failure = failures[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
             }
@@ -114,7 +123,8 @@ extension LiveHub: Service {
         guard let tenant = local.first?.tenant else { return }
         do {
             let readers = Set(
-                try await store.withTenant(tenant) { try await $0.presenceReaders(of: change.person, among: Array(Set(local.map(\.person.id)))) })
+                try await background.withTenant(tenant) { try await $0.presenceReaders(of: change.person, among: Array(Set(local.map(\.person.id)))) }
+            )
             let text = LiveFrame.text(LiveFrame.Presence(person: change.email, online: change.online, lastSeen: change.lastSeen))
             for socket in local where readers.contains(socket.person.id) {
                 socket.send(text)
@@ -131,7 +141,7 @@ extension LiveHub: Service {
         guard let tenant = local.first?.tenant else { return }
         do {
             let readers = Set(
-                try await store.withTenant(tenant) {
+                try await background.withTenant(tenant) {
                     try await $0.participants(of: typing.conversation, among: Array(Set(local.map(\.person.id))))
                 })
             let text = LiveFrame.text(LiveFrame.Typing(conversation: typing.conversation, person: typing.email))

@@ -11,7 +11,7 @@ extension LiveHub {
     /// a time, so a socket is given every position up to the head exactly once: by its
     /// catch-up, or by the rounds after it joined.
     func round() async throws {
-        let head = try await store.liveHead()
+        let head = try await background.liveHead()
         let (cursor, joined, joining) = registry.withLock { registry in
             let all = Array(registry.sockets.values)
             return (registry.cursor, all.filter(\.isJoined), all.filter { !$0.isJoined })
@@ -37,7 +37,7 @@ extension LiveHub {
         let readers = people.values.compactMap { $0.first?.person }
         var page = LiveRowPage(after: after)
         while true {
-            let rows = try await store.withTenant(tenant) { session in
+            let rows = try await background.withTenant(tenant) { session in
                 try await session.liveRows(for: readers, after: page.position, afterReader: page.reader, through: through, limit: Self.page)
             }
             var received: [ReceivedKey: Int64] = [:]
@@ -47,7 +47,7 @@ extension LiveHub {
                 let text: String
                 if case .conversation(let id) = row.payload {
                     guard let reader = targets.first?.person,
-                        let conversation = try? await store.withTenant(tenant, { try await $0.liveConversation(id, viewer: reader) })
+                        let conversation = try? await background.withTenant(tenant, { try await $0.liveConversation(id, viewer: reader) })
                     else { continue }
                     text = LiveFrame.text(LiveFrame.Conversation(cursor: LiveFrame.cursor(row.position), conversation: conversation))
                 } else if let cached = texts[row.position] {
@@ -72,7 +72,7 @@ extension LiveHub {
                 }
             }
             if !received.isEmpty {
-                try await store.withTenant(tenant) { session in
+                try await background.withTenant(tenant) { session in
                     try await session.markReceived(received.map { ($0.key.person, $0.key.conversation, $0.value) })
                 }
             }

@@ -26,6 +26,10 @@ public final class LiveHub: Sendable {
     /// This server, in `live_servers` (its presence rows go with it).
     let server = UUID.v7()
     let registry = Mutex(Registry())
+    /// The loops' store: a pool of their own while `run` runs, so that the feed's rounds and
+    /// upkeep never take the connections requests wait for.
+    let loopStore = Mutex<Store?>(nil)
+    var background: Store { loopStore.withLock { $0 } ?? store }
     let metrics = LiveMetrics()
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
