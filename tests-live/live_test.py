@@ -373,6 +373,19 @@ class ServerDeathTests(unittest.TestCase):
 
         run(scenario())
 
+    def test_zzz_sigterm_closes_sockets_with_1001(self):
+        """Last of all: it stops server A."""
+
+        async def scenario():
+            bob = await Socket.open(A, "bob")
+            os.kill(int(os.environ["LIVE_A_PID"]), signal.SIGTERM)
+            with self.assertRaises(websockets.exceptions.ConnectionClosed) as closed:
+                while True:
+                    await bob.next()
+            self.assertEqual(closed.exception.rcvd.code, 1001)
+
+        run(scenario())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -92,7 +92,7 @@ public final class LiveHub: Sendable {
             defer { registry.next += 1 }
             let socket = LiveSocket(
                 id: registry.next, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, device: plan.device,
-                after: start, settings: settings)
+                after: start, settings: settings, metrics: metrics)
             registry.sockets[socket.id] = socket
             registry.byPerson[plan.person.id, default: []].insert(socket.id)
             return socket

@@ -39,14 +39,19 @@ final class LiveSocket: Sendable {
     private let continuation: AsyncStream<Outgoing>.Continuation
     private let state: Mutex<State>
     private let queueLimit: Int
+    private let metrics: LiveMetrics
 
-    init(id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, device: String?, after position: Int64, settings: LiveSettings) {
+    init(
+        id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, device: String?, after position: Int64, settings: LiveSettings,
+        metrics: LiveMetrics
+    ) {
         self.id = id
         self.tenant = tenant
         self.person = person
         self.credentialID = credentialID
         self.device = device
         self.queueLimit = settings.queueLimit
+        self.metrics = metrics
         (outgoing, continuation) = AsyncStream.makeStream(of: Outgoing.self)
         state = Mutex(State(position: position, flood: TokenBucket(rate: settings.floodRate, burst: settings.floodBurst, now: .now)))
     }
@@ -77,6 +82,7 @@ final class LiveSocket: Sendable {
         case .some(false):
             return false
         case .none:
+            metrics.slowClients.increment()
             continuation.yield(.close(code: LiveCloseCode.tryAgainLater, reason: "too many frames unread: resume with your cursor"))
             continuation.finish()
             return false
