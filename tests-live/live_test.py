@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import ssl
 import subprocess
 import threading
 import time
@@ -324,6 +325,24 @@ class LiveChannelTests(unittest.TestCase):
                     codes.append((await flood.next()).get("code"))
             self.assertIn("flood", codes)
             self.assertEqual(closed.exception.rcvd.code, 1008)
+
+        run(scenario())
+
+    def test_the_channel_over_tls(self):
+        async def scenario():
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE  # the script's own self-signed certificate
+            url = os.environ["LIVE_TLS"].replace("https://", "wss://") + "/v1/live"
+            connection = await websockets.connect(url, additional_headers={"Authorization": f"Bearer {TOKENS['bob']}"}, ssl=context)
+            socket = Socket(connection)
+            socket.hello = await socket.next()
+            self.assertEqual(socket.hello["type"], "hello")
+            conversation = group("bob", "carol")
+            message = post(conversation, "over TLS")
+            frame = await socket.until(is_message_in(conversation))
+            self.assertEqual(frame["message"]["id"], message["id"])
+            await socket.close()
 
         run(scenario())
 
