@@ -328,6 +328,19 @@ class LiveChannelTests(unittest.TestCase):
 
         run(scenario())
 
+    def test_a_cursor_this_feed_never_gave_gets_resync(self):
+        async def scenario():
+            socket = await Socket.open(A, "carol", after="999999999999")
+            frame = await socket.next()
+            self.assertEqual(frame["type"], "resync")
+            # The stream goes on from hello's cursor: the next message arrives.
+            conversation = group("carol", "dave")
+            message = post(conversation, "after the resync")
+            self.assertEqual((await socket.until(is_message_in(conversation)))["message"]["id"], message["id"])
+            await socket.close()
+
+        run(scenario())
+
     def test_the_channel_over_tls(self):
         async def scenario():
             context = ssl.create_default_context()
