@@ -95,6 +95,10 @@ async def main():
         sys.exit(1)
     await asyncio.sleep(2)
     rss_open = rss_kib()
+    # Idle: every socket open, nothing said (heartbeats only), for 10 s.
+    idle_start, idle_clock = cpu_seconds(), time.time()
+    await asyncio.sleep(10)
+    idle = (cpu_seconds() - idle_start) / (time.time() - idle_clock) * 100
     cpu_start, started = cpu_seconds(), time.time()
     loop = asyncio.get_running_loop()
     posted = 0
@@ -117,6 +121,7 @@ async def main():
           f"p99 {percentile(received, 99):.1f}  max {max(received) if received else float('nan'):.1f}")
     print(f"RSS: {rss_before / 1024:.1f} MiB before the sockets, {rss_open / 1024:.1f} MiB with them: "
           f"{(rss_open - rss_before) / max(1, SOCKETS):.1f} KiB a socket")
+    print(f"idle with every socket open: {idle:.2f} % of one core")
     print(f"CPU of herald serve: {cpu:.2f} s for {posted} messages = {cpu / max(1, posted) * 1000:.1f} ms a message, "
           f"{cpu / max(1, len(received)) * 1e6:.0f} µs a delivered frame (receipts and REST posts included)")
     if len(received) < expected:
