@@ -1,15 +1,18 @@
 """The admin console in headless Chromium (selenium), against `herald serve` on the demo
 tenant that scripts/console-test prepares. Each test signs in on its own browser."""
 
+import json
 import os
 import re
 import unittest
+import urllib.error
 import urllib.request
 from urllib.parse import quote, urlparse
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE = os.environ["CONSOLE_URL"]
@@ -204,8 +207,36 @@ class ConsoleTest(unittest.TestCase):
         self.assertIn("Bob Stone", queued)
         self.assertNotIn("Nobody was notified", self.driver.find_element(By.ID, "timeline").text)
 
+    def test_the_history_page_refreshes_from_the_live_channel(self):
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        # The page's script holds the console's live socket: its note shows once it is open.
+        WebDriverWait(self.driver, 20).until(lambda driver: driver.find_element(By.ID, "live-note").is_displayed())
+        # Nothing is pending: the page has no timed refresh of its own; only the feed reloads it.
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv=refresh]"), [])
+        table = self.driver.find_element(By.ID, "history")
+        request = urllib.request.Request(BASE + "/v1/activities", method="POST", data=json.dumps({
+            "team": "field-ops", "assignee": "bob@demo.test", "name": "Live refresh", "deadline": "2031-01-31"}).encode())
+        request.add_header("Authorization", "Bearer " + os.environ["CONSOLE_ADA"])
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request) as answer:
+            self.assertEqual(answer.status, 201)
+        # The transition's frame reaches the page, which loads itself again.
+        WebDriverWait(self.driver, 30).until(EC.staleness_of(table))
+        WebDriverWait(self.driver, 20).until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+        self.assertEqual(self.path(), "/console/history")
+        self.shoot("9-live-refresh")
+
+    def test_the_live_socket_is_for_this_origin_only(self):
+        # Another origin's page cannot open the console's socket with its cookie.
+        request = urllib.request.Request(BASE + "/console/live", headers={
+            "Origin": "https://evil.example", "Connection": "Upgrade", "Upgrade": "websocket",
+            "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        self.assertEqual(refused.exception.code, 403)
+
     def test_an_inline_script_does_not_run(self):
-        # The policy allows no script at all: one slipped into the page stays inert.
+        # The policy allows the console's own script files only: one slipped into the page stays inert.
         self.driver.get(BASE + "/console/sign-in")
         self.driver.execute_script(
             "const s = document.createElement('script'); s.textContent = 'document.title = \\'ran\\''; document.head.appendChild(s)")

@@ -6,8 +6,8 @@ public struct APIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by `AuthenticationMiddleware` for every route under `/v1`.
     var caller: Caller?
-    /// Set on an upgrade request to `/v1/live`: where its route leaves the accepted plan.
-    var liveUpgrade: LiveUpgradeSlot?
+    /// Set on a WebSocket upgrade request: where a route that accepts it leaves the plan.
+    public internal(set) var liveUpgrade: LiveUpgradeSlot?
     /// The address the connection comes from (its IP, without the port).
     public let peerAddress: String
 

@@ -33,7 +33,9 @@ extension Console {
                         "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? ""
                     ],
                     "statuses": HistoryFilter.statuses.map { ["value": $0, "selected": $0 == filter("status")] },
-                    "entries": shown.map(Self.row)
+                    "entries": shown.map(Self.row),
+                    // The first page refreshes from the live channel (a person's session).
+                    "live": cursor == nil && session.authentication.person != nil
                 ]
                 if shown.contains(where: { $0.status == "pending" }) {
                     values["pending"] = true

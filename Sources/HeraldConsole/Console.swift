@@ -38,6 +38,13 @@ public struct Console: Sendable {
             response.headers[.cacheControl] = "max-age=3600"
             return response
         }
+        console.get("live.js") { _, _ in
+            var response = Response(
+                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: .init(string: pages.liveScript)))
+            response.headers[.cacheControl] = "max-age=3600"
+            return response
+        }
+        addLive(to: console)
         addSignIn(to: console)
         addHistory(to: console)
         addActivities(to: console)
@@ -102,12 +109,14 @@ public struct Console: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
-    /// Nothing but the page's own style sheet loads; no script, no frame, forms post only
-    /// here; nothing is cached and no address leaks in a Referer.
+    /// Nothing but the console's own style sheet and script (the history page's live refresh)
+    /// load, no inline script, no frame; connections only to this origin (its live channel);
+    /// forms post only here; nothing is cached and no address leaks in a Referer.
     static let securityHeaders: [(HTTPField.Name, String)] = [
         (
             .contentSecurityPolicy,
-            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; "
+                + "frame-ancestors 'none'; base-uri 'none'"
         ),
         (.xContentTypeOptions, "nosniff"),
         (HTTPField.Name("Referrer-Policy")!, "no-referrer"),

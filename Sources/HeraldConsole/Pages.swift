@@ -12,6 +12,8 @@ import Mustache
 struct Pages: Sendable {
     let library: MustacheLibrary
     let styleSheet: String
+    /// The history page's script: it refreshes the page from the live channel.
+    let liveScript: String
 
     /// The content type every console template is rendered in.
     static let contentType = "HERALD_HTML"
@@ -24,6 +26,7 @@ struct Pages: Sendable {
         }
         self.library = library
         styleSheet = EmbeddedFiles.console["console.css"] ?? ""
+        liveScript = EmbeddedFiles.console["live.js"] ?? ""
     }
 
     func render(_ template: String, _ values: [String: Any]) -> String {

@@ -1,4 +1,6 @@
+import Foundation
 import HTTPTypes
+import HeraldCore
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -45,7 +47,7 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                     let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
                     promise.completeWithTask {
                         guard let request = try? HTTPRequest(head, secure: isTLS, splitCookie: false) else { return nil }
-                        let slot = LiveUpgradeSlot()
+                        let slot = LiveUpgradeSlot(hub: hub)
                         var context = APIContext(source: .init(channel: channel, logger: logger))
                         context.liveUpgrade = slot
                         let response = try await preflight(Request(head: request, body: .init(buffer: ByteBuffer())), context)
@@ -126,14 +128,29 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     }
 }
 
-/// Where the `/v1/live` route leaves an accepted upgrade's plan.
-final class LiveUpgradeSlot: Sendable {
+/// Where a route that may become a live socket (`/v1/live`, the console's `/console/live`)
+/// leaves an accepted upgrade's plan; present only on an upgrade request.
+public final class LiveUpgradeSlot: Sendable {
     private let box = NIOLockedValueBox<LivePlan?>(nil)
+    let hub: LiveHub
+
+    init(hub: LiveHub) {
+        self.hub = hub
+    }
 
     var plan: LivePlan? { box.withLockedValue { $0 } }
 
     func accept(_ plan: LivePlan) {
         box.withLockedValue { $0 = plan }
+    }
+
+    /// Accepts the upgrade as a socket of `person`, from the feed's head, for a route that has
+    /// authenticated them itself. - Throws: the route's problem when the person or the server
+    /// holds as many sockets as it may.
+    public func admit(tenant: Tenant, person: Person, credentialID: UUID) async throws {
+        try hub.checkRoom(for: person)
+        let (head, horizon) = try await hub.positions()
+        accept(LivePlan(tenant: tenant, person: person, credentialID: credentialID, after: nil, device: nil, head: head, horizon: horizon))
     }
 }
 
