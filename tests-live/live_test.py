@@ -20,7 +20,7 @@ import websockets
 A = os.environ["LIVE_A"]
 B = os.environ["LIVE_B"]
 HERALD = os.environ["LIVE_HERALD"]
-TOKENS = {name: os.environ[f"LIVE_TOKEN_{name.upper()}"] for name in ["alice", "bob", "carol", "dave", "erin", "ada"]}
+TOKENS = {name: os.environ[f"LIVE_TOKEN_{name.upper()}"] for name in ["alice", "bob", "carol", "dave", "erin", "ada", "mallory"]}
 WAIT = 20  # seconds for a frame that should come at once, on a loaded machine
 
 
@@ -356,6 +356,29 @@ class LiveChannelTests(unittest.TestCase):
             frame = await socket.until(is_message_in(conversation))
             self.assertEqual(frame["message"]["id"], message["id"])
             await socket.close()
+
+        run(scenario())
+
+    def test_another_tenant_sees_nothing(self):
+        async def scenario():
+            mallory = await Socket.open(B, "mallory")  # tenant rival
+            ada = await Socket.open(A, "ada")  # the demo tenant's admin: sees every activity there
+            conversation = group("bob", "carol")
+            post(conversation, "demo tenant only")
+            status, activity = rest(
+                "POST", A, "/v1/activities", TOKENS["alice"],
+                {"team": "field-ops", "assignee": "bob@demo.test", "name": "demo only", "deadline": "2031-01-31"})
+            self.assertEqual(status, 201)
+            await ada.until(lambda f: f["type"] == "activity" and f["activity"]["id"] == activity["id"])
+            # Mallory's socket got none of it; a frame naming the demo's conversation is refused
+            # as if it did not exist, and the error is the first frame she gets.
+            await mallory.send({"type": "viewing", "conversation": conversation})
+            frame = await mallory.next()
+            self.assertEqual((frame["type"], frame["code"]), ("error", "not_found"))
+            status, _ = rest("GET", B, "/v1/people/bob@demo.test/presence", TOKENS["mallory"])
+            self.assertEqual(status, 404)
+            await mallory.close()
+            await ada.close()
 
         run(scenario())
 
