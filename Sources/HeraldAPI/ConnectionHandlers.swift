@@ -11,27 +11,22 @@ final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    private var deadline = CloseTimer()
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        deadline.arm(context, in: timeout)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        deadline.cancel()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
-            deadline?.cancel()
-            deadline = nil
-        }
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { deadline.cancel() }
         context.fireUserInboundEventTriggered(event)
     }
 }
@@ -44,7 +39,7 @@ final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = HTTPRequestPart
 
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    private var deadline = CloseTimer()
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -52,22 +47,55 @@ final class RequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head:
-            let channel = context.channel
-            deadline?.cancel()
-            deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
-        case .end:
-            deadline?.cancel()
-            deadline = nil
-        case .body:
-            break
+        case .head: deadline.arm(context, in: timeout)
+        case .end: deadline.cancel()
+        case .body: break
         }
         context.fireChannelRead(data)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        deadline.cancel()
+    }
+}
+
+/// Closes a connection whose first request head has not arrived whole within `timeout` of
+/// the connection's start (raw bytes trickled in keep it from being idle). Removed once the
+/// head is in: `LiveUpgradeChannel` puts it in front of the WebSocket upgrade's handlers.
+final class FirstHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private var deadline = CloseTimer()
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline.arm(context, in: timeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline.cancel()
+    }
+}
+
+/// A connection closed at a deadline, unless cancelled first (on its handler's event loop).
+struct CloseTimer {
+    private var scheduled: Scheduled<Void>?
+
+    /// Closes the channel `timeout` from now (replacing any deadline set before).
+    mutating func arm(_ context: ChannelHandlerContext, in timeout: TimeAmount) {
+        let channel = context.channel
+        scheduled?.cancel()
+        scheduled = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
+    mutating func cancel() {
+        scheduled?.cancel()
+        scheduled = nil
     }
 }
 

@@ -154,30 +154,6 @@ public final class LiveUpgradeSlot: Sendable {
     }
 }
 
-/// Closes a connection whose first request head has not arrived whole within `timeout`
-/// (raw bytes trickled in keep it from being idle; this counts from the connection's start).
-final class FirstHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-
-    private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
-
-    init(timeout: TimeAmount) {
-        self.timeout = timeout
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
-    }
-}
-
 /// Keeps the first request's head when it asks for an upgrade (NIO drops it if the upgrade is
 /// refused, and the request must still be answered).
 final class UpgradeHeadKeeper: ChannelInboundHandler, RemovableChannelHandler {
