@@ -16,6 +16,7 @@ import urllib.request
 import uuid
 
 import websockets
+import websockets.exceptions
 
 A = os.environ["LIVE_A"]
 B = os.environ["LIVE_B"]
