@@ -59,9 +59,10 @@ public struct LiveClient: Sendable {
         self.port = port
     }
 
-    /// Opens `/v1/live` with `token`, runs `body` with the session, and closes.
+    /// Opens `/v1/live` with `token`, runs `body` with the session, and closes. After
+    /// `timeout` the connection is closed whatever `body` waits for (it then reads the end).
     public func session<Result: Sendable>(
-        token: String, query: String = "", _ body: (inout Session) async throws -> Result
+        token: String, query: String = "", timeout: Duration = .seconds(60), _ body: (inout Session) async throws -> Result
     ) async throws -> Result {
         let host = host
         let upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: host, port: port) { channel in
@@ -84,6 +85,9 @@ public struct LiveClient: Sendable {
             }
         }
         guard case .socket(let socket) = try await upgrade.get() else { throw Refused(description: "the server refused the WebSocket upgrade") }
+        let channel = socket.channel
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.timeInterval * 1e9))) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
         return try await socket.executeThenClose { inbound, outbound in
             var session = Session(frames: inbound.makeAsyncIterator(), outbound: outbound)
             let result = try await body(&session)
