@@ -208,7 +208,7 @@ let package = Package(
             ],
             plugins: ["EmbedFiles"]
         ),
-        // The scenarios `herald bench` runs, and the live channel's client (the demo's too).
+        // The scenarios `herald bench` runs.
         .target(
             name: "HeraldBench",
             dependencies: [
@@ -218,11 +218,7 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldStore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio")
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .executableTarget(
