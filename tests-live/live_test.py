@@ -3,9 +3,11 @@ database, a real WebSocket client. Every test makes its own conversation, so the
 order; each waits for the frames it means, never for a fixed time."""
 
 import asyncio
+import base64
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import threading
@@ -263,6 +265,41 @@ class LiveChannelTests(unittest.TestCase):
                 await socket.close()
 
         run(scenario())
+
+    def test_a_frame_sent_with_the_upgrade_request_is_answered(self):
+        """A client may write its first frame right behind the upgrade request, before the 101
+        (one write, one segment): the server keeps it for the socket, and its own hello, which
+        it writes right behind the 101, comes first."""
+        host, port = A.removeprefix("http://").split(":")
+        frame = json.dumps({"type": "ping"}).encode()
+        mask = os.urandom(4)
+        masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(frame))
+        request = (
+            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['bob']}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n\r\n").encode()
+        with socket.create_connection((host, int(port)), timeout=WAIT) as connection:
+            connection.sendall(request + bytes([0x81, 0x80 | len(frame)]) + mask + masked)
+            received = b""
+            while b"\r\n\r\n" not in received:
+                chunk = connection.recv(4096)
+                self.assertTrue(chunk, f"closed before the 101: {received!r}")
+                received += chunk
+            head, rest = received.split(b"\r\n\r\n", 1)
+            self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
+            types = []
+            while len(types) < 2:
+                # A server's frames: unmasked; text, with a 7-bit or 16-bit length.
+                while len(rest) < 4 or len(rest) < 2 + (2 if rest[1] == 126 else 0) + (
+                        int.from_bytes(rest[2:4], "big") if rest[1] == 126 else rest[1]):
+                    chunk = connection.recv(4096)
+                    self.assertTrue(chunk, f"closed after {types}")
+                    rest += chunk
+                length, start = (int.from_bytes(rest[2:4], "big"), 4) if rest[1] == 126 else (rest[1], 2)
+                self.assertEqual(rest[0], 0x81)
+                types.append(json.loads(rest[start:start + length])["type"])
+                rest = rest[start + length:]
+            self.assertEqual(types, ["hello", "pong"])
 
     def test_every_refusal(self):
         async def scenario():

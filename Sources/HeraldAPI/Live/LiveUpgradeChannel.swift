@@ -55,17 +55,18 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         accepted.withLockedValue { $0 = plan }
                         return HTTPHeaders()
                     }
-                    return promise.futureResult
+                    // Accepted: the first request's handlers leave now, on the event loop, before
+                    // NIO takes the request decoder out. That decoder hands on the bytes behind the
+                    // request (a frame the app wrote with it) as raw bytes, which these handlers,
+                    // typed for HTTP parts, must never see: they trapped on them.
+                    return promise.futureResult.map { headers in
+                        if headers != nil { Self.removeFirstRequestHandlers(from: channel.pipeline.syncOperations) }
+                        return headers
+                    }
                 },
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         guard let plan = accepted.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        let pipeline = channel.pipeline.syncOperations
-                        if let deadline = try? pipeline.handler(type: FirstHeadDeadline.self) { pipeline.removeHandler(deadline, promise: nil) }
-                        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self) { pipeline.removeHandler(keeper, promise: nil) }
-                        if let answer = try? pipeline.handler(type: FirstRequestParseErrorAnswer.self) {
-                            pipeline.removeHandler(answer, promise: nil)
-                        }
                         let socket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
                         return .live(socket, plan)
                     }
@@ -114,6 +115,14 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(UpgradeHeadKeeper(), position: .before(upgradeHandler))
             return Value(outcome: outcome, channel: channel)
         }
+    }
+
+    /// The handlers that serve only the connection's first request (its deadline, its parse
+    /// errors, the head a refused upgrade replays), gone once the upgrade is accepted.
+    static func removeFirstRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
+        if let deadline = try? pipeline.handler(type: FirstHeadDeadline.self) { pipeline.removeHandler(deadline, promise: nil) }
+        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self) { pipeline.removeHandler(keeper, promise: nil) }
+        if let answer = try? pipeline.handler(type: FirstRequestParseErrorAnswer.self) { pipeline.removeHandler(answer, promise: nil) }
     }
 
     func handle(value: Value, logger: Logger) async {
