@@ -208,7 +208,7 @@ let package = Package(
             ],
             plugins: ["EmbedFiles"]
         ),
-        // The scenarios `herald bench` runs.
+        // The scenarios `herald bench` runs, and the live channel's client (the demo's too).
         .target(
             name: "HeraldBench",
             dependencies: [
@@ -218,7 +218,11 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldStore",
-                .product(name: "Logging", package: "swift-log")
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio")
             ]
         ),
         .executableTarget(
@@ -263,6 +267,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates", "HeraldTesting"]),
+        .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [

@@ -17,7 +17,8 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Creates the tenant "demo" (a team, a manager, three members, an admin, and their phones on both apps, iOS \
             and Android), takes a P0 and a P2 activity through assign, start, complete, reject, complete and approve, \
-            holds a group chat (a system message, a long message, a muted member, a dead token), delivers it all \
+            holds a group chat (a system message, a long message, a muted member, a dead token), opens Carol's app \
+            on the group over the live channel (a WebSocket to an in-process herald serve), delivers it all \
             through the dispatcher and prints each notification as the phone shows it, then the history and the \
             stats. The tenant stays for exploring; --reset starts over.
             """)
@@ -78,6 +79,7 @@ struct DemoCommand: AsyncParsableCommand {
                     ) { dispatcher in
                         var story = DemoStory(store: store, tenant: tenant, emulator: emulator, dispatcher: dispatcher, style: style)
                         try await story.play()
+                        if let group = story.ids.group { try await story.playLive(conversation: group, logger: logger) }
                         return story.ids
                     }
                 }
@@ -147,6 +149,7 @@ struct DemoStory {
     struct DemoIDs: Sendable {
         var carolsActivity = ""
         var alicesMessage = ""
+        var group: UUID?
     }
 
     init(store: Store, tenant: Tenant, emulator: Emulator, dispatcher: Dispatcher, style: TerminalStyle) {
@@ -208,6 +211,7 @@ struct DemoStory {
                 photoURL: "https://example.com/site-team.png", team: "field-ops")
         }
         let conversation = group.id
+        ids.group = conversation
         _ = try await step("Dave mutes the group") {
             try await $0.changeConversation(actor: "dave@demo.test", conversation: conversation, .mute(true))
         }

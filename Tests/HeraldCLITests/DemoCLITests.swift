@@ -28,13 +28,18 @@ import Testing
                     byStatus[entry["status"] as? String ?? "", default: 0] += 1
                 }
                 // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
-                // two chat messages × four recipients each (Erin has no phone).
+                // three chat messages × four recipients each (Erin has no phone); the last one
+                // reaches Carol's open app over the live channel, and her phone is not pushed.
                 #expect(
                     byEvent == [
                         "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
-                        "activity.approved": 2, "chat.message": 8
+                        "activity.approved": 2, "chat.message": 12
                     ])
-                #expect(byStatus == ["sent": 18, "no_device": 2])
+                #expect(byStatus == ["sent": 20, "no_device": 3, "suppressed": 1])
+                // What her app shows live is Alice's new message (other phones show that text too,
+                // and frames from before it may come first on the socket).
+                #expect(Self.shownLive(demo.stdout) == "Pump room is open again. Thanks, everyone!", "\(demo.stdout)")
+                #expect(demo.stdout.contains("carol@demo.test — viewing"), "\(demo.stdout)")
                 let dead = try await pool.query("SELECT count(*) FROM devices WHERE deactivated_at IS NOT NULL").single().decode(Int.self, at: 0)
                 #expect(dead == 1)
 
@@ -116,9 +121,17 @@ import Testing
                 #expect(again.status != 0 && again.stderr.contains("--reset"))
                 let reset = try await cli.run(["demo", "--reset"])
                 #expect(reset.status == 0, "\(reset.stderr)")
+                #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
-                #expect(count == 20)
+                #expect(count == 24)
             }
         }
+    }
+
+    /// The text under the demo's "Carol's app, live" line.
+    static func shownLive(_ output: String) -> String? {
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let index = lines.firstIndex(where: { $0.contains("Carol's app, live") }), index + 1 < lines.count else { return nil }
+        return lines[index + 1].trimmingCharacters(in: .whitespaces)
     }
 }
