@@ -301,6 +301,18 @@ class LiveChannelTests(unittest.TestCase):
                 rest = rest[start + length:]
             self.assertEqual(types, ["hello", "pong"])
 
+    def test_an_upgrade_request_with_a_body_is_closed_not_left_open(self):
+        """NIO fails such an upgrade after its 101; the connection used to stay open for ever."""
+        host, port = A.removeprefix("http://").split(":")
+        request = (
+            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['bob']}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\nContent-Length: 5\r\n\r\nhello").encode()
+        with socket.create_connection((host, int(port)), timeout=WAIT) as connection:
+            connection.sendall(request)
+            while connection.recv(4096):  # a timeout (the server never closes) fails the test
+                pass
+
     def test_every_refusal(self):
         async def scenario():
             # No credentials, a wrong one, a bad cursor: the problem document of any request.

@@ -132,7 +132,10 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             case .live(let socket, let plan): await hub.serve(plan, channel: socket, logger: logger)
             }
         } catch {
+            // No channel took the connection over (an upgrade that failed after its 101, such
+            // as one whose request had a body): nothing else would ever close it.
             logger.debug("connection ended before its first request", metadata: ["error": "\(error)"])
+            try? await value.channel.close()
         }
     }
 }
