@@ -51,6 +51,31 @@ import Testing
         }
     }
 
+    /// The sequencer NOTIFYs the feed from the statement that moves the rows, and only when it
+    /// moved some. Notifications arrive in commit order, so a run that moved nothing and still
+    /// notified would show as a `feed` before the next write's `pending`.
+    @Test func theSequencerTellsTheFeedOnlyWhenItMovedRows() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            try await store.sequenceLive()
+            let listener = LiveListener(store: store, logger: testLogger)
+            defer { listener.stop() }
+            var events = listener.events.makeAsyncIterator()
+            while let event = await events.next(), event != .connected(reconnected: false) {}
+            #expect(try await store.sequenceLive() == 0)
+            _ = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "told", clientID: nil, sentAt: nil)
+            }
+            #expect(try await store.sequenceLive() == 1)
+            var seen: [LiveListener.Event] = []
+            while let event = await events.next() {
+                seen.append(event)
+                if event == .feed { break }
+            }
+            #expect(seen == [.pending, .feed])
+        }
+    }
+
     @Test func positionsFollowCommitOrderWhateverOrderWritersCommitIn() async throws {
         try await TestDatabase.withStore { store, _ in
             let (acme, group) = try await ChatAccessTests.crew(store)

@@ -11,6 +11,9 @@ extension LiveHub {
     /// a time, so a socket is given every position up to the head exactly once: by its
     /// catch-up, or by the rounds after it joined.
     func round() async throws {
+        // No socket here, nothing to do: one that registers wakes the loop itself, and is
+        // caught up from its own cursor.
+        guard registry.withLock({ !$0.sockets.isEmpty }) else { return }
         let head = try await background.liveHead()
         let (cursor, joined, joining) = registry.withLock { registry in
             let all = Array(registry.sockets.values)

@@ -98,13 +98,15 @@ extension Store {
                     SELECT nextval('live_feed_position'), tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at
                     FROM (SELECT * FROM moved ORDER BY id) m
                     RETURNING position
+                ), summary AS (
+                    SELECT count(*)::int AS moved, coalesce(max(position), 0) AS newest FROM numbered
                 )
-                SELECT count(*)::int, coalesce(max(position), 0) FROM numbered
+                -- The feed's NOTIFY in the same statement, only when rows moved (the gate is
+                -- checked before the function runs).
+                SELECT moved, newest, (SELECT 1 FROM pg_notify(\(LiveFeed.feedChannel), newest::text) WHERE moved > 0) FROM summary
                 """
             ).single()
-            let (count, newest) = try row.decode((Int, Int64).self)
-            if count > 0 { try await connection.query("SELECT pg_notify(\(LiveFeed.feedChannel), \(String(newest)))") }
-            return count
+            return try row.decode(Int.self, at: 0)
         }
     }
 
