@@ -61,13 +61,15 @@ public struct LiveClient: Sendable {
         self.port = port
     }
 
-    /// Opens `/v1/live` with `token`, runs `body` with the session, and closes. After
-    /// `timeout` the connection is closed whatever `body` waits for (it then reads the end).
+    /// Opens `/v1/live` with `token`, runs `body` with the session, and closes. `timeout` after
+    /// connecting, the connection is closed whatever it waits for, the upgrade's answer
+    /// included (`body` then reads the end).
     public func session<Result: Sendable>(
         token: String, query: String = "", timeout: Duration = .seconds(60), _ body: (inout Session) async throws -> Result
     ) async throws -> Result {
         let host = host
-        let upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: host, port: port) { channel in
+        let (upgrade, channel) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: host, port: port) {
+            channel in
             channel.eventLoop.makeCompletedFuture {
                 let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: 1 << 20) { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
@@ -87,13 +89,12 @@ public struct LiveClient: Sendable {
                 // may bring both: the bytes after the response are the socket's, not to be
                 // dropped with the HTTP decoder (NIO's default drops them).
                 pipeline.leftOverBytesStrategy = .forwardBytes
-                return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+                return (try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline), channel)
             }
         }
-        guard case .socket(let socket) = try await upgrade.get() else { throw Refused(description: "the server refused the WebSocket upgrade") }
-        let channel = socket.channel
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.timeInterval * 1e9))) { channel.close(promise: nil) }
         defer { deadline.cancel() }
+        guard case .socket(let socket) = try await upgrade.get() else { throw Refused(description: "the server refused the WebSocket upgrade") }
         return try await socket.executeThenClose { inbound, outbound in
             var session = Session(frames: inbound.makeAsyncIterator(), outbound: outbound)
             let result = try await body(&session)

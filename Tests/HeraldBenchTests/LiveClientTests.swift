@@ -23,6 +23,18 @@ import Testing
         #expect(second == "pong")
         #expect(await answered.value.contains("Authorization: Bearer t"))
     }
+
+    /// A server that never answers the upgrade does not hold the client for ever: its
+    /// deadline counts from the connection, not from the 101.
+    @Test func aServerThatNeverAnswersTheUpgradeIsLeftAtTheDeadline() async throws {
+        let peer = try OneShotPeer()
+        let heard = Task { await peer.answerUpgrade(thenFrames: nil) }
+        let client = try #require(LiveClient(base: "http://127.0.0.1:\(peer.port)"))
+        await #expect(throws: (any Error).self) {
+            try await client.session(token: "t", timeout: .seconds(1)) { _ in }
+        }
+        #expect(await heard.value.contains("GET /v1/live"))
+    }
 }
 
 /// A WebSocket server of one connection, written with plain sockets so that what it sends
@@ -48,15 +60,16 @@ final class OneShotPeer: Sendable {
     deinit { close(listener) }
 
     /// Accepts one connection, reads its upgrade request, and answers the 101 with `frames`
-    /// (unmasked text frames, as a server's are) in the same write. - Returns: the request.
+    /// (unmasked text frames, as a server's are) in the same write, or, for `nil`, answers
+    /// nothing. - Returns: the request, once the client has closed.
     /// On a thread of its own: it blocks, and Swift's cooperative threads are two here.
-    func answerUpgrade(thenFrames frames: [String]) async -> String {
+    func answerUpgrade(thenFrames frames: [String]?) async -> String {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: self.blockingAnswer(frames)) }.start()
         }
     }
 
-    private func blockingAnswer(_ frames: [String]) -> String {
+    private func blockingAnswer(_ frames: [String]?) -> String {
         let connection = accept(listener, nil, nil)
         guard connection >= 0 else { return "" }
         defer { close(connection) }
@@ -68,6 +81,10 @@ final class OneShotPeer: Sendable {
             request += buffer[0..<count]
         }
         let text = String(decoding: request, as: UTF8.self)
+        guard let frames else {
+            while recv(connection, &buffer, buffer.count, 0) > 0 {}
+            return text
+        }
         let key =
             text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
             .map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
