@@ -14,20 +14,21 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var notices: Unmanaged<NoticeSink>?
     /// Statements prepared on this connection, by SQL text and parameter types.
-    private var prepared: [PreparedKey: String] = [:]
+    private var prepared: [PreparedStatementKey: String] = [:]
+    /// The number in the next prepared statement's name.
+    private var nextPreparedNumber = 0
 
     /// How many statements a connection keeps prepared; past that, statements are parsed
     /// and planned on every run, as unprepared ones are.
     public static let preparedLimit = 200
 
-    private struct PreparedKey: Hashable {
-        let sql: String
-        let types: [Oid]
-    }
     private let thread: BlockingThread
     private let broken = Mutex(false)
-    /// Script text to run ahead of the next call, in the same job (see `deferScript`).
-    private let deferred = Mutex<String?>(nil)
+    /// Whether the last call left the connection outside a transaction block.
+    private let outsideTransaction = Mutex(true)
+    /// Statements to send ahead of the next call, in the same round trip (see `deferScript`
+    /// and `enqueue`).
+    private let pending = Mutex<[PendingStatement]>([])
     let logger: Logger
 
     /// The backend's process id, useful for `pg_terminate_backend` and for log lines.
@@ -128,19 +129,21 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` (`.server` with SQLSTATE, or `.connection`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withHandle { [self] handle in
+        try await withHandle { [self] handle, ahead in
+            if !ahead.isEmpty { return try pipeline(ahead + [.query(query)], on: handle) }
             let values = query.binds.values
             let types = query.binds.types.map { Oid($0.rawValue) }
-            let key = PreparedKey(sql: query.sql, types: types)
-            var name = prepared[key]
-            if name == nil, prepared.count < Self.preparedLimit {
-                let candidate = "herald_\(prepared.count)"
+            var name: String?
+            switch plan(for: query) {
+            case .prepared(let known): name = known
+            case .prepare(let candidate, let key):
                 let result = types.withUnsafeBufferPointer { typePointer in
                     PQprepare(handle, candidate, query.sql, Int32(types.count), typePointer.baseAddress)
                 }
                 _ = try Self.rows(from: result, connection: handle, query: query.sql)
                 prepared[key] = candidate
                 name = candidate
+            case .unprepared: break
             }
             let result = withOptionalCStrings(values) { valuePointers in
                 if let name {
@@ -155,21 +158,80 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `statements` in one round trip and returns the last one's rows (on the
+    /// connection's thread).
+    private func pipeline(_ statements: [PendingStatement], on handle: OpaquePointer) throws -> PostgresRows {
+        try PostgresPipeline(handle: handle).run(statements, plan: plan(for:), prepared: { prepared[$0] = $1 })
+    }
+
+    /// Runs `query`, then `script` (statements without parameters, as for `deferScript`) in
+    /// the same round trip, and returns the query's rows; if the query fails, the script does
+    /// not run. In a transaction, `followedBy: "COMMIT"` ends it with its one read: a
+    /// transaction in a single trip. (`PostgresPool.withTransaction` sees that it ended; a
+    /// connection lost on the way is taken as a body that failed, and the body runs again:
+    /// for reads, and writes whose effects a lost COMMIT may repeat.)
+    @discardableResult
+    public func query(_ query: PostgresQuery, followedBy script: String) async throws -> PostgresRows {
+        let after = PendingStatement.statements(of: script)
+        return try await withHandle { [self] handle, ahead in
+            if after.contains(where: { if case .script = $0 { true } else { false } }) {
+                throw PostgresError(kind: .unsupported, message: "a script that follows a query must split into statements", query: script)
+            }
+            return try PostgresPipeline(handle: handle).run(
+                ahead + [.query(query)] + after, resultIndex: ahead.count, plan: plan(for:), prepared: { prepared[$0] = $1 })
+        }
+    }
+
+    /// Whether the connection is outside a transaction block with nothing waiting to be sent
+    /// (as it was after its last call).
+    public var isIdle: Bool {
+        outsideTransaction.withLock { $0 } && pending.withLock { $0.isEmpty }
+    }
+
+    /// How `query` runs on this connection: under the name it was prepared with, prepared
+    /// now under a new name, or unprepared once `preparedLimit` statements are kept.
+    /// (On the connection's thread.)
+    private func plan(for query: PostgresQuery) -> PostgresPipeline.Plan {
+        let key = PreparedStatementKey(sql: query.sql, types: query.binds.types.map { Oid($0.rawValue) })
+        if let name = prepared[key] { return .prepared(name: name) }
+        guard prepared.count < Self.preparedLimit else { return .unprepared }
+        defer { nextPreparedNumber += 1 }
+        return .prepare(name: "herald_\(nextPreparedNumber)", key: key)
+    }
+
     /// Runs SQL text that may hold several statements, with no parameters (simple protocol).
     /// Only for text the program wrote itself, such as migration files.
     public func executeScript(_ sql: String) async throws {
-        try await withHandle { handle in
+        try await withHandle { [self] handle, ahead in
+            if !ahead.isEmpty { _ = try pipeline(ahead, on: handle) }
             let result = PQexec(handle, sql)
             _ = try Self.rows(from: result, connection: handle, query: String(sql.prefix(200)))
         }
     }
 
-    /// Runs `sql` (a script, as `executeScript`) just before the next statement on this
-    /// connection, on the same trip to the connection's thread: `BEGIN` or a transaction's
-    /// `SET LOCAL`s then cost no wake-up of their own. Several deferred scripts run in order.
-    /// If the script fails, the next call throws its error and its own statement does not run.
+    /// Sends `sql` (statements separated by `;`, program-written, as for `executeScript`)
+    /// ahead of the next call on this connection, in the same round trip: `BEGIN` or a
+    /// transaction's `SET LOCAL`s then cost no trip of their own. Several run in order. If one
+    /// fails, the next call throws its error and its own statement does not run.
     public func deferScript(_ sql: String) {
-        deferred.withLock { $0 = $0.map { $0 + "; " + sql } ?? sql }
+        let statements = PendingStatement.statements(of: sql)
+        pending.withLock { $0.append(contentsOf: statements) }
+    }
+
+    /// Sends `query` ahead of the next call on this connection, in the same round trip, for
+    /// a statement whose result nobody reads (an insert whose only failure is a failure of
+    /// the whole transaction). Its error, if any, is thrown by the next call (which does not
+    /// run then). A transaction's `COMMIT` is such a call.
+    public func enqueue(_ query: PostgresQuery) {
+        pending.withLock { $0.append(.query(query)) }
+    }
+
+    /// Forgets the statements `enqueue` holds for the next call (a transaction that is to be
+    /// rolled back need not run them first); `deferScript`'s stay.
+    public func discardEnqueued() {
+        pending.withLock { pending in
+            pending.removeAll { if case .query = $0 { true } else { false } }
+        }
     }
 
     /// Closes the connection and ends its thread. Safe to call twice.
@@ -184,10 +246,13 @@ public final class PostgresConnection: @unchecked Sendable {
         thread.stop()
     }
 
-    private func withHandle<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
-        let script = deferred.withLock { script in
-            defer { script = nil }
-            return script
+    /// Runs `body` on the connection's thread with the statements pending for this call.
+    private func withHandle<Result: Sendable>(
+        _ body: @escaping @Sendable (OpaquePointer, [PendingStatement]) throws -> Result
+    ) async throws -> Result {
+        let taken = pending.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
         }
         return try await thread.run { [self] in
             guard let handle else {
@@ -195,15 +260,24 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             defer {
                 if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
+                let outside = PQtransactionStatus(handle) == PQTRANS_IDLE
+                outsideTransaction.withLock { $0 = outside }
             }
             do {
-                if let script {
-                    _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
+                // Text that could not be split into statements runs on a trip of its own, in
+                // its place; what follows the last such text goes with the call.
+                var ahead = taken[...]
+                while let index = ahead.firstIndex(where: { if case .script = $0 { true } else { false } }) {
+                    if index > ahead.startIndex { _ = try pipeline(Array(ahead[..<index]), on: handle) }
+                    if case .script(let script) = ahead[index] {
+                        _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
+                    }
+                    ahead = ahead[(index + 1)...]
                 }
-                return try body(handle)
-            } catch let error as PostgresError where error.isReadOnlyServer {
-                // The server stopped being a primary under this connection (a failover):
-                // whatever the pool lends next must come from a new connection.
+                return try body(handle, Array(ahead))
+            } catch let error as PostgresError where error.isReadOnlyServer || error.kind == .connection {
+                // The server stopped being a primary under this connection (a failover), or
+                // the connection failed: whatever the pool lends next must come from a new one.
                 broken.withLock { $0 = true }
                 throw error
             }

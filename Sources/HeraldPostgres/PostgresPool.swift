@@ -133,23 +133,38 @@ public final class PostgresPool: Sendable {
         do {
             result = try await body(connection)
         } catch {
-            do {
-                try await connection.query("ROLLBACK")
-            } catch let rollbackError {
-                // The connection is in an unknown state: make sure it is not reused.
-                logger.warning("rollback failed", metadata: ["error": "\(rollbackError)"])
-                await connection.close()
-            }
+            // What the body enqueued need not run before the rollback.
+            connection.discardEnqueued()
+            await rollBack(connection)
             throw error
         }
+        // A body may have ended the transaction with its last statement (`query(_:followedBy:)`).
+        if connection.isIdle { return .committed(result) }
         do {
+            // The statements the body enqueued go with it, in the same round trip.
             try await connection.query("COMMIT")
         } catch let error as PostgresError where error.isConnectionFailure {
             // It may have committed: a backend told to stop while it waited for a synchronous
             // standby says so after committing locally, and no answer at all says nothing.
             return .unknown(result, .commitUnknown(detail: error.message))
+        } catch {
+            // An enqueued statement failed, and COMMIT did not run: the transaction is still
+            // open, aborted. (A COMMIT that failed itself has ended it; the ROLLBACK then only
+            // draws a notice.)
+            await rollBack(connection)
+            throw error
         }
         return .committed(result)
+    }
+
+    private func rollBack(_ connection: PostgresConnection) async {
+        do {
+            try await connection.query("ROLLBACK")
+        } catch let rollbackError {
+            // The connection is in an unknown state: make sure it is not reused.
+            logger.warning("rollback failed", metadata: ["error": "\(rollbackError)"])
+            await connection.close()
+        }
     }
 
     /// Runs `resolve` on a connection of its own, waiting through a failover for one.

@@ -207,4 +207,78 @@ import Testing
             #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
         }
     }
+
+    @Test func enqueuedStatementsRunInOrderWithTheNextCall() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TEMP TABLE e (n int, v text)")
+                // The same text twice in one trip (prepared once), in order, then the call's own.
+                connection.enqueue("INSERT INTO e VALUES (\(1), \("one"))")
+                connection.enqueue("INSERT INTO e VALUES (\(2), \("two; with a semicolon"))")
+                connection.enqueue("UPDATE e SET v = v || '!' WHERE n = \(1)")
+                let rows = try await connection.query("SELECT n, v FROM e ORDER BY n")
+                #expect(try rows.map { try $0.decode((Int, String).self) }.map { "\($0.0) \($0.1)" } == ["1 one!", "2 two; with a semicolon"])
+                // More distinct statements than a connection keeps prepared, in one trip.
+                for n in 3...(PostgresConnection.preparedLimit + 50) {
+                    connection.enqueue("INSERT INTO e VALUES (\(n), \(unsafeRaw: "'n\(n)'"))")
+                }
+                #expect(
+                    try await connection.query("SELECT count(*)::int FROM e").single().decode(Int.self, at: 0) == PostgresConnection.preparedLimit
+                        + 50)
+                // A failing enqueued statement fails the next call; nothing after it runs, and
+                // the connection goes on.
+                connection.enqueue("INSERT INTO e VALUES (\(1000), \("before"))")
+                connection.enqueue("INSERT INTO no_such_table VALUES (\(1))")
+                connection.enqueue("INSERT INTO e VALUES (\(1001), \("after"))")
+                await #expect(throws: PostgresError.self) { try await connection.query("INSERT INTO e VALUES (\(1002), \("call"))") }
+                #expect(try await connection.query("SELECT count(*)::int FROM e WHERE n >= 1000").single().decode(Int.self, at: 0) == 0)
+                // discardEnqueued forgets them; deferred scripts stay.
+                connection.deferScript("SET application_name = 'kept'")
+                connection.enqueue("INSERT INTO e VALUES (\(2000), \("dropped"))")
+                connection.discardEnqueued()
+                #expect(try await connection.query("SELECT current_setting('application_name')").single().decode(String.self, at: 0) == "kept")
+                #expect(try await connection.query("SELECT count(*)::int FROM e WHERE n = 2000").single().decode(Int.self, at: 0) == 0)
+            }
+        }
+    }
+
+    @Test func aDeferredScriptIsSplitOnlyOutsideQuotesAndRunsWholeWhenItCannotBe() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                connection.deferScript("BEGIN; SET LOCAL application_name = 'a;b'")
+                #expect(try await connection.query("SELECT current_setting('application_name')").single().decode(String.self, at: 0) == "a;b")
+                try await connection.query("ROLLBACK")
+                // Dollar quoting and comments are not split: the script runs on its own, in its place.
+                connection.deferScript("CREATE TEMP TABLE w (v int)")
+                connection.deferScript("DO $$ BEGIN INSERT INTO w VALUES (1); INSERT INTO w VALUES (2); END $$ -- two rows")
+                connection.enqueue("INSERT INTO w VALUES (\(3))")
+                #expect(try await connection.query("SELECT sum(v)::int FROM w").single().decode(Int.self, at: 0) == 6)
+            }
+        }
+    }
+
+    @Test func aFailedEnqueuedStatementRollsItsTransactionBackAtCommit() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.query("CREATE TABLE c (v int PRIMARY KEY)")
+            await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction { connection in
+                    try await connection.query("INSERT INTO c VALUES (1)")
+                    connection.enqueue("INSERT INTO c VALUES (\(1))")
+                }
+            }
+            #expect(try await pool.query("SELECT count(*)::int FROM c").single().decode(Int.self, at: 0) == 0)
+            // What a transaction enqueued is committed with it; a body that throws drops it.
+            try await pool.withTransaction { connection in
+                try await connection.query("INSERT INTO c VALUES (2)")
+                connection.enqueue("INSERT INTO c VALUES (\(3))")
+            }
+            await #expect(throws: CancellationError.self) {
+                try await pool.withTransaction { connection in
+                    connection.enqueue("INSERT INTO c VALUES (\(4))")
+                    throw CancellationError()
+                }
+            }
+            #expect(try await pool.query("SELECT array_agg(v ORDER BY v)::text FROM c").single().decode(String.self, at: 0) == "{2,3}")
+        }
+    }
 }

@@ -1,0 +1,192 @@
+import CLibPQ
+
+/// A statement a connection sends ahead of its next call, in the same round trip.
+enum PendingStatement: Sendable {
+    /// One statement without parameters (`BEGIN`, `SET LOCAL …`).
+    case text(String)
+    /// Program-written text that could not be split into statements: sent on its own,
+    /// before the rest (simple protocol, a round trip of its own).
+    case script(String)
+    /// A statement whose result nobody reads (`PostgresConnection.enqueue`).
+    case query(PostgresQuery)
+
+    /// Pending statements for a script of statements separated by `;`.
+    static func statements(of script: String) -> [PendingStatement] {
+        guard let texts = splitStatements(script) else { return [.script(script)] }
+        return texts.map { .text($0) }
+    }
+
+    /// `script`'s statements, split at the semicolons outside quotes; nil for text this
+    /// splitter does not read (comments, dollar quoting, backslash escapes).
+    static func splitStatements(_ script: String) -> [String]? {
+        var statements: [String] = []
+        var current = ""
+        var quote: Unicode.Scalar?
+        var previous: Unicode.Scalar?
+        for scalar in script.unicodeScalars {
+            if let open = quote {
+                if scalar == open { quote = nil }
+            } else {
+                switch scalar {
+                case "'", "\"": quote = scalar
+                case "$", "\\": return nil
+                case "-" where previous == "-", "*" where previous == "/": return nil
+                case ";":
+                    statements.append(current)
+                    current = ""
+                    previous = nil
+                    continue
+                default: break
+                }
+            }
+            current.unicodeScalars.append(scalar)
+            previous = scalar
+        }
+        guard quote == nil else { return nil }
+        statements.append(current)
+        return statements.map { $0.trimmingSQLSpaces() }.filter { !$0.isEmpty }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSQLSpaces() -> String {
+        let scalars = unicodeScalars.drop { $0 == " " || $0 == "\n" || $0 == "\t" }.reversed().drop {
+            $0 == " " || $0 == "\n" || $0 == "\t"
+        }
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars.reversed())
+        return text
+    }
+}
+
+/// Sends several statements in one round trip with libpq's pipeline mode, and reads their
+/// results in order. A failed statement makes PostgreSQL skip the rest (up to the pipeline's
+/// sync); the first error is thrown once every result is read. Runs on the connection's thread.
+struct PostgresPipeline {
+    /// How a statement is run: prepared under a name the connection keeps, prepared now, or
+    /// parsed and planned every time.
+    enum Plan {
+        case prepared(name: String)
+        case prepare(name: String, key: PreparedStatementKey)
+        case unprepared
+    }
+
+    /// One command on the wire, and what its result means.
+    fileprivate enum Command {
+        case text(String)
+        case prepare(name: String, key: PreparedStatementKey)
+        case execute(PostgresQuery, prepared: String?)
+    }
+
+    let handle: OpaquePointer
+
+    /// Runs `statements` and returns the rows of the one at `resultIndex` (the last if nil).
+    /// - Parameters:
+    ///   - plan: how the connection runs a query (names it keeps, or one to prepare).
+    ///   - prepared: called for each statement prepared on the server.
+    func run(
+        _ statements: [PendingStatement], resultIndex: Int? = nil, plan: (PostgresQuery) -> Plan,
+        prepared: (PreparedStatementKey, String) -> Void
+    ) throws -> PostgresRows {
+        var commands: [Command] = []
+        var resultCommand = 0
+        for (index, statement) in statements.enumerated() {
+            defer { if index == resultIndex ?? statements.count - 1 { resultCommand = commands.count - 1 } }
+            switch statement {
+            case .text(let sql): commands.append(.text(sql))
+            case .script(let sql):
+                throw PostgresError(kind: .unsupported, message: "a script cannot be pipelined", query: String(sql.prefix(200)))
+            case .query(let query):
+                switch plan(query) {
+                case .prepared(let name): commands.append(.execute(query, prepared: name))
+                case .prepare(let name, let key):
+                    commands.append(.prepare(name: name, key: key))
+                    commands.append(.execute(query, prepared: name))
+                case .unprepared: commands.append(.execute(query, prepared: nil))
+                }
+            }
+        }
+        guard PQenterPipelineMode(handle) == 1 else { throw connectionError(nil) }
+        defer { PQexitPipelineMode(handle) }
+        for command in commands {
+            guard send(command) else {
+                // Nothing was flushed that the server will answer in full; the connection
+                // cannot be trusted with another statement.
+                throw connectionError(nil)
+            }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw connectionError(nil) }
+
+        var firstError: PostgresError?
+        var last: PostgresRows?
+        for (index, command) in commands.enumerated() {
+            let (result, sqlText) = (PQgetResult(handle), command.sql)
+            guard let result else { throw connectionError(sqlText) }
+            // Each command's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+            if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                PQclear(result)
+                continue
+            }
+            do {
+                let rows = try PostgresConnection.rows(from: result, connection: handle, query: sqlText)
+                if case .prepare(let name, let key) = command { prepared(key, name) }
+                if index == resultCommand { last = rows }
+            } catch let error as PostgresError {
+                if error.kind == .connection { throw error }
+                firstError = firstError ?? error
+            }
+            if PQstatus(handle) != CONNECTION_OK { throw connectionError(sqlText) }
+        }
+        guard let sync = PQgetResult(handle) else { throw connectionError(nil) }
+        let status = PQresultStatus(sync)
+        PQclear(sync)
+        guard status == PGRES_PIPELINE_SYNC else { throw connectionError(nil) }
+        if let firstError { throw firstError }
+        guard let last else { throw connectionError(nil) }
+        return last
+    }
+
+    private func send(_ command: Command) -> Bool {
+        switch command {
+        case .text(let sql):
+            return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
+        case .prepare(let name, let key):
+            return key.types.withUnsafeBufferPointer { types in
+                PQsendPrepare(handle, name, key.sql, Int32(key.types.count), types.baseAddress) == 1
+            }
+        case .execute(let query, let name):
+            let values = query.binds.values
+            return withOptionalCStrings(values) { valuePointers in
+                if let name {
+                    return PQsendQueryPrepared(handle, name, Int32(values.count), valuePointers, nil, nil, 0) == 1
+                }
+                let types = query.binds.types.map { Oid($0.rawValue) }
+                return types.withUnsafeBufferPointer { typePointer in
+                    PQsendQueryParams(handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, 0) == 1
+                }
+            }
+        }
+    }
+
+    private func connectionError(_ query: String?) -> PostgresError {
+        let reason = firstLine(of: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
+        return PostgresError(kind: .connection, message: reason.isEmpty ? "the connection to PostgreSQL was lost" : reason, query: query)
+    }
+}
+
+extension PostgresPipeline.Command {
+    fileprivate var sql: String {
+        switch self {
+        case .text(let sql): sql
+        case .prepare(_, let key): key.sql
+        case .execute(let query, _): query.sql
+        }
+    }
+}
+
+/// A statement prepared on a connection: its text and its parameters' types.
+struct PreparedStatementKey: Hashable, Sendable {
+    let sql: String
+    let types: [Oid]
+}
