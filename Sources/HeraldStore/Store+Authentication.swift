@@ -31,11 +31,14 @@ extension Store {
     /// Finds the credential a secret belongs to, across tenants (as `herald_authenticator`,
     /// which may read credentials, stamp their last use, and read the people tokens act as),
     /// checks it, and records its use to the minute.
+    ///
+    /// The read is a transaction in one round trip (`BEGIN`, the role, the statement and
+    /// `COMMIT` sent together); the stamp, at most once a minute, a transaction of its own.
     /// - Throws: `AuthenticationFailure`.
     public func authenticate(_ presented: String) async throws -> Authentication {
         guard let secret = CredentialSecret(parsing: presented) else { throw AuthenticationFailure.unknown }
-        return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
-            let rows = try await connection.query(
+        let rows = try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            try await connection.query(
                 """
                 SELECT c.tenant_id, c.id, c.kind, c.person_id, c.secret_sha256, c.expires_at <= now() AS expired,
                        c.revoked_at IS NOT NULL AS revoked, c.last_used_at > now() - interval '1 minute' AS used_lately,
@@ -44,20 +47,23 @@ extension Store {
                 FROM credentials c JOIN tenants t ON t.id = c.tenant_id
                 LEFT JOIN people p ON p.tenant_id = c.tenant_id AND p.id = c.person_id
                 WHERE c.prefix = \(secret.prefix)
-                """)
-            // Every row with the prefix is hashed and compared (there is one, but keys are per tenant).
-            guard let row = try rows.first(where: { secret.matches(try $0.decode(Data.self, column: "secret_sha256")) }),
-                try row.decode(String.self, column: "kind") == secret.kind.rawValue
-            else { throw AuthenticationFailure.unknown }
-            if try row.decode(Bool.self, column: "revoked") { throw AuthenticationFailure.revoked }
-            if try row.decode(Bool?.self, column: "expired") == true { throw AuthenticationFailure.expired }
-            let tenantID: UUID = try row.decode(column: "tenant_id")
-            let id: UUID = try row.decode(column: "id")
-            if try row.decode(Bool?.self, column: "used_lately") != true {
-                try await connection.query("UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)")
-            }
-            return try Authentication(row, kind: secret.kind)
+                """, followedBy: "COMMIT")
         }
+        // Every row with the prefix is hashed and compared (there is one, but keys are per tenant).
+        guard let row = try rows.first(where: { secret.matches(try $0.decode(Data.self, column: "secret_sha256")) }),
+            try row.decode(String.self, column: "kind") == secret.kind.rawValue
+        else { throw AuthenticationFailure.unknown }
+        if try row.decode(Bool.self, column: "revoked") { throw AuthenticationFailure.revoked }
+        if try row.decode(Bool?.self, column: "expired") == true { throw AuthenticationFailure.expired }
+        let tenantID: UUID = try row.decode(column: "tenant_id")
+        let id: UUID = try row.decode(column: "id")
+        if try row.decode(Bool?.self, column: "used_lately") != true {
+            try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+                try await connection.query(
+                    "UPDATE credentials SET last_used_at = now() WHERE tenant_id = \(tenantID) AND id = \(id)", followedBy: "COMMIT")
+            }
+        }
+        return try Authentication(row, kind: secret.kind)
     }
 }
 

@@ -9,7 +9,8 @@ extension TenantSession {
         case message(UUID)
     }
 
-    /// Appends an event to the outbox in this session's transaction and wakes the workers:
+    /// Appends an event to the outbox in this session's transaction and wakes the workers
+    /// (sent ahead of the transaction's next statement, `PostgresConnection.enqueue`):
     /// the `NOTIFY` is delivered when the transaction commits, and not at all if it rolls back.
     /// The one way every workflow change tells the dispatcher about itself.
     /// - Parameter timers: changes to the activity's timers, written in the same statement.
@@ -24,9 +25,10 @@ extension TenantSession {
             case .activity(let id): (id, nil)
             case .message(let id): (nil, id)
             }
-        // One round trip: the row, the timers, and the NOTIFY of it.
+        // One statement: the row, the timers, and the NOTIFY of it; sent with the next one
+        // (at the latest the COMMIT), whose call throws if it fails.
         let id = UUID.v7()
-        try await connection.query(
+        connection.enqueue(
             """
             WITH event AS (
                 INSERT INTO outbox (tenant_id, id, kind, activity_id, message_id, actor_id, recipient_ids, payload, occurred_at)

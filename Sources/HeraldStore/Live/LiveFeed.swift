@@ -19,7 +19,8 @@ public enum LiveFeed {
 
 extension TenantSession {
     /// Writes a frame's row in this session's transaction; the sequencer numbers it once the
-    /// transaction commits (a NOTIFY wakes it then, and not at all on a rollback).
+    /// transaction commits (a NOTIFY wakes it then, and not at all on a rollback). Sent with
+    /// the transaction's next statement (`PostgresConnection.enqueue`).
     func appendLive<Payload: Codable & Sendable>(_ kind: LiveKind, _ audience: LiveAudience, payload: Payload) async throws {
         var (person, conversation, activity, excluded): (UUID?, UUID?, UUID?, UUID?) = (nil, nil, nil, nil)
         switch audience {
@@ -27,7 +28,7 @@ extension TenantSession {
         case .conversation(let id, let excluding): (conversation, excluded) = (id, excluding)
         case .activity(let id): activity = id
         }
-        try await connection.query(
+        connection.enqueue(
             """
             WITH pending AS (
                 INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload)
