@@ -103,7 +103,17 @@ enum JSONBody {
         headers[.contentType] = "application/json"
         return Answer(
             status: status.code, headers: Dictionary(headers.map { ($0.name.rawName, $0.value) }, uniquingKeysWith: { $1 }),
-            body: Array(try encoder.encode(value)))
+            body: try bytes(value))
+    }
+
+    /// `value`'s JSON: written by hand for the hot objects (`JSONWritable`), else by `encoder`.
+    static func bytes(_ value: some Encodable) throws -> [UInt8] {
+        if let writable = value as? any JSONWritable {
+            var writer = JSONWriter()
+            writer.value(writable)
+            return writer.bytes
+        }
+        return Array(try encoder.encode(value))
     }
 }
 

@@ -1,0 +1,55 @@
+import Foundation
+import HeraldCore
+import Testing
+
+@testable import HeraldAPI
+
+/// The objects the API writes by hand (`JSONWritable`) come out byte for byte as
+/// `JSONBody.encoder` writes them.
+@Suite struct JSONWriterTests {
+    /// Text that exercises every escape: each control character, quotes, backslashes,
+    /// slashes, non-ASCII (accents, CJK, emoji, a combining mark), U+2028, DEL.
+    static let awkwardTexts: [String] =
+        (0..<0x20).map { "a\(String(UnicodeScalar(UInt8($0))))b" } + [
+            "", "plain", "quote \" and backslash \\ and slash / and </script>", "\u{7F}", "\u{2028}\u{2029}",
+            "Zoë Ångström", "会議の承認", "👩‍👩‍👧 family", "e\u{301}", "\\u0000 as text", "\"\"\"", "tab\tnew\nline\r"
+        ]
+
+    static func activity(name: String, person: String, team: String, version: Int, seconds: Double) -> ActivityRecord {
+        ActivityRecord(
+            id: UUID(), team: .init(id: UUID(), slug: "crew-\(version)", name: team), name: name,
+            priority: Priority.allCases[version % Priority.allCases.count], deadline: LocalDate("2026-12-0\(1 + version % 9)")!,
+            status: ActivityStatus.allCases[version % ActivityStatus.allCases.count], version: version,
+            manager: .init(id: UUID(), email: "m\(version)@example.com", name: person),
+            assignee: .init(id: UUID(), email: "a@example.com", name: name),
+            createdAt: Date(timeIntervalSince1970: seconds), updatedAt: Date(timeIntervalSince1970: seconds + 3_600.75))
+    }
+
+    static func written(_ value: some JSONWritable) -> String {
+        var writer = JSONWriter()
+        writer.value(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func encoded(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONBody.encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test(arguments: awkwardTexts)
+    func anActivityIsWrittenAsTheEncoderWritesIt(text: String) throws {
+        let record = Self.activity(name: text, person: text, team: text, version: text.unicodeScalars.count, seconds: 1_795_000_000.5)
+        #expect(Self.written(record) == (try Self.encoded(record)))
+    }
+
+    @Test func pagesWithAndWithoutANextCursorAreWrittenAsTheEncoderWritesThem() throws {
+        // Dates from before 1582 and far ahead, and negative instants, too.
+        let items = [-62_135_596_800.0, -12_219_292_800.0, 0, 1_795_000_000.999, 253_402_300_799].enumerated().map { index, seconds in
+            Self.activity(name: "Activity \(index)", person: "P/\(index)", team: "Team \"\(index)\"", version: index * 1_000_003, seconds: seconds)
+        }
+        for page in [
+            PageBody(items: items, next: "opaque/cursor+=="), PageBody(items: items, next: nil), PageBody(items: [ActivityRecord](), next: nil)
+        ] {
+            #expect(Self.written(page) == (try Self.encoded(page)))
+        }
+    }
+}
