@@ -313,6 +313,52 @@ class LiveChannelTests(unittest.TestCase):
             while connection.recv(4096):  # a timeout (the server never closes) fails the test
                 pass
 
+    def test_a_socket_that_stops_answering_the_heartbeat_is_closed(self):
+        """Server B pings every 5 s (--live-heartbeat 5). A socket that answers a ping stays open
+        through the next heartbeat; one that leaves a ping unanswered is closed with 4408 at the
+        heartbeat after it. A raw socket: a WebSocket library would answer every ping itself."""
+        host, port = B.removeprefix("http://").split(":")
+        request = (
+            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['dave']}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n\r\n").encode()
+        with socket.create_connection((host, int(port)), timeout=3 * 5 + WAIT) as connection:
+            connection.sendall(request)
+            received = b""
+            while b"\r\n\r\n" not in received:
+                chunk = connection.recv(4096)
+                self.assertTrue(chunk, f"closed before the 101: {received!r}")
+                received += chunk
+            head, rest = received.split(b"\r\n\r\n", 1)
+            self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
+
+            def next_frame():
+                nonlocal rest
+                # A server's frames: unmasked, with a 7-bit or 16-bit length.
+                while len(rest) < 2 or len(rest) < 2 + (2 if rest[1] == 126 else 0) + (
+                        int.from_bytes(rest[2:4], "big") if len(rest) >= 4 and rest[1] == 126 else rest[1] & 0x7F):
+                    chunk = connection.recv(4096)
+                    self.assertTrue(chunk, "closed without a close frame")
+                    rest += chunk
+                length, start = (int.from_bytes(rest[2:4], "big"), 4) if rest[1] == 126 else (rest[1] & 0x7F, 2)
+                opcode, payload, rest = rest[0] & 0x0F, rest[start:start + length], rest[start + length:]
+                return opcode, payload
+
+            pings = 0
+            while True:
+                opcode, payload = next_frame()
+                if opcode == 0x9:
+                    pings += 1
+                    if pings == 1:  # the first is answered (a masked pong with its data)
+                        mask = os.urandom(4)
+                        connection.sendall(bytes([0x8A, 0x80 | len(payload)]) + mask
+                                           + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+                elif opcode == 0x8:
+                    break
+            self.assertEqual(int.from_bytes(payload[:2], "big"), 4408, payload)
+            # Closed at the heartbeat after the unanswered ping, not at the one after the answer.
+            self.assertEqual(pings, 2)
+
     def test_every_refusal(self):
         async def scenario():
             # No credentials, a wrong one, a bad cursor: the problem document of any request.
