@@ -6,8 +6,9 @@ import NIOWebSocket
 import Synchronization
 
 /// The WebSocket protocol of one live socket (RFC 6455 over NIO's frame codec): one task
-/// writes the socket's queue (frames, pings every heartbeat, the close), one reads what the
-/// app sends (messages of up to `maxFrameBytes`, in one frame or several, pongs, the close).
+/// writes the socket's queue (frames, the pings the hub's heartbeat puts in, the close), one
+/// reads what the app sends (messages of up to `maxFrameBytes`, in one frame or several,
+/// pongs, the close).
 struct LiveConnection {
     let socket: LiveSocket
     let settings: LiveSettings
@@ -17,15 +18,16 @@ struct LiveConnection {
 
     /// Runs until either side closes; the channel is closed when it returns.
     func run(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) async {
-        let heartbeat = HeartbeatState()
+        let closing = ClosingState()
+        let underlying = channel.channel
+        socket.whenDropped { underlying.close(promise: nil) }
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await write(outbound, heartbeat: heartbeat) }
-                    group.addTask { try await beat(heartbeat) }
-                    group.addTask { try await read(inbound, heartbeat: heartbeat) }
-                    // The first to end (the app closed, the close went out, the heartbeat
-                    // went unanswered) ends the connection.
+                    group.addTask { try await write(outbound, closing: closing) }
+                    group.addTask { try await read(inbound, closing: closing) }
+                    // The first to end (the app closed, the close went out: after a refusal,
+                    // a flood, an unanswered heartbeat) ends the connection.
                     _ = try await group.next()
                     group.cancelAll()
                 }
@@ -36,7 +38,7 @@ struct LiveConnection {
         socket.finish()
     }
 
-    private func write(_ outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, heartbeat: HeartbeatState) async throws {
+    private func write(_ outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, closing: ClosingState) async throws {
         for await item in socket.outgoing {
             switch item {
             case .text(let text):
@@ -51,7 +53,7 @@ struct LiveConnection {
                 data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code)))
                 data.writeString(String(reason.utf8.prefix(120)) ?? "")
                 try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
-                heartbeat.closeSent()
+                closing.closeSent()
                 // The app answers with its own close; it has a moment to.
                 try await Task.sleep(for: .seconds(2))
                 return
@@ -59,19 +61,7 @@ struct LiveConnection {
         }
     }
 
-    private func beat(_ heartbeat: HeartbeatState) async throws {
-        while true {
-            try await Task.sleep(for: .seconds(settings.heartbeat))
-            guard heartbeat.ping() else {
-                socket.close(code: LiveCloseCode.heartbeatMissed, reason: "no answer to the heartbeat")
-                try await Task.sleep(for: .seconds(3))
-                return
-            }
-            socket.sendControl(.ping)
-        }
-    }
-
-    private func read(_ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, heartbeat: HeartbeatState) async throws {
+    private func read(_ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, closing: ClosingState) async throws {
         var message: ByteBuffer?
         var isBinary = false
         // One iterator: the frames after a close this side sent are read from it too.
@@ -108,10 +98,10 @@ struct LiveConnection {
             case .ping:
                 socket.sendControl(.pong(frame.unmaskedData))
             case .pong:
-                heartbeat.pong()
+                socket.ponged()
             case .connectionClose:
                 // The app closes: answer with its code (unless this side closed first).
-                if !heartbeat.hasSentClose {
+                if !closing.hasSentClose {
                     var data = frame.unmaskedData
                     let code = data.readWebSocketErrorCode().map { UInt16(webSocketErrorCode: $0) } ?? 1000
                     socket.close(code: code == 1005 ? 1000 : code, reason: "")
@@ -134,30 +124,13 @@ struct LiveConnection {
     }
 }
 
-/// Whether the last ping was answered, and whether a close went out.
-final class HeartbeatState: Sendable {
-    private struct State {
-        var awaitingPong = false
-        var closeSent = false
-    }
-
-    private let state = Mutex(State())
-
-    /// Before a ping: false when the previous one was never answered.
-    func ping() -> Bool {
-        state.withLock { state in
-            defer { state.awaitingPong = true }
-            return !state.awaitingPong
-        }
-    }
-
-    func pong() {
-        state.withLock { $0.awaitingPong = false }
-    }
+/// Whether this side's close went out.
+final class ClosingState: Sendable {
+    private let sent = Mutex(false)
 
     func closeSent() {
-        state.withLock { $0.closeSent = true }
+        sent.withLock { $0 = true }
     }
 
-    var hasSentClose: Bool { state.withLock { $0.closeSent } }
+    var hasSentClose: Bool { sent.withLock { $0 } }
 }

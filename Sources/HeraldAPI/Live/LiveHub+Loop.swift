@@ -57,6 +57,7 @@ extension LiveHub: Service {
                     while !self.isStopping {
                         try? await Task.sleep(for: .seconds(1))
                         tick += 1
+                        self.beat(second: tick)
                         // Hints can be lost (a reconnect); the tables are read anyway.
                         sequencerWake.yield()
                         self.wake()
@@ -76,6 +77,17 @@ extension LiveHub: Service {
     }
 
     var isStopping: Bool { registry.withLock { $0.stopping } }
+
+    /// The heartbeat, one sweep a second for every socket: each is pinged once every
+    /// `settings.heartbeat` seconds, in the second its id falls on (so the pings of many sockets
+    /// spread over the interval), and closed (4408) at the heartbeat after a ping it left
+    /// unanswered. One loop instead of a sleeping task a socket.
+    func beat(second: Int) {
+        let interval = UInt64(max(1, settings.heartbeat))
+        let phase = UInt64(second) % interval
+        let due = registry.withLock { registry in registry.sockets.values.filter { $0.id % interval == phase } }
+        for socket in due { socket.beat() }
+    }
 
     /// Closes every socket with 1001 and ends the loops.
     func stop() {

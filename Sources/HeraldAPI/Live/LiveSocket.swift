@@ -28,6 +28,11 @@ final class LiveSocket: Sendable {
         var flood: TokenBucket
         /// Received by the hub's catch-up: only then does it get the round's frames.
         var joined = false
+        /// A heartbeat's ping went out and no pong came back yet.
+        var awaitingPong = false
+        /// Heartbeats that found the socket closing: at the second, its writer is taken to be
+        /// stuck (an app that stopped reading) and the connection is dropped.
+        var beatsWhileClosing = 0
     }
 
     let id: UInt64
@@ -38,6 +43,7 @@ final class LiveSocket: Sendable {
     let outgoing: AsyncStream<Outgoing>
     private let continuation: AsyncStream<Outgoing>.Continuation
     private let state: Mutex<State>
+    private let drop = Mutex<(@Sendable () -> Void)?>(nil)
     private let queueLimit: Int
     private let metrics: LiveMetrics
 
@@ -111,6 +117,37 @@ final class LiveSocket: Sendable {
     func sendControl(_ item: Outgoing) {
         guard !state.withLock({ $0.closing }) else { return }
         continuation.yield(item)
+    }
+
+    /// At this socket's heartbeat (the hub's, `LiveHub.beat`): a ping, or the close (4408)
+    /// when the last ping went unanswered. A socket still here two heartbeats after its close
+    /// was queued has a writer that cannot write (the app stopped reading): it is dropped.
+    func beat() {
+        enum Step { case ping, close, drop, none }
+        let step = state.withLock { state -> Step in
+            if state.closing {
+                state.beatsWhileClosing += 1
+                return state.beatsWhileClosing == 2 ? .drop : .none
+            }
+            defer { state.awaitingPong = true }
+            return state.awaitingPong ? .close : .ping
+        }
+        switch step {
+        case .ping: sendControl(.ping)
+        case .close: close(code: LiveCloseCode.heartbeatMissed, reason: "no answer to the heartbeat")
+        case .drop: drop.withLock { $0 }?()
+        case .none: break
+        }
+    }
+
+    /// What drops the connection without a close frame (`beat`): set by `LiveConnection`.
+    func whenDropped(_ body: @escaping @Sendable () -> Void) {
+        drop.withLock { $0 = body }
+    }
+
+    /// The app answered a ping.
+    func ponged() {
+        state.withLock { $0.awaitingPong = false }
     }
 
     /// A frame was written.
