@@ -64,6 +64,67 @@ def post(conversation, text, sender="alice", base=A):
     return message
 
 
+class RawSocket:
+    """A WebSocket spoken by hand over a plain socket, for what a library would not do: write a
+    frame in the same packet as the upgrade, leave a ping unanswered, send a body with it."""
+
+    def __init__(self, base, token, timeout=WAIT):
+        self.host, port = base.removeprefix("http://").split(":")
+        self.token = token
+        self.connection = socket.create_connection((self.host, int(port)), timeout=timeout)
+        self.rest = b""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.connection.close()
+
+    def request(self, extra_headers="", body=""):
+        return (
+            f"GET /v1/live HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: Bearer {self.token}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n{extra_headers}\r\n{body}").encode()
+
+    @staticmethod
+    def frame(opcode, payload):
+        """A client's frame: final, masked, a 7-bit length."""
+        mask = os.urandom(4)
+        return bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+    def read_head(self):
+        """The answer's head; what came after it is kept for next_frame."""
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = self.connection.recv(4096)
+            if not chunk:
+                raise AssertionError(f"closed before the answer's head: {received!r}")
+            received += chunk
+        head, self.rest = received.split(b"\r\n\r\n", 1)
+        return head
+
+    def next_frame(self):
+        """The server's next frame (final, unmasked, a 7-bit or 16-bit length): (opcode, payload)."""
+        def needed():
+            if len(self.rest) < 2:
+                return 2
+            if self.rest[1] & 0x7F == 126:
+                return 4 if len(self.rest) < 4 else 4 + int.from_bytes(self.rest[2:4], "big")
+            return 2 + (self.rest[1] & 0x7F)
+        while len(self.rest) < needed():
+            chunk = self.connection.recv(4096)
+            if not chunk:
+                raise AssertionError("closed in the middle of a frame, or without a close frame")
+            self.rest += chunk
+        length, start = ((int.from_bytes(self.rest[2:4], "big"), 4) if self.rest[1] & 0x7F == 126
+                         else (self.rest[1] & 0x7F, 2))
+        if not self.rest[0] & 0x80:
+            raise AssertionError(f"a fragmented frame (first byte {self.rest[0]:#x}): Herald sends each whole")
+        opcode, payload = self.rest[0] & 0x0F, self.rest[start:start + length]
+        self.rest = self.rest[start + length:]
+        return opcode, payload
+
+
 class Socket:
     """A live socket and the frames it received."""
 
@@ -270,89 +331,39 @@ class LiveChannelTests(unittest.TestCase):
         """A client may write its first frame right behind the upgrade request, before the 101
         (one write, one segment): the server keeps it for the socket, and its own hello, which
         it writes right behind the 101, comes first."""
-        host, port = A.removeprefix("http://").split(":")
-        frame = json.dumps({"type": "ping"}).encode()
-        mask = os.urandom(4)
-        masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(frame))
-        request = (
-            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['bob']}\r\n"
-            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n\r\n").encode()
-        with socket.create_connection((host, int(port)), timeout=WAIT) as connection:
-            connection.sendall(request + bytes([0x81, 0x80 | len(frame)]) + mask + masked)
-            received = b""
-            while b"\r\n\r\n" not in received:
-                chunk = connection.recv(4096)
-                self.assertTrue(chunk, f"closed before the 101: {received!r}")
-                received += chunk
-            head, rest = received.split(b"\r\n\r\n", 1)
+        with RawSocket(A, TOKENS["bob"]) as raw:
+            raw.connection.sendall(raw.request() + RawSocket.frame(0x1, json.dumps({"type": "ping"}).encode()))
+            head = raw.read_head()
             self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
             types = []
             while len(types) < 2:
-                # A server's frames: unmasked; text, with a 7-bit or 16-bit length.
-                while len(rest) < 4 or len(rest) < 2 + (2 if rest[1] == 126 else 0) + (
-                        int.from_bytes(rest[2:4], "big") if rest[1] == 126 else rest[1]):
-                    chunk = connection.recv(4096)
-                    self.assertTrue(chunk, f"closed after {types}")
-                    rest += chunk
-                length, start = (int.from_bytes(rest[2:4], "big"), 4) if rest[1] == 126 else (rest[1], 2)
-                self.assertEqual(rest[0], 0x81)
-                types.append(json.loads(rest[start:start + length])["type"])
-                rest = rest[start + length:]
+                opcode, payload = raw.next_frame()
+                self.assertEqual(opcode, 0x1)
+                types.append(json.loads(payload)["type"])
             self.assertEqual(types, ["hello", "pong"])
 
     def test_an_upgrade_request_with_a_body_is_closed_not_left_open(self):
         """NIO fails such an upgrade after its 101; the connection used to stay open for ever."""
-        host, port = A.removeprefix("http://").split(":")
-        request = (
-            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['bob']}\r\n"
-            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\nContent-Length: 5\r\n\r\nhello").encode()
-        with socket.create_connection((host, int(port)), timeout=WAIT) as connection:
-            connection.sendall(request)
-            while connection.recv(4096):  # a timeout (the server never closes) fails the test
+        with RawSocket(A, TOKENS["bob"]) as raw:
+            raw.connection.sendall(raw.request(extra_headers="Content-Length: 5\r\n", body="hello"))
+            while raw.connection.recv(4096):  # a timeout (the server never closes) fails the test
                 pass
 
     def test_a_socket_that_stops_answering_the_heartbeat_is_closed(self):
         """Server B pings every 5 s (--live-heartbeat 5). A socket that answers a ping stays open
         through the next heartbeat; one that leaves a ping unanswered is closed with 4408 at the
         heartbeat after it. A raw socket: a WebSocket library would answer every ping itself."""
-        host, port = B.removeprefix("http://").split(":")
-        request = (
-            f"GET /v1/live HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {TOKENS['dave']}\r\n"
-            "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-            f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}\r\n\r\n").encode()
-        with socket.create_connection((host, int(port)), timeout=3 * 5 + WAIT) as connection:
-            connection.sendall(request)
-            received = b""
-            while b"\r\n\r\n" not in received:
-                chunk = connection.recv(4096)
-                self.assertTrue(chunk, f"closed before the 101: {received!r}")
-                received += chunk
-            head, rest = received.split(b"\r\n\r\n", 1)
+        with RawSocket(B, TOKENS["dave"], timeout=3 * 5 + WAIT) as raw:
+            raw.connection.sendall(raw.request())
+            head = raw.read_head()
             self.assertTrue(head.startswith(b"HTTP/1.1 101"), head)
-
-            def next_frame():
-                nonlocal rest
-                # A server's frames: unmasked, with a 7-bit or 16-bit length.
-                while len(rest) < 2 or len(rest) < 2 + (2 if rest[1] == 126 else 0) + (
-                        int.from_bytes(rest[2:4], "big") if len(rest) >= 4 and rest[1] == 126 else rest[1] & 0x7F):
-                    chunk = connection.recv(4096)
-                    self.assertTrue(chunk, "closed without a close frame")
-                    rest += chunk
-                length, start = (int.from_bytes(rest[2:4], "big"), 4) if rest[1] == 126 else (rest[1] & 0x7F, 2)
-                opcode, payload, rest = rest[0] & 0x0F, rest[start:start + length], rest[start + length:]
-                return opcode, payload
-
             pings = 0
             while True:
-                opcode, payload = next_frame()
+                opcode, payload = raw.next_frame()
                 if opcode == 0x9:
                     pings += 1
-                    if pings == 1:  # the first is answered (a masked pong with its data)
-                        mask = os.urandom(4)
-                        connection.sendall(bytes([0x8A, 0x80 | len(payload)]) + mask
-                                           + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+                    if pings == 1:  # the first is answered, with its data
+                        raw.connection.sendall(RawSocket.frame(0xA, payload))
                 elif opcode == 0x8:
                     break
             self.assertEqual(int.from_bytes(payload[:2], "big"), 4408, payload)
