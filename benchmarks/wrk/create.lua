@@ -1,10 +1,6 @@
 -- benchmarks/api, step 1: each thread creates BENCH_CREATE activities as the manager and
 -- writes their ids to BENCH_IDS.<thread>, then stops.
-local count = 0
-function setup(thread)
-  count = count + 1
-  thread:set("index", count)
-end
+dofile("benchmarks/wrk/threads.lua")
 
 function init(args)
   out = io.open(os.getenv("BENCH_IDS") .. "." .. index, "w")

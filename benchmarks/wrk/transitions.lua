@@ -4,24 +4,14 @@
 -- between two steps of one activity, far more than the requests one thread has in flight,
 -- so each step finds the one before it done. The first 100 completes and approves of a
 -- thread have no activity yet; they read one instead (GET), a fraction of a percent.
-local count = 0
-function setup(thread)
-  count = count + 1
-  thread:set("index", count)
-end
+dofile("benchmarks/wrk/threads.lua")
 
 local lag = 50
 
 function init(args)
   local manager = { ["Authorization"] = "Bearer " .. os.getenv("MANAGER_TOKEN") }
   local member = { ["Authorization"] = "Bearer " .. os.getenv("MEMBER_TOKEN") }
-  local threads = tonumber(os.getenv("BENCH_THREADS") or "2")
-  ids = {}
-  local n = 0
-  for line in io.lines(os.getenv("BENCH_IDS")) do
-    if n % threads == index - 1 then ids[#ids + 1] = line end
-    n = n + 1
-  end
+  ids = thread_ids()
   as = { start = member, complete = member, approve = manager }
   step = 0
   -- wrk calls the first thread's request() once before the run, to look at it, and sends
