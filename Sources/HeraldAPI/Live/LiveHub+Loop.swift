@@ -73,6 +73,7 @@ extension LiveHub: Service {
         } onGracefulShutdown: {
             self.stop()
         }
+        await socketsEnded(within: .seconds(3))
         do { try await store.leaveLive(server: server) } catch { logger.warning("cannot remove presence", metadata: ["error": "\(error)"]) }
     }
 
@@ -96,6 +97,15 @@ extension LiveHub: Service {
             return Array(registry.sockets.values)
         }
         for socket in sockets { socket.close(code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor") }
+    }
+
+    /// After `stop`: waits (at most `limit`) for the sockets' closes to go out and their
+    /// connections to end, since no task holds a socket and the process may exit after this.
+    private func socketsEnded(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while registry.withLock({ !$0.sockets.isEmpty }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Stamps this server, takes dead servers' people offline, renews `viewing`.

@@ -3,7 +3,6 @@ import HeraldCore
 import HeraldStore
 import Logging
 import NIOCore
-import NIOWebSocket
 import Synchronization
 
 /// The live channel of one `herald serve` (DESIGN §17): its sockets, who they speak for, and
@@ -75,8 +74,10 @@ public final class LiveHub: Sendable {
         (try await store.liveHead(), try await store.liveHorizon())
     }
 
-    /// Runs one socket, from its `hello` to its close.
-    func serve(_ plan: LivePlan, channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, logger: Logger) async {
+    /// Makes `channel`, just upgraded, the socket of `plan`: registered, its frames handled on
+    /// the channel's event loop, its `hello` (and `resync`) sent; the person is recorded online
+    /// in the background. Runs on the channel's event loop, before any frame of the app is read.
+    func open(_ plan: LivePlan, on channel: any Channel) throws -> LiveSocket {
         var start = plan.head
         var resync = false
         if let after = plan.after {
@@ -88,14 +89,28 @@ public final class LiveHub: Sendable {
                 metrics.resumes.increment()
             }
         }
-        let socket = registry.withLock { registry -> LiveSocket in
+        let id = registry.withLock { registry -> UInt64 in
             defer { registry.next += 1 }
-            let socket = LiveSocket(
-                id: registry.next, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, device: plan.device,
-                after: start, settings: settings, metrics: metrics)
+            return registry.next
+        }
+        let socket = LiveSocket(
+            id: id, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, device: plan.device, after: start,
+            channel: channel, settings: settings, metrics: metrics)
+        let handler = LiveFrameHandler(
+            socket: socket, settings: settings,
+            receive: { [self] text in await receive(text, from: socket) },
+            ended: { [self] in
+                Task {
+                    await socket.opened()
+                    await closed(socket)
+                }
+            })
+        try channel.pipeline.syncOperations.addHandler(handler)
+        // Gone before the handler was there to hear it: nothing to register.
+        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+        registry.withLock { registry in
             registry.sockets[socket.id] = socket
             registry.byPerson[plan.person.id, default: []].insert(socket.id)
-            return socket
         }
         metrics.sockets.increment()
         socket.send(LiveFrame.text(LiveFrame.Hello(person: plan.person.email, cursor: LiveFrame.cursor(start), heartbeat: settings.heartbeat)))
@@ -105,13 +120,9 @@ public final class LiveHub: Sendable {
                     LiveFrame.Resync(
                         reason: "the cursor is older than what is kept (or unknown here): reload with the REST API, then use this hello's cursor")))
         }
-        await personOpened(socket)
+        socket.setOpening(Task { await personOpened(socket) })
         wake()
-        let connection = LiveConnection(socket: socket, settings: settings, logger: logger) { [self] text in
-            await receive(text, from: socket)
-        }
-        await connection.run(channel)
-        await closed(socket)
+        return socket
     }
 
     private func personOpened(_ socket: LiveSocket) async {

@@ -4,20 +4,12 @@ import NIOCore
 import NIOWebSocket
 import Synchronization
 
-/// One live connection: who it speaks for, what it has been sent, and its outgoing queue.
-/// The hub puts frames in; `LiveConnection` writes them out and reads what the app sends.
+/// One live connection: who it speaks for, what it has been sent, and the frames it writes to
+/// its channel. The hub puts frames in, `LiveFrameHandler` hands in what the app sends; no task
+/// waits on a socket (DESIGN §11: thousands of them on one server).
 final class LiveSocket: Sendable {
-    /// What goes out, in order.
-    enum Outgoing: Sendable {
-        case text(String)
-        case ping
-        case pong(ByteBuffer)
-        /// The last frame: a close with this code and reason.
-        case close(code: UInt16, reason: String)
-    }
-
     struct State {
-        /// Frames put in the queue and not yet written.
+        /// Frames written to the channel and not yet out.
         var queued = 0
         /// The newest position sent (frames at or below it are not sent again).
         var position: Int64
@@ -30,9 +22,13 @@ final class LiveSocket: Sendable {
         var joined = false
         /// A heartbeat's ping went out and no pong came back yet.
         var awaitingPong = false
-        /// Heartbeats that found the socket closing: at the second, its writer is taken to be
+        /// Heartbeats that found the socket closing: at the second, its close is taken to be
         /// stuck (an app that stopped reading) and the connection is dropped.
         var beatsWhileClosing = 0
+        /// What the app sent and the hub has not handled yet, in order.
+        var inbox: [String] = []
+        /// Whether a task is handling the inbox (one at a time, only while it has something).
+        var handling = false
     }
 
     let id: UInt64
@@ -40,25 +36,25 @@ final class LiveSocket: Sendable {
     let person: Person
     let credentialID: UUID
     let device: String?
-    let outgoing: AsyncStream<Outgoing>
-    private let continuation: AsyncStream<Outgoing>.Continuation
+    private let channel: any Channel
     private let state: Mutex<State>
-    private let drop = Mutex<(@Sendable () -> Void)?>(nil)
+    /// The hub's recording of the person online: what the recording of them offline waits for.
+    private let opening = Mutex<Task<Void, Never>?>(nil)
     private let queueLimit: Int
     private let metrics: LiveMetrics
 
     init(
-        id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, device: String?, after position: Int64, settings: LiveSettings,
-        metrics: LiveMetrics
+        id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, device: String?, after position: Int64, channel: any Channel,
+        settings: LiveSettings, metrics: LiveMetrics
     ) {
         self.id = id
         self.tenant = tenant
         self.person = person
         self.credentialID = credentialID
         self.device = device
+        self.channel = channel
         self.queueLimit = settings.queueLimit
         self.metrics = metrics
-        (outgoing, continuation) = AsyncStream.makeStream(of: Outgoing.self)
         state = Mutex(State(position: position, flood: TokenBucket(rate: settings.floodRate, burst: settings.floodBurst, now: .now)))
     }
 
@@ -66,6 +62,7 @@ final class LiveSocket: Sendable {
     var viewing: UUID? { state.withLock { $0.viewing } }
     var isJoined: Bool { state.withLock { $0.joined } }
     var isForeground: Bool { state.withLock { $0.foreground } }
+    var isClosing: Bool { state.withLock { $0.closing } }
 
     /// Sends a durable frame at `position` unless it was sent already. - Returns: whether it went
     /// out (false: already sent, closing, or the queue overflowed and the socket closes with 1013).
@@ -74,23 +71,19 @@ final class LiveSocket: Sendable {
         let outcome = state.withLock { state -> Bool? in
             guard !state.closing, position > state.position else { return false }
             state.position = position
-            guard state.queued < queueLimit else {
-                state.closing = true
-                return nil
-            }
+            guard state.queued < queueLimit else { return nil }
             state.queued += 1
             return true
         }
         switch outcome {
         case .some(true):
-            continuation.yield(.text(text))
+            writeText(text)
             return true
         case .some(false):
             return false
         case .none:
             metrics.slowClients.increment()
-            continuation.yield(.close(code: LiveCloseCode.tryAgainLater, reason: "too many frames unread: resume with your cursor"))
-            continuation.finish()
+            close(code: LiveCloseCode.tryAgainLater, reason: "too many frames unread: resume with your cursor")
             return false
         }
     }
@@ -111,17 +104,23 @@ final class LiveSocket: Sendable {
             state.queued += 1
             return true
         }
-        if accepted { continuation.yield(.text(text)) }
+        if accepted { writeText(text) }
     }
 
-    func sendControl(_ item: Outgoing) {
-        guard !state.withLock({ $0.closing }) else { return }
-        continuation.yield(item)
+    private func writeText(_ text: String) {
+        let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))
+        channel.writeAndFlush(frame).whenComplete { _ in self.state.withLock { $0.queued -= 1 } }
+    }
+
+    /// Answers the app's ping.
+    func pong(_ data: ByteBuffer) {
+        guard !isClosing else { return }
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .pong, data: data), promise: nil)
     }
 
     /// At this socket's heartbeat (the hub's, `LiveHub.beat`): a ping, or the close (4408)
     /// when the last ping went unanswered. A socket still here two heartbeats after its close
-    /// was queued has a writer that cannot write (the app stopped reading): it is dropped.
+    /// was queued (an app that stopped reading, so the close never got out) is dropped.
     func beat() {
         enum Step { case ping, close, drop, none }
         let step = state.withLock { state -> Step in
@@ -133,16 +132,11 @@ final class LiveSocket: Sendable {
             return state.awaitingPong ? .close : .ping
         }
         switch step {
-        case .ping: sendControl(.ping)
+        case .ping: channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "herald")), promise: nil)
         case .close: close(code: LiveCloseCode.heartbeatMissed, reason: "no answer to the heartbeat")
-        case .drop: drop.withLock { $0 }?()
+        case .drop: channel.close(promise: nil)
         case .none: break
         }
-    }
-
-    /// What drops the connection without a close frame (`beat`): set by `LiveConnection`.
-    func whenDropped(_ body: @escaping @Sendable () -> Void) {
-        drop.withLock { $0 = body }
     }
 
     /// The app answered a ping.
@@ -150,31 +144,69 @@ final class LiveSocket: Sendable {
         state.withLock { $0.awaitingPong = false }
     }
 
-    /// A frame was written.
-    func written() {
-        state.withLock { $0.queued -= 1 }
-    }
-
-    /// Queues the closing frame; nothing goes out after it.
-    func close(code: UInt16, reason: String) {
+    /// Queues the closing frame; nothing goes out after it. The app has two seconds to answer
+    /// with its own close (`LiveFrameHandler` ends the connection when it does); `answering`:
+    /// this close is the answer to the app's, and the connection ends once it is out.
+    func close(code: UInt16, reason: String, answering: Bool = false) {
         let first = state.withLock { state -> Bool in
             defer { state.closing = true }
             return !state.closing
         }
         guard first else { return }
-        continuation.yield(.close(code: code, reason: reason))
-        continuation.finish()
-    }
-
-    /// Ends the queue (the connection is gone).
-    func finish() {
-        state.withLock { $0.closing = true }
-        continuation.finish()
+        var data = ByteBuffer()
+        data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code)))
+        data.writeString(String(reason.utf8.prefix(120)) ?? "")
+        let channel = self.channel
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
+            if answering {
+                channel.close(promise: nil)
+            } else {
+                channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+            }
+        }
     }
 
     /// Takes a token for an incoming frame: false when the app floods.
     func admitIncoming() -> Bool {
         state.withLock { $0.flood.take(at: .now) == nil }
+    }
+
+    /// Takes a whole message the app sent; `handle` is given the socket's messages one at a
+    /// time, in order, by a task that lives only while there are some.
+    func take(_ text: String, handle: @escaping @Sendable (String) async -> Void) {
+        let start = state.withLock { state -> Bool in
+            state.inbox.append(text)
+            defer { state.handling = true }
+            return !state.handling
+        }
+        guard start else { return }
+        Task {
+            while let next = self.state.withLock({ state -> String? in
+                guard !state.inbox.isEmpty else {
+                    state.handling = false
+                    return nil
+                }
+                return state.inbox.removeFirst()
+            }) {
+                await handle(next)
+            }
+        }
+    }
+
+    /// The hub's recording of this person online, which the recording of their last socket's
+    /// end must follow.
+    func setOpening(_ task: Task<Void, Never>) {
+        opening.withLock { $0 = task }
+    }
+
+    /// Waits until the person was recorded online.
+    func opened() async {
+        await opening.withLock { $0 }?.value
+    }
+
+    /// Marks the connection gone: nothing more goes out.
+    func ended() {
+        state.withLock { $0.closing = true }
     }
 
     func setViewing(_ conversation: UUID?) {

@@ -20,7 +20,8 @@ import NIOWebSocket
 struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     enum Outcome: Sendable {
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
-        case live(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, LivePlan)
+        /// The socket runs on its channel's event loop (`LiveFrameHandler`), not in a task.
+        case live(LiveSocket)
     }
 
     struct Value: ServerChildChannelValue {
@@ -67,8 +68,7 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         guard let plan = accepted.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        let socket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
-                        return .live(socket, plan)
+                        return .live(try hub.open(plan, on: channel))
                     }
                 })
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(
@@ -129,7 +129,7 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         do {
             switch try await value.outcome.get() {
             case .http(let http): await handleHTTP(asyncChannel: http, logger: logger)
-            case .live(let socket, let plan): await hub.serve(plan, channel: socket, logger: logger)
+            case .live: break
             }
         } catch {
             // No channel took the connection over (an upgrade that failed after its 101, such
