@@ -154,13 +154,14 @@ import Testing
             let (dead, alive) = (UUID.v7(), UUID.v7())
             try await store.stampLiveServer(dead)
             try await store.stampLiveServer(alive)
-            #expect(try await store.liveOnline(tenant: acme.tenant.id, person: chidi.id, server: dead)?.online == true)
-            #expect(try await store.liveOnline(tenant: acme.tenant.id, person: chidi.id, server: alive) == nil, "online already")
+            let key = LivePersonKey(tenant: acme.tenant.id, person: chidi.id)
+            #expect(try await store.liveRecordPresence(server: dead, online: [key], offline: []).map(\.online) == [true])
+            #expect(try await store.liveRecordPresence(server: alive, online: [key], offline: []).isEmpty, "online already")
             let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
             #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }.online)
             try await store.pool.query("UPDATE live_servers SET seen_at = now() - interval '1 minute' WHERE id = \(dead)")
             #expect(try await store.reapLiveServers().isEmpty, "still online on the other server")
-            _ = try await store.liveOffline(tenant: acme.tenant.id, person: chidi.id, server: alive)
+            #expect(try await store.liveRecordPresence(server: alive, online: [], offline: [key]).map(\.online) == [false])
             let presence = try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }
             #expect(!presence.online)
             #expect(presence.lastSeen != nil)
@@ -169,6 +170,42 @@ import Testing
             #expect(
                 try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) } == PresenceRecord(online: false, lastSeen: nil))
             #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: chidi) }.lastSeen != nil)
+        }
+    }
+
+    @Test func presenceIsRecordedForManyPeopleAtOnceAndToldToTheirAudiences() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let emails = ["alice@acme.test", "chidi@acme.test", "dana@acme.test", "erin@acme.test"]
+            var people: [String: Person] = [:]
+            for email in emails { people[email] = try await acme.run { try await $0.person(email: email) } }
+            let ids = emails.compactMap { people[$0]?.id }
+            let keys = ids.map { LivePersonKey(tenant: acme.tenant.id, person: $0) }
+            let server = UUID.v7()
+            try await store.stampLiveServer(server)
+            let online = try await store.liveRecordPresence(server: server, online: keys, offline: [])
+            #expect(Set(online.map(\.person)) == Set(ids) && online.allSatisfy(\.online))
+            #expect(try await store.liveRecordPresence(server: server, online: keys, offline: []).isEmpty, "recorded already")
+            let offline = try await store.liveRecordPresence(server: server, online: [], offline: Array(keys.prefix(2)))
+            #expect(Set(offline.map(\.person)) == Set(ids.prefix(2)) && offline.allSatisfy { !$0.online && $0.lastSeen != nil })
+            // Each subject's audience among the readers is exactly who the one-reader rule lets see them.
+            let audiences = try await acme.run { try await $0.presenceAudiences(of: ids, among: ids) }
+            for subject in emails {
+                for reader in emails where reader != subject {
+                    let viewer = try #require(people[reader])
+                    let visible: Bool
+                    do {
+                        _ = try await acme.run { try await $0.presence(of: subject, viewer: viewer) }
+                        visible = true
+                    } catch let error as StoreError where error.code == .notFound {
+                        visible = false
+                    }
+                    let listed = audiences[try #require(people[subject]).id]?.contains(viewer.id) ?? false
+                    #expect(listed == visible, "\(reader) seeing \(subject)")
+                }
+                #expect(!(audiences[try #require(people[subject]).id]?.contains(try #require(people[subject]).id) ?? false), "not to themselves")
+            }
+            #expect(audiences.values.contains { !$0.isEmpty }, "the fixture's people share teams")
         }
     }
 

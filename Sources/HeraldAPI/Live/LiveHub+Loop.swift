@@ -31,7 +31,9 @@ extension LiveHub: Service {
                         switch event {
                         case .pending: sequencerWake.yield()
                         case .feed: self.wake()
-                        case .presence(let change): await self.presenceChanged(change)
+                        case .presence(let change):
+                            self.registry.withLock { $0.presenceHeard.append(change) }
+                            self.presenceHeardWake.wake()
                         case .typing(let typing): await self.typing(typing)
                         case .connected:
                             sequencerWake.yield()
@@ -48,7 +50,13 @@ extension LiveHub: Service {
                     }
                 }
                 group.addTask {
-                    for await _ in self.wakes {
+                    for await _ in self.presenceWake.wakes { await self.recordPresence() }
+                }
+                group.addTask {
+                    for await _ in self.presenceHeardWake.wakes { await self.tellPresence() }
+                }
+                group.addTask {
+                    for await _ in self.roundWake.wakes {
                         do { try await self.round() } catch { self.logger.warning("live round failed", metadata: ["error": "\(error)"]) }
                     }
                 }
@@ -61,13 +69,17 @@ extension LiveHub: Service {
                         // Hints can be lost (a reconnect); the tables are read anyway.
                         sequencerWake.yield()
                         self.wake()
+                        // A recording that failed is tried again.
+                        self.presenceWake.wake()
                         if tick % 2 == 0 { await self.closeRevoked() }
                         if tick % 5 == 0 { await self.upkeep() }
                         if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
                     listener.stop()
                     sequencerWake.finish()
-                    self.finishWakes()
+                    self.roundWake.finish()
+                    self.presenceWake.finish()
+                    self.presenceHeardWake.finish()
                 }
             }
         } onGracefulShutdown: {
@@ -135,25 +147,6 @@ extension LiveHub: Service {
             }
         } catch {
             logger.warning("cannot check live credentials", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A presence change on any server, to the local sockets of those who may see it.
-    private func presenceChanged(_ change: LivePresenceChange) async {
-        guard change.shown else { return }
-        let local = sockets.filter { $0.tenant.id == change.tenant && $0.person.id != change.person }
-        guard let tenant = local.first?.tenant else { return }
-        do {
-            let readers = Set(
-                try await background.withTenant(tenant) { try await $0.presenceReaders(of: change.person, among: Array(Set(local.map(\.person.id)))) }
-            )
-            let text = LiveFrame.text(LiveFrame.Presence(person: change.email, online: change.online, lastSeen: change.lastSeen))
-            for socket in local where readers.contains(socket.person.id) {
-                socket.send(text)
-                metrics.sent("presence")
-            }
-        } catch {
-            logger.warning("cannot send presence", metadata: ["error": "\(error)"])
         }
     }
 

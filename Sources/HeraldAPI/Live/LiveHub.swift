@@ -17,6 +17,13 @@ public final class LiveHub: Sendable {
         var cursor: Int64 = 0
         var started = false
         var stopping = false
+        /// People whose first socket here opened or whose last one closed since their presence
+        /// was last recorded (`recordPresence`).
+        var presenceDirty: Set<LivePersonKey> = []
+        /// People this server has recorded online.
+        var presenceRecorded: Set<LivePersonKey> = []
+        /// Presence changes on any server, not yet told to the sockets here.
+        var presenceHeard: [LivePresenceChange] = []
     }
 
     let store: Store
@@ -30,25 +37,22 @@ public final class LiveHub: Sendable {
     let loopStore = Mutex<Store?>(nil)
     var background: Store { loopStore.withLock { $0 } ?? store }
     let metrics = LiveMetrics()
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    /// Asks for a round (new feed rows, or a socket to catch up).
+    let roundWake = LiveWake()
+    /// Asks for presence to be recorded (`presenceDirty`).
+    let presenceWake = LiveWake()
+    /// Asks for the presence changes heard to be told (`presenceHeard`).
+    let presenceHeardWake = LiveWake()
 
     public init(store: Store, settings: LiveSettings = LiveSettings(), logger: Logger) {
         self.store = store
         self.settings = settings
         self.logger = logger
-        (wakeStream, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Asks the loop for a round (new feed rows, or a socket to catch up).
     func wake() {
-        wakeContinuation.yield()
-    }
-
-    var wakes: AsyncStream<Void> { wakeStream }
-
-    func finishWakes() {
-        wakeContinuation.finish()
+        roundWake.wake()
     }
 
     // MARK: Admission
@@ -99,20 +103,19 @@ public final class LiveHub: Sendable {
         let handler = LiveFrameHandler(
             socket: socket, settings: settings,
             receive: { [self] text in await receive(text, from: socket) },
-            ended: { [self] in
-                Task {
-                    await socket.opened()
-                    await closed(socket)
-                }
-            })
+            ended: { [self] in closed(socket) })
         try channel.pipeline.syncOperations.addHandler(handler)
         // Gone before the handler was there to hear it: nothing to register.
         guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
-        registry.withLock { registry in
+        let first = registry.withLock { registry -> Bool in
             registry.sockets[socket.id] = socket
             registry.byPerson[plan.person.id, default: []].insert(socket.id)
+            guard registry.byPerson[plan.person.id]?.count == 1 else { return false }
+            registry.presenceDirty.insert(LivePersonKey(tenant: plan.tenant.id, person: plan.person.id))
+            return true
         }
         metrics.sockets.increment()
+        if first { presenceWake.wake() }
         socket.send(LiveFrame.text(LiveFrame.Hello(person: plan.person.email, cursor: LiveFrame.cursor(start), heartbeat: settings.heartbeat)))
         if resync {
             socket.send(
@@ -120,50 +123,41 @@ public final class LiveHub: Sendable {
                     LiveFrame.Resync(
                         reason: "the cursor is older than what is kept (or unknown here): reload with the REST API, then use this hello's cursor")))
         }
-        socket.setOpening(Task { await personOpened(socket) })
         wake()
         return socket
     }
 
-    private func personOpened(_ socket: LiveSocket) async {
-        let first = registry.withLock { $0.byPerson[socket.person.id]?.count == 1 }
-        guard first else { return }
-        do {
-            if try await store.liveOnline(tenant: socket.tenant.id, person: socket.person.id, server: server) != nil {
-                metrics.presenceChanges.increment()
-            }
-        } catch {
-            logger.warning("cannot record presence", metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func closed(_ socket: LiveSocket) async {
+    /// A socket's connection is gone: unregistered; its person's presence is to be recorded
+    /// again (offline if it was their last socket here), and what it held in the database let go.
+    private func closed(_ socket: LiveSocket) {
         let (last, othersViewing) = registry.withLock { registry -> (Bool, Bool) in
             registry.sockets[socket.id] = nil
             registry.byPerson[socket.person.id]?.remove(socket.id)
             let remaining = registry.byPerson[socket.person.id] ?? []
-            if remaining.isEmpty { registry.byPerson[socket.person.id] = nil }
+            if remaining.isEmpty {
+                registry.byPerson[socket.person.id] = nil
+                registry.presenceDirty.insert(LivePersonKey(tenant: socket.tenant.id, person: socket.person.id))
+            }
             let viewing = socket.viewing
             let others = remaining.contains { registry.sockets[$0]?.viewing == viewing }
             return (remaining.isEmpty, others)
         }
         metrics.sockets.decrement()
-        if let device = socket.device, socket.isForeground, !sockets(of: socket.person.id).contains(where: { $0.device == device && $0.isForeground })
-        {
-            try? await store.withTenant(socket.tenant) {
-                try await $0.setLiveForeground(false, device: device, of: socket.person, server: server)
+        if last { presenceWake.wake() }
+        let foregroundDevice = socket.isForeground ? socket.device : nil
+        let stillForeground =
+            foregroundDevice.map { device in sockets(of: socket.person.id).contains { $0.device == device && $0.isForeground } } ?? true
+        let viewing = othersViewing ? nil : socket.viewing
+        guard !stillForeground || viewing != nil else { return }
+        Task {
+            if let device = foregroundDevice, !stillForeground {
+                try? await store.withTenant(socket.tenant) {
+                    try await $0.setLiveForeground(false, device: device, of: socket.person, server: server)
+                }
             }
-        }
-        if let viewing = socket.viewing, !othersViewing {
-            try? await store.withTenant(socket.tenant) { try await $0.setLiveViewing(socket.person, conversation: viewing, seconds: nil) }
-        }
-        guard last, !registry.withLock({ $0.stopping }) else { return }
-        do {
-            if try await store.liveOffline(tenant: socket.tenant.id, person: socket.person.id, server: server) != nil {
-                metrics.presenceChanges.increment()
+            if let viewing {
+                try? await store.withTenant(socket.tenant) { try await $0.setLiveViewing(socket.person, conversation: viewing, seconds: nil) }
             }
-        } catch {
-            logger.warning("cannot record presence", metadata: ["error": "\(error)"])
         }
     }
 

@@ -38,8 +38,6 @@ final class LiveSocket: Sendable {
     let device: String?
     private let channel: any Channel
     private let state: Mutex<State>
-    /// The hub's recording of the person online: what the recording of them offline waits for.
-    private let opening = Mutex<Task<Void, Never>?>(nil)
     private let queueLimit: Int
     private let metrics: LiveMetrics
 
@@ -105,6 +103,26 @@ final class LiveSocket: Sendable {
             return true
         }
         if accepted { writeText(text) }
+    }
+
+    /// Sends frames that are not stored, in one hop to the channel's event loop and one flush.
+    func send(_ texts: [String]) {
+        guard !texts.isEmpty else { return }
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            state.queued += texts.count
+            return true
+        }
+        guard accepted else { return }
+        let channel = self.channel
+        channel.eventLoop.execute {
+            for text in texts.dropLast() {
+                channel.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)), promise: nil)
+            }
+            // Writes complete in order: when the last is out, all are.
+            let last = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: texts[texts.count - 1]))
+            channel.writeAndFlush(last).whenComplete { _ in self.state.withLock { $0.queued -= texts.count } }
+        }
     }
 
     private func writeText(_ text: String) {
@@ -191,17 +209,6 @@ final class LiveSocket: Sendable {
                 await handle(next)
             }
         }
-    }
-
-    /// The hub's recording of this person online, which the recording of their last socket's
-    /// end must follow.
-    func setOpening(_ task: Task<Void, Never>) {
-        opening.withLock { $0 = task }
-    }
-
-    /// Waits until the person was recorded online.
-    func opened() async {
-        await opening.withLock { $0 }?.value
     }
 
     /// Marks the connection gone: nothing more goes out.

@@ -16,6 +16,17 @@ public struct LivePresenceChange: Sendable, Codable, Equatable {
     public let shown: Bool
 }
 
+/// A person of a tenant, as the live channel's presence records them.
+public struct LivePersonKey: Sendable, Hashable {
+    public let tenant: UUID
+    public let person: UUID
+
+    public init(tenant: UUID, person: UUID) {
+        self.tenant = tenant
+        self.person = person
+    }
+}
+
 /// Whether someone is online, as another person may see it.
 public struct PresenceRecord: Sendable, Codable, Equatable {
     public let online: Bool
@@ -39,57 +50,62 @@ extension Store {
         }
     }
 
-    /// A person's first socket on this server: they are online here. - Returns: the change
-    /// others should see (nil when they were online elsewhere already).
-    public func liveOnline(tenant: UUID, person: UUID, server: UUID) async throws -> LivePresenceChange? {
-        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
-            let rows = try await connection.query(
-                """
-                WITH elsewhere AS (
-                    SELECT count(*) AS n FROM live_presence p JOIN live_servers s ON s.id = p.server_id
-                    WHERE p.tenant_id = \(tenant) AND p.person_id = \(person) AND p.server_id <> \(server)
-                      AND s.seen_at > now() - make_interval(secs => \(Self.liveServerLifetime.timeInterval))
-                ), added AS (
-                    INSERT INTO live_presence (tenant_id, person_id, server_id) VALUES (\(tenant), \(person), \(server))
-                    ON CONFLICT DO NOTHING RETURNING person_id
-                )
-                SELECT p.email, p.show_presence, (SELECT n FROM elsewhere) = 0 AND EXISTS (SELECT FROM added)
-                FROM people p WHERE p.tenant_id = \(tenant) AND p.id = \(person)
-                """)
-            guard let row = rows.first else { return nil }
-            let (email, shown, changed) = try row.decode((String, Bool, Bool).self)
-            guard changed else { return nil }
-            let change = LivePresenceChange(tenant: tenant, person: person, email: email, online: true, lastSeen: nil, shown: shown)
-            try await Self.announce([change], on: connection)
-            return change
-        }
-    }
-
-    /// A person's last socket on this server closed: they were last seen now. - Returns: the
-    /// change others should see (nil when they are still online elsewhere).
-    public func liveOffline(tenant: UUID, person: UUID, server: UUID) async throws -> LivePresenceChange? {
-        try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
-            let rows = try await connection.query(
-                """
-                WITH gone AS (
-                    DELETE FROM live_presence WHERE tenant_id = \(tenant) AND person_id = \(person) AND server_id = \(server)
-                    RETURNING person_id
-                ), stamped AS (
-                    UPDATE people SET last_seen_at = now() WHERE tenant_id = \(tenant) AND id = \(person)
-                    RETURNING email, show_presence, last_seen_at
-                )
-                SELECT email, show_presence, last_seen_at,
-                       NOT EXISTS (SELECT FROM live_presence p JOIN live_servers s ON s.id = p.server_id
-                                   WHERE p.tenant_id = \(tenant) AND p.person_id = \(person) AND p.server_id <> \(server)
-                                     AND s.seen_at > now() - make_interval(secs => \(Self.liveServerLifetime.timeInterval)))
-                FROM stamped
-                """)
-            guard let row = rows.first else { return nil }
-            let (email, shown, lastSeen, changed) = try row.decode((String, Bool, Date?, Bool).self)
-            guard changed else { return nil }
-            let change = LivePresenceChange(tenant: tenant, person: person, email: email, online: false, lastSeen: lastSeen, shown: shown)
-            try await Self.announce([change], on: connection)
-            return change
+    /// What this server holds sockets for changed: `online`, people it now has a socket of (and
+    /// had not recorded); `offline`, people whose last socket here closed. One transaction for
+    /// any number of them, so that a storm of sockets opening or closing is a few statements.
+    /// - Returns: the changes others should see (not those online on another server), announced.
+    public func liveRecordPresence(server: UUID, online: [LivePersonKey], offline: [LivePersonKey]) async throws -> [LivePresenceChange] {
+        guard !online.isEmpty || !offline.isEmpty else { return [] }
+        let lifetime = Self.liveServerLifetime.timeInterval
+        return try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
+            var changes: [LivePresenceChange] = []
+            if !online.isEmpty {
+                let rows = try await connection.query(
+                    """
+                    WITH added AS (
+                        INSERT INTO live_presence (tenant_id, person_id, server_id)
+                        SELECT w.tenant_id, w.person_id, \(server)
+                        FROM unnest(\(online.map(\.tenant))::uuid[], \(online.map(\.person))::uuid[]) AS w(tenant_id, person_id)
+                        ON CONFLICT DO NOTHING RETURNING tenant_id, person_id
+                    )
+                    SELECT p.tenant_id, p.id, p.email, p.show_presence
+                    FROM added a JOIN people p ON p.tenant_id = a.tenant_id AND p.id = a.person_id
+                    WHERE NOT EXISTS (SELECT FROM live_presence q JOIN live_servers s ON s.id = q.server_id
+                                      WHERE q.tenant_id = a.tenant_id AND q.person_id = a.person_id AND q.server_id <> \(server)
+                                        AND s.seen_at > now() - make_interval(secs => \(lifetime)))
+                    """)
+                for row in rows {
+                    let (tenant, person, email, shown) = try row.decode((UUID, UUID, String, Bool).self)
+                    changes.append(LivePresenceChange(tenant: tenant, person: person, email: email, online: true, lastSeen: nil, shown: shown))
+                }
+            }
+            if !offline.isEmpty {
+                // The people rows in one order, so that two servers' batches never wait on each other.
+                let rows = try await connection.query(
+                    """
+                    WITH gone AS (
+                        DELETE FROM live_presence l
+                        USING unnest(\(offline.map(\.tenant))::uuid[], \(offline.map(\.person))::uuid[]) AS g(tenant_id, person_id)
+                        WHERE l.tenant_id = g.tenant_id AND l.person_id = g.person_id AND l.server_id = \(server)
+                        RETURNING l.tenant_id, l.person_id
+                    ), locked AS (
+                        SELECT p.tenant_id, p.id FROM people p JOIN gone g ON g.tenant_id = p.tenant_id AND g.person_id = p.id
+                        ORDER BY p.tenant_id, p.id FOR UPDATE OF p
+                    )
+                    UPDATE people p SET last_seen_at = now() FROM locked k
+                    WHERE p.tenant_id = k.tenant_id AND p.id = k.id
+                      AND NOT EXISTS (SELECT FROM live_presence q JOIN live_servers s ON s.id = q.server_id
+                                      WHERE q.tenant_id = p.tenant_id AND q.person_id = p.id AND q.server_id <> \(server)
+                                        AND s.seen_at > now() - make_interval(secs => \(lifetime)))
+                    RETURNING p.tenant_id, p.id, p.email, p.show_presence, p.last_seen_at
+                    """)
+                for row in rows {
+                    let (tenant, person, email, shown, lastSeen) = try row.decode((UUID, UUID, String, Bool, Date?).self)
+                    changes.append(LivePresenceChange(tenant: tenant, person: person, email: email, online: false, lastSeen: lastSeen, shown: shown))
+                }
+            }
+            try await Self.announce(changes, on: connection)
+            return changes
         }
     }
 
@@ -135,11 +151,11 @@ extension Store {
         try await reapLiveServers()
     }
 
+    /// One notification a change (the listener reads one change from each), in one statement.
     private static func announce(_ changes: [LivePresenceChange], on connection: PostgresConnection) async throws {
-        for change in changes {
-            guard let text = PostgresJSON(change).postgresText else { continue }
-            try await connection.query("SELECT pg_notify(\(LivePresenceChange.channel), \(text))")
-        }
+        let texts = changes.compactMap { PostgresJSON($0).postgresText }
+        guard !texts.isEmpty else { return }
+        try await connection.query("SELECT pg_notify(\(LivePresenceChange.channel), t) FROM unnest(\(texts)::text[]) AS t")
     }
 }
 
@@ -165,15 +181,23 @@ extension TenantSession {
         return PresenceRecord(online: online, lastSeen: lastSeen)
     }
 
-    /// Of `readers`, those who may see `subject`'s presence (for presence frames).
-    public func presenceReaders(of subject: UUID, among readers: [UUID]) async throws -> [UUID] {
-        guard !readers.isEmpty else { return [] }
-        return try await connection.query(
+    /// Of `readers`, those who may see each of `subjects`' presence, besides themselves (for
+    /// presence frames): one query for many changes, as many rows as there are pairs.
+    public func presenceAudiences(of subjects: [UUID], among readers: [UUID]) async throws -> [UUID: [UUID]] {
+        guard !subjects.isEmpty, !readers.isEmpty else { return [:] }
+        var audiences: [UUID: [UUID]] = [:]
+        for row in try await connection.query(
             """
-            SELECT r.person FROM unnest(\(readers)::uuid[]) AS r(person)
-            WHERE r.person <> \(subject) AND \(presenceOf: .value(subject), visibleTo: .column("r.person"))
-            """
-        ).map { try $0.decode(UUID.self, at: 0) }
+            SELECT s.subject, a.person_id
+            FROM unnest(\(Array(Set(subjects)))::uuid[]) AS s(subject)
+            CROSS JOIN LATERAL (\(presenceAudienceOf: .column("s.subject"))) AS a
+            WHERE a.person_id <> s.subject AND a.person_id = ANY(\(readers)::uuid[])
+            """)
+        {
+            let (subject, reader) = try row.decode((UUID, UUID).self)
+            audiences[subject, default: []].append(reader)
+        }
+        return audiences
     }
 
     /// Hides or shows the person's presence to others.
