@@ -47,29 +47,33 @@ extension PostgresQuery.StringInterpolation {
         appendInterpolation(messageReadableBy: reader)
     }
 
-    /// Who may see a live frame, for a feed row `f` and a reader `r(person, admin)`: a row for
-    /// one person (`person_id`: their notifications, the receipts of their messages) is theirs
-    /// alone, and about a conversation only while `mayRead` allows; a conversation's frames by
-    /// `mayRead` (taking part when it was written; the receipt's own person excepted); an
-    /// activity's by `maySeeActivity` (admins, its assignee, its team's managers).
-    mutating func appendInterpolation(liveRowVisible _: Void) {
+    /// Who may see a live frame, for a feed row `f`, as a query of one column, `person_id`
+    /// (its audience; joined to the readers at hand by equality, so a row costs what its
+    /// audience holds, not what the server's sockets number): a row for one person
+    /// (`person_id`: their notifications, the receipts of their messages) is theirs alone, and
+    /// about a conversation only while `mayRead` allows; a conversation's frames by `mayRead`
+    /// (taking part when it was written; the receipt's own person excepted); an activity's by
+    /// `maySeeActivity` (admins, its assignee, its team's managers).
+    mutating func appendInterpolation(liveRowAudience _: Void) {
         appendLiteral(
             """
-            CASE WHEN f.person_id IS NOT NULL THEN f.person_id = r.person
-                      AND (f.conversation_id IS NULL
-                           OR EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = f.tenant_id
-                                      AND cp.conversation_id = f.conversation_id AND cp.person_id = r.person
-                                      AND (cp.left_at IS NULL OR f.created_at <= cp.left_at)))
-                 WHEN f.conversation_id IS NOT NULL THEN f.about_person IS DISTINCT FROM r.person
-                      AND EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = f.tenant_id
-                                  AND cp.conversation_id = f.conversation_id AND cp.person_id = r.person
-                                  AND (cp.left_at IS NULL OR f.created_at <= cp.left_at))
-                 WHEN f.activity_id IS NOT NULL THEN r.admin
-                      OR EXISTS (SELECT FROM activities a WHERE a.tenant_id = f.tenant_id AND a.id = f.activity_id
-                                 AND (a.assignee_id = r.person
-                                      OR EXISTS (SELECT FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id
-                                                 AND m.person_id = r.person AND m.role = 'manager')))
-                 ELSE false END
+            SELECT f.person_id AS person_id WHERE f.person_id IS NOT NULL
+                AND (f.conversation_id IS NULL
+                     OR EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = f.tenant_id
+                                AND cp.conversation_id = f.conversation_id AND cp.person_id = f.person_id
+                                AND (cp.left_at IS NULL OR f.created_at <= cp.left_at)))
+            UNION ALL
+            SELECT cp.person_id FROM conversation_participants cp
+            WHERE f.person_id IS NULL AND cp.tenant_id = f.tenant_id AND cp.conversation_id = f.conversation_id
+              AND (cp.left_at IS NULL OR f.created_at <= cp.left_at) AND cp.person_id IS DISTINCT FROM f.about_person
+            UNION ALL
+            SELECT v.person_id FROM (
+                SELECT p.id AS person_id FROM people p WHERE p.tenant_id = f.tenant_id AND p.is_admin
+                UNION SELECT a.assignee_id FROM activities a WHERE a.tenant_id = f.tenant_id AND a.id = f.activity_id
+                UNION SELECT m.person_id FROM activities a
+                      JOIN team_members m ON m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.role = 'manager'
+                      WHERE a.tenant_id = f.tenant_id AND a.id = f.activity_id
+            ) v WHERE f.person_id IS NULL AND f.conversation_id IS NULL AND f.activity_id IS NOT NULL
             """)
     }
 

@@ -24,10 +24,13 @@ extension LiveHub {
                 try await deliver(tenant: sockets[0].tenant, to: sockets, after: cursor, through: head)
             }
         }
+        // Joining sockets are caught up together (a reconnect storm is a few queries, not one a
+        // socket): a batch reads from its lowest cursor, and each socket takes only the rows
+        // after its own (`LiveSocket.deliver`); cursors far apart go in separate batches.
+        for batch in Self.catchUpBatches(joining.filter { $0.position < head }) {
+            try await deliver(tenant: batch[0].tenant, to: batch, after: batch[0].position, through: head)
+        }
         for socket in joining {
-            if socket.position < head {
-                try await deliver(tenant: socket.tenant, to: [socket], after: socket.position, through: head)
-            }
             socket.advance(to: head)
             socket.markJoined()
         }
@@ -85,6 +88,27 @@ extension LiveHub {
         for socket in sockets where socket.position < through {
             socket.advance(to: through)
         }
+    }
+
+    /// How far apart (in feed positions) the cursors of sockets caught up together may be.
+    static let catchUpSpread: Int64 = 1_000
+
+    /// `sockets` in batches of one tenant each, in order of cursor, each spanning at most
+    /// `catchUpSpread` positions: the first socket of a batch has its lowest cursor.
+    static func catchUpBatches(_ sockets: [LiveSocket]) -> [[LiveSocket]] {
+        var batches: [[LiveSocket]] = []
+        for group in Dictionary(grouping: sockets, by: { $0.tenant.id }).values {
+            var batch: [LiveSocket] = []
+            for socket in group.sorted(by: { $0.position < $1.position }) {
+                if let first = batch.first, socket.position - first.position > catchUpSpread {
+                    batches.append(batch)
+                    batch = []
+                }
+                batch.append(socket)
+            }
+            if !batch.isEmpty { batches.append(batch) }
+        }
+        return batches
     }
 
     /// A durable row's frame (the conversation frame is each reader's own, made apart).

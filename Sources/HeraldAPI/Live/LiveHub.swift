@@ -75,7 +75,7 @@ public final class LiveHub: Sendable {
 
     /// The newest position and the pruned horizon, for a socket about to open.
     func positions() async throws -> (head: Int64, horizon: Int64) {
-        (try await store.liveHead(), try await store.liveHorizon())
+        try await store.livePositions()
     }
 
     /// Makes `channel`, just upgraded, the socket of `plan`: registered, its frames handled on

@@ -49,16 +49,22 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             SELECT f.position, r.person, f.kind, f.conversation_id, f.payload::text
-            FROM live_feed f JOIN unnest(\(readers.map(\.id))::uuid[], \(readers.map(\.isAdmin))::bool[]) AS r(person, admin)
-              ON \(liveRowVisible: ())
+            FROM live_feed f
+            CROSS JOIN LATERAL (\(liveRowAudience: ())) AS a
+            JOIN unnest(\(readers.map(\.id))::uuid[]) AS r(person) ON r.person = a.person_id
             WHERE f.tenant_id = \(tenantID) AND f.position >= \(after) AND f.position <= \(through)
               AND (f.position > \(after) OR r.person > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
             ORDER BY f.position, r.person
             LIMIT \(limit)
             """)
+        // A row comes once a reader: its payload is read once.
+        var payloads: [Int64: LivePayload] = [:]
         return try rows.map { row in
             let (position, reader, kind, conversation, payload) = try row.decode((Int64, UUID, String, UUID?, String).self)
-            return LiveRow(position: position, reader: reader, payload: try Self.livePayload(kind, conversation: conversation, json: payload))
+            if let known = payloads[position] { return LiveRow(position: position, reader: reader, payload: known) }
+            let decoded = try Self.livePayload(kind, conversation: conversation, json: payload)
+            payloads[position] = decoded
+            return LiveRow(position: position, reader: reader, payload: decoded)
         }
     }
 
@@ -118,10 +124,15 @@ extension Store {
         }
     }
 
-    /// The position up to which frames were pruned: a cursor below it must resync.
-    public func liveHorizon() async throws -> Int64 {
+    /// The newest position and the one up to which frames were pruned, read together (for a
+    /// socket about to open: one statement, since a reconnect storm asks this of every socket).
+    public func livePositions() async throws -> (head: Int64, horizon: Int64) {
         try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
-            try await connection.query("SELECT coalesce(max(pruned_through), 0) FROM live_horizon").single().decode(Int64.self, at: 0)
+            try await connection.query(
+                """
+                SELECT (SELECT coalesce(max(position), 0) FROM live_feed), (SELECT coalesce(max(pruned_through), 0) FROM live_horizon)
+                """
+            ).single().decode((Int64, Int64).self)
         }
     }
 
