@@ -1,16 +1,20 @@
-"""The client side of benchmarks/live: people, tokens and a group over the REST API, then
-one socket each, a paced sender, and the figures."""
+"""The client side of benchmarks/live: people, teams, tokens and a group over the REST API,
+then one socket each, a paced sender, a reconnect storm, and the figures."""
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 
 BASE, KEY, PID = os.environ["LIVE_BASE"], os.environ["LIVE_KEY"], int(os.environ["LIVE_PID"])
-SOCKETS, GROUP, RATE, SECONDS = (int(x) for x in sys.argv[1:5])
+SOCKETS, GROUP, RATE, SECONDS, TEAM = (int(x) for x in sys.argv[1:6])
+STORM_MESSAGES = 5
 TICK = os.sysconf("SC_CLK_TCK")
+DURABLE = {"message", "receipt", "conversation", "activity", "notification"}
 
 
 def rest(method, path, body=None, token=KEY):
@@ -40,56 +44,95 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(len(values) * p / 100))] if values else float("nan")
 
 
+class Socket:
+    """One person's socket: what it saw, and its cursor to resume from."""
+
+    def __init__(self, email, token):
+        self.email, self.token = email, token
+        self.cursor = None
+        self.ready = asyncio.Event()
+        self.messages = []  # ids of the group's messages, in the order they came
+        self.failure = None
+        self.task = None
+        self.connection = None
+
+
 async def main():
     import websockets
 
+    teams = (SOCKETS + TEAM - 1) // TEAM
     emails = [f"p{n:05d}@bench.test" for n in range(SOCKETS)]
     tokens = {}
-    for email in emails:
+
+    def person(n):
+        email = emails[n]
         rest("POST", "/v1/people", {"email": email, "name": email.split("@")[0]})
-        rest("PUT", f"/v1/teams/crew/members/{email}", {"role": "member"})
+        rest("PUT", f"/v1/teams/t{n // TEAM:04d}/members/{email}", {"role": "member"})
+        if n < GROUP:
+            rest("PUT", f"/v1/teams/crew/members/{email}", {"role": "member"})
         tokens[email] = rest("POST", f"/v1/people/{email}/tokens", {"name": "bench"})["secret"]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda t: rest("POST", "/v1/teams", {"slug": f"t{t:04d}", "name": f"Team {t}"}), range(teams)))
+        list(pool.map(person, range(SOCKETS)))
     sender = emails[0]
     conversation = rest("POST", "/v1/conversations", {"with": emails[1:GROUP], "name": "bench", "team": "crew"}, token=tokens[sender])["id"]
+    sockets = [Socket(email, tokens[email]) for email in emails]
+    group = sockets[:GROUP]
 
     rss_before = rss_kib()
     received = []  # latencies in ms
-    frames = 0
-
     failures = []
 
-    async def hold(email, ready):
+    async def hold(socket, resume):
         try:
-            await listen(email, ready)
+            await listen(socket, resume)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a socket that could not open, or closed: counted, and the run fails
-            failures.append(f"{email}: {error!r}")
-            ready.set()
+            socket.failure = f"{socket.email}: {error!r}"
+            failures.append(socket.failure)
+            socket.ready.set()
 
-    async def listen(email, ready):
-        nonlocal frames
-        async with websockets.connect(
-            BASE.replace("http", "ws") + "/v1/live", additional_headers={"Authorization": f"Bearer {tokens[email]}"},
-            open_timeout=120, ping_interval=None, max_queue=None) as socket:
-            await socket.recv()  # hello
-            ready.set()
-            async for text in socket:
-                frames += 1
+    async def listen(socket, resume):
+        url = BASE.replace("http", "ws") + "/v1/live" + (f"?after={socket.cursor}" if resume and socket.cursor else "")
+        for attempt in range(20):
+            try:
+                connection = await websockets.connect(
+                    url, additional_headers={"Authorization": f"Bearer {socket.token}"}, open_timeout=120, ping_interval=None,
+                    max_queue=None, close_timeout=1)
+                break
+            except websockets.exceptions.InvalidStatus as refusal:  # 503: the server still counts the old socket
+                if refusal.response.status_code != 503 or attempt == 19:
+                    raise
+                await asyncio.sleep(0.5)
+        socket.connection = connection
+        async with connection:
+            hello = json.loads(await connection.recv())
+            if not resume:
+                socket.cursor = hello["cursor"]
+            socket.ready.set()
+            async for text in connection:
                 frame = json.loads(text)
+                if frame["type"] in DURABLE and "cursor" in frame:
+                    socket.cursor = frame["cursor"]
                 if frame["type"] == "message" and frame["conversation"] == conversation and not frame["message"]["isSystem"]:
-                    sent = float(frame["message"]["text"].split()[1])
-                    received.append((time.time() - sent) * 1000)
+                    socket.messages.append(frame["message"]["id"])
+                    words = frame["message"]["text"].split()
+                    if words[0] == "at":
+                        received.append((time.time() - float(words[1])) * 1000)
 
-    readies = []
-    tasks = []
-    for email in emails:
-        ready = asyncio.Event()
-        readies.append(ready)
-        tasks.append(asyncio.create_task(hold(email, ready)))
-        if len(tasks) % 200 == 0:
-            await asyncio.gather(*(r.wait() for r in readies))
-    await asyncio.gather(*(r.wait() for r in readies))
+    async def open_all(resume, batch):
+        for socket in sockets:
+            socket.ready = asyncio.Event()
+        for start in range(0, len(sockets), batch):
+            for socket in sockets[start:start + batch]:
+                socket.task = asyncio.create_task(hold(socket, resume))
+            await asyncio.gather(*(s.ready.wait() for s in sockets[start:start + batch]))
+
+    opening = time.time()
+    await open_all(False, 200)
+    opened = time.time() - opening
     if failures:
         print(f"{len(failures)} sockets failed, e.g. {failures[0]}")
         sys.exit(1)
@@ -114,9 +157,8 @@ async def main():
         await asyncio.sleep(0.1)
     cpu = cpu_seconds() - cpu_start
     elapsed = time.time() - started
-    for task in tasks:
-        task.cancel()
-    print(f"sockets {SOCKETS}, group {GROUP}: {posted} messages in {elapsed:.1f} s, {len(received)} of {expected} message frames arrived")
+    print(f"sockets {SOCKETS} in teams of {TEAM}, group {GROUP}: opened in {opened:.1f} s; "
+          f"{posted} messages in {elapsed:.1f} s, {len(received)} of {expected} message frames arrived")
     print(f"latency post → socket (ms): p50 {percentile(received, 50):.1f}  p95 {percentile(received, 95):.1f}  "
           f"p99 {percentile(received, 99):.1f}  max {max(received) if received else float('nan'):.1f}")
     print(f"RSS: {rss_before / 1024:.1f} MiB before the sockets, {rss_open / 1024:.1f} MiB with them: "
@@ -124,7 +166,37 @@ async def main():
     print(f"idle with every socket open: {idle:.2f} % of one core")
     print(f"CPU of herald serve: {cpu:.2f} s for {posted} messages = {cpu / max(1, posted) * 1000:.1f} ms a message, "
           f"{cpu / max(1, len(received)) * 1e6:.0f} µs a delivered frame (receipts and REST posts included)")
-    if len(received) < expected:
+    ok = len(received) >= expected
+
+    # The storm: every socket drops at once, the group is sent STORM_MESSAGES meanwhile, and every
+    # socket reconnects at once with its cursor: each group member must get exactly those, in order.
+    await asyncio.sleep(1)
+    for socket in sockets:
+        socket.task.cancel()
+    await asyncio.gather(*(s.task for s in sockets), return_exceptions=True)
+    for socket in group:
+        socket.messages = []
+    missed = []
+    for n in range(STORM_MESSAGES):
+        missed.append(rest("POST", f"/v1/conversations/{conversation}/messages", {"text": f"storm {n}"}, token=tokens[sender])["id"])
+    storm = time.time()
+    await open_all(True, len(sockets))
+    hellos = time.time() - storm
+    deadline = time.time() + 60
+    while any(s.messages != missed for s in group) and time.time() < deadline:
+        if any(len(s.messages) > len(missed) for s in group):
+            break
+        await asyncio.sleep(0.05)
+    resumed = time.time() - storm
+    wrong = [s.email for s in group if s.messages != missed]
+    print(f"reconnect storm: {SOCKETS} sockets back with their cursors, every hello in {hellos:.1f} s, "
+          f"the {len(missed)} missed messages on all {GROUP} of the group's sockets in {resumed:.1f} s; "
+          f"{len(wrong)} sockets with a gap, a repeat or the wrong order{', e.g. ' + wrong[0] if wrong else ''}; "
+          f"{len(failures)} sockets failed")
+    for socket in sockets:
+        socket.task.cancel()
+    await asyncio.gather(*(s.task for s in sockets), return_exceptions=True)
+    if not ok or wrong or failures:
         sys.exit(1)
 
 
