@@ -13,6 +13,7 @@ import urllib.request
 BASE, KEY, PID = os.environ["LIVE_BASE"], os.environ["LIVE_KEY"], int(os.environ["LIVE_PID"])
 SOCKETS, GROUP, RATE, SECONDS, TEAM = (int(x) for x in sys.argv[1:6])
 STORM_MESSAGES = 5
+DIRECT_RATE = 200  # one-to-one messages a second, for SECONDS
 TICK = os.sysconf("SC_CLK_TCK")
 DURABLE = {"message", "receipt", "conversation", "activity", "notification"}
 
@@ -80,8 +81,13 @@ async def main():
     sockets = [Socket(email, tokens[email]) for email in emails]
     group = sockets[:GROUP]
 
+    # One-to-one: two people of one small team (outside the group), in a direct conversation.
+    pair = next((emails[n], emails[n + 1]) for n in range(GROUP, SOCKETS - 1) if n // TEAM == (n + 1) // TEAM)
+    direct = rest("POST", "/v1/conversations", {"with": [pair[1]]}, token=tokens[pair[0]])["id"]
+
     rss_before = rss_kib()
-    received = []  # latencies in ms
+    latencies = {conversation: [], direct: []}  # ms, post → frame, by conversation
+    received = latencies[conversation]
     failures = []
 
     async def hold(socket, resume):
@@ -116,11 +122,12 @@ async def main():
                 frame = json.loads(text)
                 if frame["type"] in DURABLE and "cursor" in frame:
                     socket.cursor = frame["cursor"]
-                if frame["type"] == "message" and frame["conversation"] == conversation and not frame["message"]["isSystem"]:
-                    socket.messages.append(frame["message"]["id"])
+                if frame["type"] == "message" and frame["conversation"] in latencies and not frame["message"]["isSystem"]:
+                    if frame["conversation"] == conversation:
+                        socket.messages.append(frame["message"]["id"])
                     words = frame["message"]["text"].split()
                     if words[0] == "at":
-                        received.append((time.time() - float(words[1])) * 1000)
+                        latencies[frame["conversation"]].append((time.time() - float(words[1])) * 1000)
 
     async def open_all(resume, batch):
         for socket in sockets:
@@ -167,6 +174,27 @@ async def main():
     print(f"CPU of herald serve: {cpu:.2f} s for {posted} messages = {cpu / max(1, posted) * 1000:.1f} ms a message, "
           f"{cpu / max(1, len(received)) * 1e6:.0f} µs a delivered frame (receipts and REST posts included)")
     ok = len(received) >= expected
+
+    # One-to-one at DIRECT_RATE a second: each message to both of the pair's sockets.
+    direct_received = latencies[direct]
+    started = time.time()
+    sends = []
+    posted_direct = 0
+    while time.time() - started < SECONDS:
+        due = started + posted_direct / DIRECT_RATE
+        await asyncio.sleep(max(0, due - time.time()))
+        sends.append(loop.run_in_executor(None, rest, "POST", f"/v1/conversations/{direct}/messages",
+                                          {"text": f"at {time.time():.6f}"}, tokens[pair[0]]))
+        posted_direct += 1
+    await asyncio.gather(*sends)
+    deadline = time.time() + 30
+    while len(direct_received) < posted_direct * 2 and time.time() < deadline:
+        await asyncio.sleep(0.1)
+    print(f"one-to-one: {posted_direct} messages at {posted_direct / max(0.001, time.time() - started):.0f}/s, "
+          f"{len(direct_received)} of {posted_direct * 2} frames (both phones of the pair); latency (ms): "
+          f"p50 {percentile(direct_received, 50):.1f}  p95 {percentile(direct_received, 95):.1f}  "
+          f"p99 {percentile(direct_received, 99):.1f}  max {max(direct_received) if direct_received else float('nan'):.1f}")
+    ok = ok and len(direct_received) >= posted_direct * 2
 
     # The storm: every socket drops at once, the group is sent STORM_MESSAGES meanwhile, and every
     # socket reconnects at once with its cursor: each group member must get exactly those, in order.
