@@ -27,6 +27,8 @@ import Testing
             let activity = try await acme.assign(to: "chidi@acme.test")
             try await store.sequenceLive()
             let head = try await store.liveHead()
+            // Without readers: every row's whole audience, the same rows each reader gets alone.
+            let everyone = try await acme.run { try await $0.liveRows(for: nil, after: 0, through: head, limit: 10_000) }
             for email in Self.people {
                 let (viewer, participation, role) = try await acme.run { session in
                     let person = try await session.person(email: email)
@@ -43,6 +45,8 @@ import Testing
                 let seesActivity = rows.contains { if case .activity(let change) = $0.payload { change.activity.id == activity.id } else { false } }
                 #expect(seesActivity == policy.maySeeActivity(assignee: activity.assignee.id, role: role), "\(email), the activity")
                 #expect(rows.allSatisfy { $0.reader == viewer.id })
+                let inAudiences = everyone.filter { $0.reader == viewer.id }.map(\.position)
+                #expect(inAudiences == rows.map(\.position), "the audiences agree with the reader's own rows")
             }
             // Another tenant's people see none of it.
             let other = try await WorkflowFixture.make(store, slug: "other")

@@ -5,6 +5,8 @@ import HeraldStore
 extension LiveHub {
     /// How many feed rows one query reads.
     static let page = 2_000
+    /// Up to how many people a round's query names; beyond, it reads every row's audience.
+    static let readersSent = 200
 
     /// One round: the feed's new positions to every joined socket whose person may see them,
     /// then each joining socket's catch-up from its cursor, to the same head. Rounds run one at
@@ -16,31 +18,32 @@ extension LiveHub {
         guard registry.withLock({ !$0.sockets.isEmpty }) else { return }
         let head = try await background.liveHead()
         let (cursor, joined, joining) = registry.withLock { registry in
-            let all = Array(registry.sockets.values)
-            return (registry.cursor, all.filter(\.isJoined), all.filter { !$0.isJoined })
+            (registry.cursor, registry.joinedView(), registry.joining.compactMap { registry.sockets[$0] })
         }
         if head > cursor {
-            for sockets in Dictionary(grouping: joined, by: { $0.tenant.id }).values {
-                try await deliver(tenant: sockets[0].tenant, to: sockets, after: cursor, through: head)
+            for sockets in joined.values {
+                try await deliver(tenant: sockets.tenant, to: sockets.people, after: cursor, through: head)
             }
         }
         // Joining sockets are caught up together (a reconnect storm is a few queries, not one a
         // socket): a batch reads from its lowest cursor, and each socket takes only the rows
         // after its own (`LiveSocket.deliver`); cursors far apart go in separate batches.
         for batch in Self.catchUpBatches(joining.filter { $0.position < head }) {
-            try await deliver(tenant: batch[0].tenant, to: batch, after: batch[0].position, through: head)
+            try await deliver(
+                tenant: batch[0].tenant, to: Dictionary(grouping: batch, by: \.person.id), after: batch[0].position, through: head)
         }
-        for socket in joining {
-            socket.advance(to: head)
-            socket.markJoined()
+        for socket in joining { socket.advance(to: head) }
+        registry.withLock { registry in
+            for socket in joining { registry.join(socket.id) }
         }
         registry.withLock { $0.cursor = max($0.cursor, head) }
     }
 
-    /// The rows after `after` up to `through` for the people of `sockets`, each to their sockets.
-    private func deliver(tenant: Tenant, to sockets: [LiveSocket], after: Int64, through: Int64) async throws {
-        let people = Dictionary(grouping: sockets, by: { $0.person.id })
-        let readers = people.values.compactMap { $0.first?.person }
+    /// The rows after `after` up to `through` for `people` (their sockets by person), each to
+    /// their sockets.
+    private func deliver(tenant: Tenant, to people: [UUID: [LiveSocket]], after: Int64, through: Int64) async throws {
+        // Many people: the rows' whole audiences, picked out here (cheaper than sending them all).
+        let readers = people.count > Self.readersSent ? nil : people.values.compactMap { $0.first?.person }
         var page = LiveRowPage(after: after)
         while true {
             let rows = try await background.withTenant(tenant) { session in
@@ -84,9 +87,6 @@ extension LiveHub {
             }
             guard rows.count == Self.page, let last = rows.last else { break }
             page = LiveRowPage(after: last.position, reader: last.reader)
-        }
-        for socket in sockets where socket.position < through {
-            socket.advance(to: through)
         }
     }
 

@@ -24,6 +24,28 @@ public final class LiveHub: Sendable {
         var presenceRecorded: Set<LivePersonKey> = []
         /// Presence changes on any server, not yet told to the sockets here.
         var presenceHeard: [LivePresenceChange] = []
+        /// Sockets not yet caught up from their cursors: the rounds' frames are not theirs yet.
+        var joining: Set<UInt64> = []
+        /// The joined sockets by tenant and person, kept while no socket joins or closes (so a
+        /// round with thousands of sockets does not sort them all again).
+        var joinedCache: [UUID: LiveTenantSockets]?
+
+        /// The joined sockets by tenant and person.
+        mutating func joinedView() -> [UUID: LiveTenantSockets] {
+            if let joinedCache { return joinedCache }
+            var view: [UUID: LiveTenantSockets] = [:]
+            for (id, socket) in sockets where !joining.contains(id) {
+                view[socket.tenant.id, default: LiveTenantSockets(tenant: socket.tenant)].people[socket.person.id, default: []].append(socket)
+            }
+            joinedCache = view
+            return view
+        }
+
+        /// A socket caught up: from now on the rounds' frames are its.
+        mutating func join(_ id: UInt64) {
+            guard joining.remove(id) != nil, sockets[id] != nil else { return }
+            joinedCache = nil
+        }
     }
 
     let store: Store
@@ -109,6 +131,7 @@ public final class LiveHub: Sendable {
         guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
         let first = registry.withLock { registry -> Bool in
             registry.sockets[socket.id] = socket
+            registry.joining.insert(socket.id)
             registry.byPerson[plan.person.id, default: []].insert(socket.id)
             guard registry.byPerson[plan.person.id]?.count == 1 else { return false }
             registry.presenceDirty.insert(LivePersonKey(tenant: plan.tenant.id, person: plan.person.id))
@@ -132,6 +155,7 @@ public final class LiveHub: Sendable {
     private func closed(_ socket: LiveSocket) {
         let (last, othersViewing) = registry.withLock { registry -> (Bool, Bool) in
             registry.sockets[socket.id] = nil
+            if registry.joining.remove(socket.id) == nil { registry.joinedCache = nil }
             registry.byPerson[socket.person.id]?.remove(socket.id)
             let remaining = registry.byPerson[socket.person.id] ?? []
             if remaining.isEmpty {
@@ -167,6 +191,12 @@ public final class LiveHub: Sendable {
     func sockets(of person: UUID) -> [LiveSocket] {
         registry.withLock { registry in (registry.byPerson[person] ?? []).compactMap { registry.sockets[$0] } }
     }
+}
+
+/// One tenant's joined sockets, by person.
+struct LiveTenantSockets {
+    let tenant: Tenant
+    var people: [UUID: [LiveSocket]] = [:]
 }
 
 /// What an accepted upgrade request carries to its socket.

@@ -18,8 +18,6 @@ final class LiveSocket: Sendable {
         var viewing: UUID?
         var foreground = false
         var flood: TokenBucket
-        /// Received by the hub's catch-up: only then does it get the round's frames.
-        var joined = false
         /// A heartbeat's ping went out and no pong came back yet.
         var awaitingPong = false
         /// Heartbeats that found the socket closing: at the second, its close is taken to be
@@ -58,7 +56,6 @@ final class LiveSocket: Sendable {
 
     var position: Int64 { state.withLock { $0.position } }
     var viewing: UUID? { state.withLock { $0.viewing } }
-    var isJoined: Bool { state.withLock { $0.joined } }
     var isForeground: Bool { state.withLock { $0.foreground } }
     var isClosing: Bool { state.withLock { $0.closing } }
 
@@ -89,10 +86,6 @@ final class LiveSocket: Sendable {
     /// Moves the position without sending (the catch-up reached it).
     func advance(to position: Int64) {
         state.withLock { $0.position = max($0.position, position) }
-    }
-
-    func markJoined() {
-        state.withLock { $0.joined = true }
     }
 
     /// Sends a frame that is not stored (hello, presence, typing, errors, pong).

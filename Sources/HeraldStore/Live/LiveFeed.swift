@@ -40,21 +40,23 @@ extension TenantSession {
 
     /// The frames after position `after` up to `through` that each of `readers` may see (the
     /// API's rules, `AccessPolicy+SQL`), in order of position, at most `limit` rows.
+    /// - Parameter readers: nil: everyone who may see each row (a server holding many sockets
+    ///   picks its own out of each row's audience, rather than send them all with every query).
     /// - Parameter afterReader: with `after`, where the last page ended: rows of position
     ///   `after` for readers after this one come first.
     public func liveRows(
-        for readers: [Person], after: Int64, afterReader: UUID? = nil, through: Int64, limit: Int = 1_000
+        for readers: [Person]?, after: Int64, afterReader: UUID? = nil, through: Int64, limit: Int = 1_000
     ) async throws -> [LiveRow] {
-        guard !readers.isEmpty, through > after || (through == after && afterReader != nil) else { return [] }
+        guard readers?.isEmpty != true, through > after || (through == after && afterReader != nil) else { return [] }
         let rows = try await connection.query(
             """
-            SELECT f.position, r.person, f.kind, f.conversation_id, f.payload::text
+            SELECT f.position, a.person_id, f.kind, f.conversation_id, f.payload::text
             FROM live_feed f
             CROSS JOIN LATERAL (\(liveRowAudience: ())) AS a
-            JOIN unnest(\(readers.map(\.id))::uuid[]) AS r(person) ON r.person = a.person_id
-            WHERE f.tenant_id = \(tenantID) AND f.position >= \(after) AND f.position <= \(through)
-              AND (f.position > \(after) OR r.person > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
-            ORDER BY f.position, r.person
+            \(joiningReaders: readers?.map(\.id))
+            WHERE f.tenant_id = \(tenantID) AND f.position >= \(after) AND f.position <= \(through) AND a.person_id IS NOT NULL
+              AND (f.position > \(after) OR a.person_id > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
+            ORDER BY f.position, a.person_id
             LIMIT \(limit)
             """)
         // A row comes once a reader: its payload is read once.
@@ -153,5 +155,16 @@ extension Store {
             ).single()
             return try row.decode(Int.self, at: 0)
         }
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// A join keeping the audience rows `a` of `readers` (by equality, a hash join however
+    /// many there are); nothing without readers.
+    fileprivate mutating func appendInterpolation(joiningReaders readers: [UUID]?) {
+        guard let readers else { return }
+        appendLiteral("JOIN unnest(")
+        appendInterpolation(readers)
+        appendLiteral("::uuid[]) AS r(person) ON r.person = a.person_id")
     }
 }
