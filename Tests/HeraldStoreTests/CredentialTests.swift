@@ -92,6 +92,34 @@ struct CredentialTests {
         }
     }
 
+    @Test func theLiveChannelsCheckFindsWhatEndedSinceTheLastOne() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let (_, first) = try await store.credentialStanding([])
+            let (key, _) = try await acme.run { try await $0.createTenantKey(name: "backend", lifetime: nil, by: "test") }
+            let (token, _) = try await acme.run {
+                try await $0.createPersonToken(for: "dana@acme.test", name: nil, lifetime: .seconds(60), by: "test")
+            }
+            let (kept, _) = try await acme.run {
+                try await $0.createPersonToken(for: "chidi@acme.test", name: nil, lifetime: .seconds(60), by: "test")
+            }
+            _ = try await acme.run { try await $0.revokeCredential(id: key.id) }
+            _ = try await acme.run {
+                try await $0.connection.query("UPDATE credentials SET expires_at = now() - interval '1 second' WHERE id = \(token.id)")
+            }
+            let (ended, checkedAt) = try await store.credentialsEnded(since: first - 1)
+            #expect(ended[CredentialKey(tenant: acme.tenant.id, id: key.id)] == .revoked)
+            #expect(ended[CredentialKey(tenant: acme.tenant.id, id: token.id)] == .expired)
+            #expect(ended[CredentialKey(tenant: acme.tenant.id, id: kept.id)] == nil)
+            #expect(try await store.credentialsEnded(since: checkedAt + 1).ended.isEmpty, "nothing ended since")
+            // The full check agrees, and finds a credential removed outright.
+            let gone = CredentialKey(tenant: acme.tenant.id, id: UUID())
+            let keys = [key, token, kept].map { CredentialKey(tenant: acme.tenant.id, id: $0.id) } + [gone]
+            let standing = try await store.credentialStanding(keys).failures
+            #expect(standing == [key.id: .revoked, token.id: .expired, gone.id: .unknown])
+        }
+    }
+
     @Test func aSecretThatIsAlmostRightIsUnknown() async throws {
         try await TestDatabase.withStore { store, _ in
             let acme = try await WorkflowFixture.make(store)

@@ -71,7 +71,7 @@ extension LiveHub: Service {
                         self.wake()
                         // A recording that failed is tried again.
                         self.presenceWake.wake()
-                        if tick % 2 == 0 { await self.closeRevoked() }
+                        if tick % 2 == 0 { await self.closeRevoked(full: tick % Self.fullCheckEvery == 2) }
                         if tick % 5 == 0 { await self.upkeep() }
                         if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
@@ -90,6 +90,12 @@ extension LiveHub: Service {
     }
 
     var isStopping: Bool { registry.withLock { $0.stopping } }
+
+    /// Every how many seconds (a multiple of 2) the credentials of all sockets are checked in
+    /// full; in between, only those that ended since the last check are read.
+    static let fullCheckEvery = 60
+    /// How far back each check reaches before the last one (seconds).
+    static let credentialsCheckMargin: TimeInterval = 5
 
     /// The heartbeat, one sweep a second for every socket: each is pinged once every
     /// `settings.heartbeat` seconds, in the second its id falls on (so the pings of many sockets
@@ -136,14 +142,29 @@ extension LiveHub: Service {
         }
     }
 
-    /// Closes, within seconds, the sockets of credentials revoked or expired since they opened.
-    private func closeRevoked() async {
+    /// Closes, within seconds, the sockets of credentials revoked or expired since they opened:
+    /// every call asks for what ended since the last (`credentialsEnded`), every `fullCheckEvery`
+    /// calls (and the first) for the standing of every credential held (which also finds those
+    /// removed outright).
+    private func closeRevoked(full: Bool) async {
         let all = sockets
         guard !all.isEmpty else { return }
         do {
-            let failures = try await background.credentialStanding(Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
+            var ended: [UUID: AuthenticationFailure] = [:]
+            if let since = credentialsCheckedAt.withLock({ $0 }), !full {
+                // A margin for revoking transactions still open at the last check.
+                let (found, checkedAt) = try await background.credentialsEnded(since: since - Self.credentialsCheckMargin)
+                credentialsCheckedAt.withLock { $0 = checkedAt }
+                for (key, failure) in found { ended[key.id] = failure }
+            } else {
+                let (failures, checkedAt) = try await background.credentialStanding(
+                    Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
+                credentialsCheckedAt.withLock { $0 = checkedAt }
+                ended = failures
+            }
+            guard !ended.isEmpty else { return }
             for socket in all {
-                if let failure = failures[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
+                if let failure = ended[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
             }
         } catch {
             logger.warning("cannot check live credentials", metadata: ["error": "\(error)"])

@@ -59,6 +59,8 @@ public final class LiveHub: Sendable {
     let loopStore = Mutex<Store?>(nil)
     var background: Store { loopStore.withLock { $0 } ?? store }
     let metrics = LiveMetrics()
+    /// The database's time of the last credentials check (`closeRevoked`).
+    let credentialsCheckedAt = Mutex<Date?>(nil)
     /// Asks for a round (new feed rows, or a socket to catch up).
     let roundWake = LiveWake()
     /// Asks for presence to be recorded (`presenceDirty`).

@@ -43,7 +43,7 @@ extension Store {
             ).first.map { try $0.decode((UUID, UUID, UUID, Bool).self) }
         }
         guard let (tenant, credential, person, fresh) = used, fresh else { throw AuthenticationFailure.unknown }
-        let standing = try await credentialStanding([CredentialKey(tenant: tenant, id: credential)])
+        let standing = try await credentialStanding([CredentialKey(tenant: tenant, id: credential)]).failures
         if let failure = standing[credential] { throw failure }
         return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
             let rows = try await connection.query(
@@ -61,11 +61,33 @@ extension Store {
         }
     }
 
-    /// Of `credentials`, those no longer good, and why (revoked, expired, or gone): the live
-    /// channel closes their sockets.
-    public func credentialStanding(_ credentials: [CredentialKey]) async throws -> [UUID: AuthenticationFailure] {
-        guard !credentials.isEmpty else { return [:] }
-        return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+    /// The credentials revoked or expired since `since` (the `checkedAt` of the call before;
+    /// the database's clock), and why: the live channel's check every few seconds, which costs
+    /// what changed rather than what it holds sockets for. Credentials removed outright are
+    /// found by `credentialStanding`, less often.
+    public func credentialsEnded(since: Date) async throws -> (ended: [CredentialKey: AuthenticationFailure], checkedAt: Date) {
+        try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            let checkedAt = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
+            var ended: [CredentialKey: AuthenticationFailure] = [:]
+            for row in try await connection.query(
+                """
+                SELECT c.tenant_id, c.id, c.revoked_at IS NOT NULL FROM credentials c
+                WHERE c.revoked_at >= \(since) OR (c.expires_at >= \(since) AND c.expires_at <= now())
+                """)
+            {
+                let (tenant, id, revoked) = try row.decode((UUID, UUID, Bool).self)
+                ended[CredentialKey(tenant: tenant, id: id)] = revoked ? .revoked : .expired
+            }
+            return (ended, checkedAt)
+        }
+    }
+
+    /// Of `credentials`, those no longer good, and why (revoked, expired, or gone), and the
+    /// database's time of the check: the live channel closes their sockets.
+    public func credentialStanding(_ credentials: [CredentialKey]) async throws -> (failures: [UUID: AuthenticationFailure], checkedAt: Date) {
+        try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
+            let checkedAt = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
+            guard !credentials.isEmpty else { return ([:], checkedAt) }
             let rows = try await connection.query(
                 """
                 SELECT x.id, c.id IS NULL, c.revoked_at IS NOT NULL, coalesce(c.expires_at <= now(), false)
@@ -83,7 +105,7 @@ extension Store {
                     failures[id] = .expired
                 }
             }
-            return failures
+            return (failures, checkedAt)
         }
     }
 }
