@@ -4,6 +4,12 @@ import HeraldStore
 import Logging
 import ServiceLifecycle
 
+#if os(Linux)
+    /// glibc's `malloc_trim` (malloc.h, which the Glibc module does not bring in).
+    @_silgen_name("malloc_trim")
+    private func mallocTrim(_ pad: Int) -> Int32
+#endif
+
 extension LiveHub: Service {
     /// The hub's loops until a graceful shutdown (SIGTERM): the wake-ups from other servers,
     /// the sequencer, the rounds, and the upkeep (this server's stamp, dead servers' presence,
@@ -72,7 +78,10 @@ extension LiveHub: Service {
                         // A recording that failed is tried again.
                         self.presenceWake.wake()
                         if tick % 2 == 0 { await self.closeRevoked(full: tick % Self.fullCheckEvery == 2) }
-                        if tick % 5 == 0 { await self.upkeep() }
+                        if tick % 5 == 0 {
+                            await self.upkeep()
+                            self.trimIfChurned()
+                        }
                         if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
                     listener.stop()
@@ -125,6 +134,24 @@ extension LiveHub: Service {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
+
+    /// After many sockets opened or closed (a ramp, a reconnect storm), hands the memory freed
+    /// since back to the system: each socket's upgrade leaves short-lived allocations between
+    /// the long-lived ones, and glibc keeps the freed pages between them otherwise (measured:
+    /// 200 MB taken for 68 MB in use after 2,000 sockets opened at once).
+    func trimIfChurned() {
+        let churned = registry.withLock { registry -> Bool in
+            guard registry.churn >= Self.trimAfterChurn else { return false }
+            registry.churn = 0
+            return true
+        }
+        #if os(Linux)
+            if churned { _ = mallocTrim(0) }
+        #endif
+    }
+
+    /// How many sockets opening or closing make `trimIfChurned` hand memory back.
+    static let trimAfterChurn = 1_000
 
     /// Stamps this server, takes dead servers' people offline, renews `viewing`.
     private func upkeep() async {

@@ -24,6 +24,8 @@ public final class LiveHub: Sendable {
         var presenceRecorded: Set<LivePersonKey> = []
         /// Presence changes on any server, not yet told to the sockets here.
         var presenceHeard: [LivePresenceChange] = []
+        /// Sockets opened and closed since freed memory was last handed back (`trimIfChurned`).
+        var churn = 0
         /// Sockets not yet caught up from their cursors: the rounds' frames are not theirs yet.
         var joining: Set<UInt64> = []
         /// The joined sockets by tenant and person, kept while no socket joins or closes (so a
@@ -133,6 +135,7 @@ public final class LiveHub: Sendable {
         guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
         let first = registry.withLock { registry -> Bool in
             registry.sockets[socket.id] = socket
+            registry.churn += 1
             registry.joining.insert(socket.id)
             registry.byPerson[plan.person.id, default: []].insert(socket.id)
             guard registry.byPerson[plan.person.id]?.count == 1 else { return false }
@@ -157,6 +160,7 @@ public final class LiveHub: Sendable {
     private func closed(_ socket: LiveSocket) {
         let (last, othersViewing) = registry.withLock { registry -> (Bool, Bool) in
             registry.sockets[socket.id] = nil
+            registry.churn += 1
             if registry.joining.remove(socket.id) == nil { registry.joinedCache = nil }
             registry.byPerson[socket.person.id]?.remove(socket.id)
             let remaining = registry.byPerson[socket.person.id] ?? []
