@@ -170,9 +170,9 @@ extension LiveHub: Service {
     }
 
     /// Closes, within seconds, the sockets of credentials revoked or expired since they opened:
-    /// every call asks for what ended since the last (`credentialsEnded`), every `fullCheckEvery`
-    /// calls (and the first) for the standing of every credential held (which also finds those
-    /// removed outright).
+    /// a call asks for what ended since the last (`credentialsEnded`); a `full` one (the first,
+    /// then every `fullCheckEvery` seconds) for the standing of every credential held, which
+    /// also finds those removed outright.
     private func closeRevoked(full: Bool) async {
         let all = sockets
         guard !all.isEmpty else { return }

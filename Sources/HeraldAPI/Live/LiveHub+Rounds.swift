@@ -35,8 +35,8 @@ extension LiveHub {
         for socket in joining { socket.advance(to: head) }
         registry.withLock { registry in
             for socket in joining { registry.join(socket.id) }
+            registry.cursor = max(registry.cursor, head)
         }
-        registry.withLock { $0.cursor = max($0.cursor, head) }
     }
 
     /// The rows after `after` up to `through` for `people` (their sockets by person), each to

@@ -72,7 +72,7 @@ final class LiveSocket: Sendable {
         }
         switch outcome {
         case .some(true):
-            writeText(text)
+            write([text])
             return true
         case .some(false):
             return false
@@ -90,15 +90,10 @@ final class LiveSocket: Sendable {
 
     /// Sends a frame that is not stored (hello, presence, typing, errors, pong).
     func send(_ text: String) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.closing else { return false }
-            state.queued += 1
-            return true
-        }
-        if accepted { writeText(text) }
+        send([text])
     }
 
-    /// Sends frames that are not stored, in one hop to the channel's event loop and one flush.
+    /// Sends frames that are not stored, together.
     func send(_ texts: [String]) {
         guard !texts.isEmpty else { return }
         let accepted = state.withLock { state -> Bool in
@@ -106,21 +101,22 @@ final class LiveSocket: Sendable {
             state.queued += texts.count
             return true
         }
-        guard accepted else { return }
+        if accepted { write(texts) }
+    }
+
+    /// Writes text frames counted in `queued`, with one flush; they leave the count when the
+    /// last is out (writes complete in order). On the channel's event loop they are written at
+    /// once, like the control frames, so that nothing overtakes them (an error, then the close).
+    private func write(_ texts: [String]) {
         let channel = self.channel
-        channel.eventLoop.execute {
+        let body: @Sendable () -> Void = {
             for text in texts.dropLast() {
                 channel.write(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)), promise: nil)
             }
-            // Writes complete in order: when the last is out, all are.
             let last = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: texts[texts.count - 1]))
             channel.writeAndFlush(last).whenComplete { _ in self.state.withLock { $0.queued -= texts.count } }
         }
-    }
-
-    private func writeText(_ text: String) {
-        let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text))
-        channel.writeAndFlush(frame).whenComplete { _ in self.state.withLock { $0.queued -= 1 } }
+        if channel.eventLoop.inEventLoop { body() } else { channel.eventLoop.execute(body) }
     }
 
     /// Answers the app's ping.

@@ -86,17 +86,19 @@ extension Store {
     /// database's time of the check: the live channel closes their sockets.
     public func credentialStanding(_ credentials: [CredentialKey]) async throws -> (failures: [UUID: AuthenticationFailure], checkedAt: Date) {
         try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
-            let checkedAt = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
-            guard !credentials.isEmpty else { return ([:], checkedAt) }
+            guard !credentials.isEmpty else { return ([:], try await connection.query("SELECT now()").single().decode(Date.self, at: 0)) }
+            // The time comes with the rows, a row a credential (a socket opened by ticket waits on this).
             let rows = try await connection.query(
                 """
-                SELECT x.id, c.id IS NULL, c.revoked_at IS NOT NULL, coalesce(c.expires_at <= now(), false)
+                SELECT x.id, c.id IS NULL, c.revoked_at IS NOT NULL, coalesce(c.expires_at <= now(), false), now()
                 FROM unnest(\(credentials.map(\.tenant))::uuid[], \(credentials.map(\.id))::uuid[]) AS x(tenant_id, id)
                 LEFT JOIN credentials c ON c.tenant_id = x.tenant_id AND c.id = x.id
                 """)
             var failures: [UUID: AuthenticationFailure] = [:]
+            var checkedAt = Date.distantPast
             for row in rows {
-                let (id, gone, revoked, expired) = try row.decode((UUID, Bool, Bool, Bool).self)
+                let (id, gone, revoked, expired, now) = try row.decode((UUID, Bool, Bool, Bool, Date).self)
+                checkedAt = now
                 if gone {
                     failures[id] = .unknown
                 } else if revoked {
