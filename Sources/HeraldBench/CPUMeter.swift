@@ -9,8 +9,9 @@ struct CPUMeter: Sendable {
 
     /// What a sample is split into for this process, by the threads' names.
     enum ThreadKind: String, CaseIterable, Sendable {
-        /// `herald.postgres` and `herald.listen`: each connection's libpq calls (sending
-        /// statements, receiving rows), and the listener's.
+        /// `herald.postgres` and `herald.listen`: the poller that waits for every
+        /// connection's answers, and the listener. (The connections' libpq calls themselves,
+        /// sending statements and reading rows, run on the tasks that make them.)
         case databaseClient = "database client threads"
         /// `herald.http2` (HTTP/2 over TLS: nghttp2 and OpenSSL) and `herald.http` (libcurl:
         /// everything else), counted together.

@@ -3,14 +3,15 @@ import Foundation
 import Logging
 import Synchronization
 
-/// One libpq connection with a thread of its own.
+/// One libpq connection in non-blocking mode.
 ///
-/// Every libpq call on it runs on that thread, one at a time; callers `await` the result
-/// from any task. Obtain one through `PostgresPool.withConnection`, or `connect` for a
-/// connection the caller owns and must `close()`.
+/// Its calls run on their callers' tasks, one at a time (in the order they came): libpq
+/// sends without blocking, and a task waits for the server's answer on `PostgresPoller`,
+/// never holding a thread meanwhile. Obtain one through `PostgresPool.withConnection`, or
+/// `connect` for a connection the caller owns and must `close()`.
 public final class PostgresConnection: @unchecked Sendable {
-    // Safety: `handle`, `notices` and `prepared` are only read or written by jobs on
-    // `thread`, which runs them one at a time; `broken` is behind its own mutex.
+    // Safety: `handle`, `notices`, `prepared` and `nextPreparedNumber` are only read or
+    // written by the task that holds `turnstile`; the rest is behind mutexes of its own.
     private var handle: OpaquePointer?
     private var notices: Unmanaged<NoticeSink>?
     /// Statements prepared on this connection, by SQL text and parameter types.
@@ -22,7 +23,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// and planned on every run, as unprepared ones are.
     public static let preparedLimit = 200
 
-    private let thread: BlockingThread
+    private let turnstile = Turnstile()
     private let broken = Mutex(false)
     /// Whether the last call left the connection outside a transaction block.
     private let outsideTransaction = Mutex(true)
@@ -34,10 +35,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The backend's process id, useful for `pg_terminate_backend` and for log lines.
     public let backendPID: Int32
 
-    private init(handle: OpaquePointer, notices: Unmanaged<NoticeSink>, thread: BlockingThread, logger: Logger) {
+    private init(handle: OpaquePointer, notices: Unmanaged<NoticeSink>, logger: Logger) {
         self.handle = handle
         self.notices = notices
-        self.thread = thread
         self.logger = logger
         self.backendPID = PQbackendPID(handle)
     }
@@ -45,25 +45,29 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Opens a connection and sets the session to UTF-8, ISO dates and UTC.
     /// - Throws: `PostgresError` of kind `.connection` with libpq's reason.
     public static func connect(_ configuration: PostgresConfiguration, logger: Logger) async throws -> PostgresConnection {
-        let thread = BlockingThread(name: "herald.postgres")
-        do {
-            let connection = try await thread.run { () throws -> PostgresConnection in
-                let (handle, sink) = try openHandle(configuration, logger: logger)
-                return PostgresConnection(handle: handle, notices: sink, thread: thread, logger: logger)
+        // libpq connects in blocking calls (name lookup, TLS, authentication): on a thread
+        // of their own, which ends once connected.
+        let thread = BlockingThread(name: "herald.connect")
+        defer { thread.stop() }
+        let connection = try await thread.run { () throws -> PostgresConnection in
+            let (handle, sink) = try openHandle(configuration, logger: logger)
+            guard PQsetnonblocking(handle, 1) == 0, PQsocket(handle) >= 0 else {
+                let reason = String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+                PQfinish(handle)
+                sink.release()
+                throw PostgresError(kind: .connection, message: "cannot use the connection to PostgreSQL: \(firstLine(of: reason))")
             }
-            if let setup = configuration.sessionSetup {
-                do {
-                    try await connection.executeScript(setup)
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-            }
-            return connection
-        } catch {
-            thread.stop()
-            throw error
+            return PostgresConnection(handle: handle, notices: sink, logger: logger)
         }
+        if let setup = configuration.sessionSetup {
+            do {
+                try await connection.executeScript(setup)
+            } catch {
+                await connection.close()
+                throw error
+            }
+        }
+        return connection
     }
 
     /// Connects synchronously on the calling thread. For the listener's own thread only.
@@ -129,39 +133,15 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` (`.server` with SQLSTATE, or `.connection`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withHandle { [self] handle, ahead in
-            if !ahead.isEmpty { return try pipeline(ahead + [.query(query)], on: handle) }
-            let values = query.binds.values
-            let types = query.binds.types.map { Oid($0.rawValue) }
-            var name: String?
-            switch plan(for: query) {
-            case .prepared(let known): name = known
-            case .prepare(let candidate, let key):
-                let result = types.withUnsafeBufferPointer { typePointer in
-                    PQprepare(handle, candidate, query.sql, Int32(types.count), typePointer.baseAddress)
-                }
-                _ = try Self.rows(from: result, connection: handle, query: query.sql)
-                prepared[key] = candidate
-                name = candidate
-            case .unprepared: break
-            }
-            let result = withOptionalCStrings(values) { valuePointers in
-                if let name {
-                    return PQexecPrepared(handle, name, Int32(values.count), valuePointers, nil, nil, 0)
-                }
-                return types.withUnsafeBufferPointer { typePointer in
-                    PQexecParams(
-                        handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, 0)
-                }
-            }
-            return try Self.rows(from: result, connection: handle, query: query.sql)
+        try await withHandle { [self] wire, ahead in
+            try await PostgresPipeline(wire: wire).run(ahead + [.query(query)], plan: plan(for:), prepared: { prepared[$0] = $1 })
         }
     }
 
-    /// Runs `statements` in one round trip and returns the last one's rows (on the
-    /// connection's thread).
-    private func pipeline(_ statements: [PendingStatement], on handle: OpaquePointer) throws -> PostgresRows {
-        try PostgresPipeline(handle: handle).run(statements, plan: plan(for:), prepared: { prepared[$0] = $1 })
+    /// Runs `statements` in one round trip and returns the last one's rows (holding the
+    /// connection's turn).
+    private func pipeline(_ statements: [PendingStatement], on wire: PostgresWire) async throws -> PostgresRows {
+        try await PostgresPipeline(wire: wire).run(statements, plan: plan(for:), prepared: { prepared[$0] = $1 })
     }
 
     /// Runs `query`, then `script` (statements without parameters, as for `deferScript`) in
@@ -173,11 +153,11 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func query(_ query: PostgresQuery, followedBy script: String) async throws -> PostgresRows {
         let after = PendingStatement.statements(of: script)
-        return try await withHandle { [self] handle, ahead in
+        return try await withHandle { [self] wire, ahead in
             if after.contains(where: { if case .script = $0 { true } else { false } }) {
                 throw PostgresError(kind: .unsupported, message: "a script that follows a query must split into statements", query: script)
             }
-            return try PostgresPipeline(handle: handle).run(
+            return try await PostgresPipeline(wire: wire).run(
                 ahead + [.query(query)] + after, resultIndex: ahead.count, plan: plan(for:), prepared: { prepared[$0] = $1 })
         }
     }
@@ -190,7 +170,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// How `query` runs on this connection: under the name it was prepared with, prepared
     /// now under a new name, or unprepared once `preparedLimit` statements are kept.
-    /// (On the connection's thread.)
+    /// (Holding the connection's turn.)
     private func plan(for query: PostgresQuery) -> PostgresPipeline.Plan {
         let key = PreparedStatementKey(sql: query.sql, types: query.binds.types.map { Oid($0.rawValue) })
         if let name = prepared[key] { return .prepared(name: name) }
@@ -202,11 +182,28 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs SQL text that may hold several statements, with no parameters (simple protocol).
     /// Only for text the program wrote itself, such as migration files.
     public func executeScript(_ sql: String) async throws {
-        try await withHandle { [self] handle, ahead in
-            if !ahead.isEmpty { _ = try pipeline(ahead, on: handle) }
-            let result = PQexec(handle, sql)
-            _ = try Self.rows(from: result, connection: handle, query: String(sql.prefix(200)))
+        try await withHandle { [self] wire, ahead in
+            if !ahead.isEmpty { _ = try await pipeline(ahead, on: wire) }
+            try await Self.runScript(sql, on: wire)
         }
+    }
+
+    /// Runs `sql` with the simple protocol (several statements in one message) and reads
+    /// every result; the first error is thrown once the server is done with the text.
+    private static func runScript(_ sql: String, on wire: PostgresWire) async throws {
+        let query = String(sql.prefix(200))
+        guard PQsendQuery(wire.handle, sql) == 1 else { throw wire.lost(query) }
+        try await wire.flush()
+        var firstError: (any Error)?
+        while let result = try await wire.nextResult() {
+            do {
+                _ = try rows(from: result, connection: wire.handle, query: query)
+            } catch let error as PostgresError where error.kind != .connection {
+                firstError = firstError ?? error
+            }
+        }
+        if PQstatus(wire.handle) != CONNECTION_OK { throw wire.lost(query) }
+        if let firstError { throw firstError }
     }
 
     /// Sends `sql` (statements separated by `;`, program-written, as for `executeScript`)
@@ -234,53 +231,56 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Closes the connection and ends its thread. Safe to call twice.
+    /// Closes the connection. Safe to call twice.
     public func close() async {
-        _ = try? await thread.run { [self] in
-            if let handle { PQfinish(handle) }
-            handle = nil
-            notices?.release()
-            notices = nil
+        await turnstile.enter()
+        if let handle {
+            let socket = PQsocket(handle)  // -1 once libpq has closed it itself
+            if socket >= 0 { PostgresPoller.shared.forget(socket) }
+            PQfinish(handle)
         }
+        handle = nil
+        notices?.release()
+        notices = nil
         broken.withLock { $0 = true }
-        thread.stop()
+        turnstile.leave()
     }
 
-    /// Runs `body` on the connection's thread with the statements pending for this call.
-    private func withHandle<Result: Sendable>(
-        _ body: @escaping @Sendable (OpaquePointer, [PendingStatement]) throws -> Result
+    /// Runs `body` with the statements pending for this call, once the calls before it are
+    /// done.
+    private func withHandle<Result>(
+        _ body: (PostgresWire, [PendingStatement]) async throws -> Result
     ) async throws -> Result {
         let taken = pending.withLock { pending in
             defer { pending.removeAll() }
             return pending
         }
-        return try await thread.run { [self] in
-            guard let handle else {
-                throw PostgresError(kind: .connection, message: "connection is closed")
+        await turnstile.enter()
+        defer { turnstile.leave() }
+        guard let handle else {
+            throw PostgresError(kind: .connection, message: "connection is closed")
+        }
+        let wire = PostgresWire(handle: handle)
+        defer {
+            if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
+            let outside = PQtransactionStatus(handle) == PQTRANS_IDLE
+            outsideTransaction.withLock { $0 = outside }
+        }
+        do {
+            // Text that could not be split into statements runs on a trip of its own, in
+            // its place; what follows the last such text goes with the call.
+            var ahead = taken[...]
+            while let index = ahead.firstIndex(where: { if case .script = $0 { true } else { false } }) {
+                if index > ahead.startIndex { _ = try await pipeline(Array(ahead[..<index]), on: wire) }
+                if case .script(let script) = ahead[index] { try await Self.runScript(script, on: wire) }
+                ahead = ahead[(index + 1)...]
             }
-            defer {
-                if PQstatus(handle) != CONNECTION_OK { broken.withLock { $0 = true } }
-                let outside = PQtransactionStatus(handle) == PQTRANS_IDLE
-                outsideTransaction.withLock { $0 = outside }
-            }
-            do {
-                // Text that could not be split into statements runs on a trip of its own, in
-                // its place; what follows the last such text goes with the call.
-                var ahead = taken[...]
-                while let index = ahead.firstIndex(where: { if case .script = $0 { true } else { false } }) {
-                    if index > ahead.startIndex { _ = try pipeline(Array(ahead[..<index]), on: handle) }
-                    if case .script(let script) = ahead[index] {
-                        _ = try Self.rows(from: PQexec(handle, script), connection: handle, query: String(script.prefix(200)))
-                    }
-                    ahead = ahead[(index + 1)...]
-                }
-                return try body(handle, Array(ahead))
-            } catch let error as PostgresError where error.isReadOnlyServer || error.kind == .connection {
-                // The server stopped being a primary under this connection (a failover), or
-                // the connection failed: whatever the pool lends next must come from a new one.
-                broken.withLock { $0 = true }
-                throw error
-            }
+            return try await body(wire, Array(ahead))
+        } catch let error as PostgresError where error.isReadOnlyServer || error.kind == .connection {
+            // The server stopped being a primary under this connection (a failover), or
+            // the connection failed: whatever the pool lends next must come from a new one.
+            broken.withLock { $0 = true }
+            throw error
         }
     }
 }

@@ -61,7 +61,8 @@ extension String {
 
 /// Sends several statements in one round trip with libpq's pipeline mode, and reads their
 /// results in order. A failed statement makes PostgreSQL skip the rest (up to the pipeline's
-/// sync); the first error is thrown once every result is read. Runs on the connection's thread.
+/// sync); the first error is thrown once every result is read. Runs on the task that holds
+/// the connection's turn.
 struct PostgresPipeline {
     /// How a statement is run: prepared under a name the connection keeps, prepared now, or
     /// parsed and planned every time.
@@ -78,7 +79,12 @@ struct PostgresPipeline {
         case execute(PostgresQuery, prepared: String?)
     }
 
-    let handle: OpaquePointer
+    let wire: PostgresWire
+    private var handle: OpaquePointer { wire.handle }
+
+    init(wire: PostgresWire) {
+        self.wire = wire
+    }
 
     /// Runs `statements` and returns the rows of the one at `resultIndex` (the last if nil).
     /// - Parameters:
@@ -87,7 +93,7 @@ struct PostgresPipeline {
     func run(
         _ statements: [PendingStatement], resultIndex: Int? = nil, plan: (PostgresQuery) -> Plan,
         prepared: (PreparedStatementKey, String) -> Void
-    ) throws -> PostgresRows {
+    ) async throws -> PostgresRows {
         var commands: [Command] = []
         var resultCommand = 0
         for (index, statement) in statements.enumerated() {
@@ -106,24 +112,25 @@ struct PostgresPipeline {
                 }
             }
         }
-        guard PQenterPipelineMode(handle) == 1 else { throw connectionError(nil) }
+        guard PQenterPipelineMode(handle) == 1 else { throw wire.lost(nil) }
         defer { PQexitPipelineMode(handle) }
         for command in commands {
             guard send(command) else {
                 // Nothing was flushed that the server will answer in full; the connection
                 // cannot be trusted with another statement.
-                throw connectionError(nil)
+                throw wire.lost(nil)
             }
         }
-        guard PQpipelineSync(handle) == 1 else { throw connectionError(nil) }
+        guard PQpipelineSync(handle) == 1 else { throw wire.lost(nil) }
+        try await wire.flush()
 
         var firstError: PostgresError?
         var last: PostgresRows?
         for (index, command) in commands.enumerated() {
-            let (result, sqlText) = (PQgetResult(handle), command.sql)
-            guard let result else { throw connectionError(sqlText) }
+            let sqlText = command.sql
+            guard let result = try await wire.nextResult() else { throw wire.lost(sqlText) }
             // Each command's results end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            while let extra = try await wire.nextResult() { PQclear(extra) }
             if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
                 PQclear(result)
                 continue
@@ -136,14 +143,14 @@ struct PostgresPipeline {
                 if error.kind == .connection { throw error }
                 firstError = firstError ?? error
             }
-            if PQstatus(handle) != CONNECTION_OK { throw connectionError(sqlText) }
+            if PQstatus(handle) != CONNECTION_OK { throw wire.lost(sqlText) }
         }
-        guard let sync = PQgetResult(handle) else { throw connectionError(nil) }
+        guard let sync = try await wire.nextResult() else { throw wire.lost(nil) }
         let status = PQresultStatus(sync)
         PQclear(sync)
-        guard status == PGRES_PIPELINE_SYNC else { throw connectionError(nil) }
+        guard status == PGRES_PIPELINE_SYNC else { throw wire.lost(nil) }
         if let firstError { throw firstError }
-        guard let last else { throw connectionError(nil) }
+        guard let last else { throw wire.lost(nil) }
         return last
     }
 
@@ -167,11 +174,6 @@ struct PostgresPipeline {
                 }
             }
         }
-    }
-
-    private func connectionError(_ query: String?) -> PostgresError {
-        let reason = firstLine(of: String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines())
-        return PostgresError(kind: .connection, message: reason.isEmpty ? "the connection to PostgreSQL was lost" : reason, query: query)
     }
 }
 

@@ -127,7 +127,7 @@ public final class PostgresPool: Sendable {
     private func transaction<Result>(
         on connection: PostgresConnection, setup: String?, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> TransactionOutcome<Result> {
-        // Sent with the body's first statement (one trip to the connection's thread fewer).
+        // Sent with the body's first statement (one round trip fewer).
         connection.deferScript(setup.map { "BEGIN; " + $0 } ?? "BEGIN")
         let result: Result
         do {
