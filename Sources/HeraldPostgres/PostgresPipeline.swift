@@ -18,44 +18,48 @@ enum PendingStatement: Sendable {
 
     /// `script`'s statements, split at the semicolons outside quotes; nil for text this
     /// splitter does not read (comments, dollar quoting, backslash escapes).
+    ///
+    /// Read as UTF-8 bytes: every byte it looks for is ASCII, and no byte of a multi-byte
+    /// character is. (Every transaction's `BEGIN` and scope pass through here.)
     static func splitStatements(_ script: String) -> [String]? {
         var statements: [String] = []
-        var current = ""
-        var quote: Unicode.Scalar?
-        var previous: Unicode.Scalar?
-        for scalar in script.unicodeScalars {
+        let bytes = script.utf8
+        var start = bytes.startIndex
+        var quote: UInt8?
+        var previous: UInt8 = 0
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
             if let open = quote {
-                if scalar == open { quote = nil }
+                if byte == open { quote = nil }
             } else {
-                switch scalar {
-                case "'", "\"": quote = scalar
-                case "$", "\\": return nil
-                case "-" where previous == "-", "*" where previous == "/": return nil
-                case ";":
-                    statements.append(current)
-                    current = ""
-                    previous = nil
+                switch byte {
+                case UInt8(ascii: "'"), UInt8(ascii: "\""): quote = byte
+                case UInt8(ascii: "$"), UInt8(ascii: "\\"): return nil
+                case UInt8(ascii: "-") where previous == UInt8(ascii: "-"), UInt8(ascii: "*") where previous == UInt8(ascii: "/"): return nil
+                case UInt8(ascii: ";"):
+                    appendTrimmed(bytes[start..<index], to: &statements)
+                    start = bytes.index(after: index)
+                    previous = 0
+                    index = start
                     continue
                 default: break
                 }
             }
-            current.unicodeScalars.append(scalar)
-            previous = scalar
+            previous = byte
+            index = bytes.index(after: index)
         }
         guard quote == nil else { return nil }
-        statements.append(current)
-        return statements.map { $0.trimmingSQLSpaces() }.filter { !$0.isEmpty }
+        appendTrimmed(bytes[start..<bytes.endIndex], to: &statements)
+        return statements
     }
-}
 
-extension String {
-    fileprivate func trimmingSQLSpaces() -> String {
-        let scalars = unicodeScalars.drop { $0 == " " || $0 == "\n" || $0 == "\t" }.reversed().drop {
-            $0 == " " || $0 == "\n" || $0 == "\t"
-        }
-        var text = ""
-        text.unicodeScalars.append(contentsOf: scalars.reversed())
-        return text
+    /// Appends `text` without its leading and trailing spaces, tabs and newlines, unless
+    /// nothing else is left.
+    private static func appendTrimmed(_ text: Substring.UTF8View, to statements: inout [String]) {
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return }
+        statements.append(String(Substring(text[first...last])))
     }
 }
 

@@ -248,6 +248,13 @@ import Testing
                 connection.deferScript("BEGIN; SET LOCAL application_name = 'a;b'")
                 #expect(try await connection.query("SELECT current_setting('application_name')").single().decode(String.self, at: 0) == "a;b")
                 try await connection.query("ROLLBACK")
+                // Text around the statements, empty statements, and characters of more than
+                // one byte (inside quotes and out) are kept as they were.
+                connection.deferScript(" \n BEGIN ;; \t SET LOCAL herald.a = 'ü;é 😀' ;\n SET LOCAL \"herald.é\" = 'ö';  ")
+                let names = try await connection.query("SELECT current_setting('herald.a'), current_setting('herald.é')").single()
+                #expect(try names.decode(String.self, at: 0) == "ü;é 😀")
+                #expect(try names.decode(String.self, at: 1) == "ö")
+                try await connection.query("ROLLBACK")
                 // Dollar quoting and comments are not split: the script runs on its own, in its place.
                 connection.deferScript("CREATE TEMP TABLE w (v int)")
                 connection.deferScript("DO $$ BEGIN INSERT INTO w VALUES (1); INSERT INTO w VALUES (2); END $$ -- two rows")
