@@ -225,7 +225,7 @@ async def main():
     print(f"reconnect storm: {SOCKETS} sockets back with their cursors, every hello in {hellos:.1f} s, "
           f"the {len(missed)} missed messages on all {GROUP} of the group's sockets in {resumed:.1f} s; "
           f"{len(wrong)} sockets with a gap, a repeat or the wrong order{', e.g. ' + wrong[0] if wrong else ''}; "
-          f"{len(failures)} sockets failed")
+          f"{len(failures)} sockets failed{', e.g. ' + failures[0] if failures else ''}")
     for socket in sockets:
         socket.task.cancel()
     await asyncio.gather(*(s.task for s in sockets), return_exceptions=True)

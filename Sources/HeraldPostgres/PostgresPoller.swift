@@ -65,7 +65,12 @@ final class PostgresPoller: Sendable {
         ready.reserveCapacity(Int(capacity))
         while true {
             let count = epoll_wait(epoll, &events, capacity, -1)
-            guard count > 0 else { continue }  // EINTR
+            guard count > 0 else {
+                // EINTR; anything else (which a valid epoll descriptor does not give) must not
+                // become a loop that spins.
+                if count < 0 && errno != EINTR { usleep(10_000) }
+                continue
+            }
             waiting.withLock { waiting in
                 for index in 0..<Int(count) {
                     if let waiter = waiting.removeValue(forKey: events[index].data.fd) { ready.append(waiter) }
