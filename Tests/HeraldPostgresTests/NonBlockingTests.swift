@@ -80,7 +80,6 @@ import Testing
             let pid = connection.backendPID
             let killer = Task {
                 let other = try await PostgresConnection.connect(configuration, logger: testLogger)
-                defer { Task { await other.close() } }
                 // Wait for the event: the sleep has started on the other backend.
                 while try await other.query(
                     "SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid) AND query LIKE '%pg_sleep(600)%' AND state = 'active'"
@@ -88,9 +87,10 @@ import Testing
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 try await other.query("SELECT pg_terminate_backend(\(pid))")
+                return other
             }
             let error = await #expect(throws: PostgresError.self) { try await connection.query("SELECT pg_sleep(600)") }
-            try await killer.value
+            await (try await killer.value).close()
             #expect(error?.kind == .connection)
             #expect(connection.isBroken)
             let again = await #expect(throws: PostgresError.self) { try await connection.query("SELECT 1") }
