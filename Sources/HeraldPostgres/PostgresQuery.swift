@@ -63,6 +63,17 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             appendInterpolation(value)
         }
 
+        /// Appends `LIMIT <count>` with the number in the statement's text, not bound: with
+        /// `LIMIT $n`, the plan PostgreSQL would cache assumes a tenth of the table's rows,
+        /// looks dearer than any plan made for the value at hand, and so is never chosen; the
+        /// statement was planned again on every run (a page of 50 activities: 330 µs of the
+        /// server's time where the cached plan takes 115). Each count is a statement of its
+        /// own on a connection, so a count comes from the program or a bounded input (the
+        /// API's 1–200), never from unbounded input. - Precondition: `count` ≥ 0.
+        public mutating func appendInterpolation(limit count: Int) {
+            sql.append("LIMIT \(max(0, count))")
+        }
+
         /// Appends a quoted identifier (a table or channel name), doubling embedded quotes.
         public mutating func appendInterpolation(identifier: String) {
             sql.append(PostgresQuery.quoteIdentifier(identifier))

@@ -84,7 +84,7 @@ extension TenantSession {
                   AND (\(id)::uuid IS NULL OR m.id = \(id))
                   AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
                   \(readableBy: reader)
-                ORDER BY m.seq DESC LIMIT \(limit)
+                ORDER BY m.seq DESC \(limit: limit)
             ) x ORDER BY seq
             """)
         return try rows.map { row in

@@ -209,7 +209,7 @@ extension TenantSession {
             ) h
             WHERE TRUE\(and: "h.status =", status)\(after: filter.after, in: "h")
             ORDER BY h.created_at DESC, h.id DESC
-            LIMIT \(filter.limit)
+            \(limit: filter.limit)
             """)
         return try rows.map(Self.historyEntry)
     }

@@ -32,7 +32,7 @@ extension TenantSession {
             \(unsafeRaw: Self.activitySelect)
             WHERE a.tenant_id = \(tenantID) AND \(activityVisibleTo: AccessPolicy(viewer))\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(after: cursor, in: "a")
             ORDER BY a.created_at DESC, a.id DESC
-            LIMIT \(limit + 1)
+            \(limit: limit + 1)
             """)
         let activities = try rows.prefix(limit).map(Self.activity)
         let next = rows.count > limit ? activities.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil

@@ -77,6 +77,35 @@ import Testing
         }
     }
 
+    /// A page's statement is planned once and reused, where `LIMIT $n` was planned again on
+    /// every run (PostgreSQL's plans of a prepared statement, counted by the server).
+    @Test func aLimitInTheTextLetsThePlanBeReused() async throws {
+        let query: PostgresQuery = "SELECT v FROM t WHERE k = \(3) ORDER BY v \(limit: 51)"
+        #expect(query.sql == "SELECT v FROM t WHERE k = $1 ORDER BY v LIMIT 51")
+        let negative: PostgresQuery = "SELECT 1 \(limit: -4)"
+        #expect(negative.sql == "SELECT 1 LIMIT 0")
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TEMP TABLE t (k int, v int)")
+                try await connection.query("INSERT INTO t SELECT i % 10, i FROM generate_series(1, 50000) i")
+                try await connection.query("CREATE INDEX ON t (v)")
+                try await connection.query("ANALYZE t")
+                for _ in 0..<10 {
+                    #expect(try await connection.query("SELECT v FROM t WHERE k <> \(3) ORDER BY v \(limit: 51)").count == 51)
+                    #expect(try await connection.query("SELECT v FROM t WHERE k <> \(3) ORDER BY v LIMIT \(51)").count == 51)
+                }
+                let plans = try await connection.query(
+                    "SELECT statement LIKE '%LIMIT 51', generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE 'SELECT v FROM t%'"
+                ).map { try $0.decode((Bool, Int, Int).self) }
+                #expect(plans.count == 2)
+                for (literal, generic, custom) in plans {
+                    // The server plans a statement for its values five times, then compares.
+                    if literal { #expect(generic == 5 && custom == 5) } else { #expect(generic == 0 && custom == 10) }
+                }
+            }
+        }
+    }
+
     @Test func typesRoundTrip() async throws {
         struct Payload: Codable, Equatable, Sendable {
             var title: String

@@ -57,7 +57,7 @@ extension TenantSession {
             WHERE f.tenant_id = \(tenantID) AND f.position >= \(after) AND f.position <= \(through) AND a.person_id IS NOT NULL
               AND (f.position > \(after) OR a.person_id > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
             ORDER BY f.position, a.person_id
-            LIMIT \(limit)
+            \(limit: limit)
             """)
         // A row comes once a reader: its payload is read once.
         var payloads: [Int64: LivePayload] = [:]
@@ -100,7 +100,7 @@ extension Store {
             let row = try await connection.query(
                 """
                 WITH moved AS (
-                    DELETE FROM live_pending WHERE id IN (SELECT id FROM live_pending ORDER BY id LIMIT \(LiveFeed.sequencerBatch))
+                    DELETE FROM live_pending WHERE id IN (SELECT id FROM live_pending ORDER BY id \(limit: LiveFeed.sequencerBatch))
                     RETURNING *
                 ), numbered AS (
                     INSERT INTO live_feed (position, tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at)
