@@ -13,6 +13,7 @@ protocol JSONWritable {
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let upperHex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     init(capacity: Int = 1_024) {
         bytes.reserveCapacity(capacity)
@@ -60,7 +61,16 @@ struct JSONWriter {
 
     /// A UUID as `Codable` writes it (upper case).
     mutating func uuid(_ id: UUID) {
-        string(id.uuidString)
+        // Written here: `uuidString` formats with `snprintf`, a tenth of a page's CPU.
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: id.uuid) { octets in
+            for (index, octet) in octets.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                bytes.append(Self.upperHex[Int(octet >> 4)])
+                bytes.append(Self.upperHex[Int(octet & 0xF)])
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// An instant as `.rfc3339` writes it.

@@ -37,12 +37,37 @@ public enum CivilCalendar {
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { (days, secondOfDay) = (days - 1, secondOfDay + 86_400) }
         let (year, month, day) = date(fromDays: days)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        guard (0...9999).contains(year) else {
+            return
+                "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(secondOfDay / 3600, 2)):\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))Z"
         }
-        return
-            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
+        // Digits written in place: the API writes two of these for every activity of a page.
+        return String(unsafeUninitializedCapacity: 20) { text in
+            writeDigits(year, width: 4, into: text, at: 0)
+            writeDigits(month, width: 2, into: text, at: 5)
+            writeDigits(day, width: 2, into: text, at: 8)
+            writeDigits(secondOfDay / 3600, width: 2, into: text, at: 11)
+            writeDigits(secondOfDay / 60 % 60, width: 2, into: text, at: 14)
+            writeDigits(secondOfDay % 60, width: 2, into: text, at: 17)
+            (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+            (text[13], text[16], text[19]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "Z"))
+            return 20
+        }
+    }
+
+    /// `value` (0 or more, at most `width` digits) as `width` decimal digits, zeros first.
+    static func writeDigits(_ value: Int64, width: Int, into text: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        var rest = value
+        for position in stride(from: start + width - 1, through: start, by: -1) {
+            text[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+    }
+
+    /// `value` in decimal, zeros before it up to `width` digits (a sign counts as one).
+    static func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
 

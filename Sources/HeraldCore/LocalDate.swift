@@ -8,11 +8,23 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// Parses strict `YYYY-MM-DD`, refusing dates the calendar lacks (`2026-02-30`).
     public init?(_ text: String) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
-        else { return nil }
+        // On the UTF-8 bytes: every activity a page reads parses its deadline.
+        var text = text
+        let parts = text.withUTF8 { bytes -> (Int, Int, Int)? in
+            guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = bytes[index] &- UInt8(ascii: "0")
+                    guard digit < 10 else { return nil }
+                    value = value * 10 + Int(digit)
+                }
+                return value
+            }
+            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
+            return (year, month, day)
+        }
+        guard let (year, month, day) = parts else { return nil }
         self.init(year: year, month: month, day: day)
     }
 
@@ -36,11 +48,17 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     public var description: String {
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        guard (0...9999).contains(year) else {
+            return "\(CivilCalendar.padded(Int64(year), 4))-\(CivilCalendar.padded(Int64(month), 2))-\(CivilCalendar.padded(Int64(day), 2))"
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        return String(unsafeUninitializedCapacity: 10) { text in
+            CivilCalendar.writeDigits(Int64(year), width: 4, into: text, at: 0)
+            text[4] = UInt8(ascii: "-")
+            CivilCalendar.writeDigits(Int64(month), width: 2, into: text, at: 5)
+            text[7] = UInt8(ascii: "-")
+            CivilCalendar.writeDigits(Int64(day), width: 2, into: text, at: 8)
+            return 10
+        }
     }
 
     public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {

@@ -149,6 +149,17 @@ import Testing
         let data = try JSONEncoder().encode([a])
         #expect(String(decoding: data, as: UTF8.self) == "[\"2026-11-28\"]")
         #expect(try JSONDecoder().decode([LocalDate].self, from: data) == [a])
+        #expect(LocalDate("0001-01-01")?.description == "0001-01-01")
+        #expect(LocalDate("2024-02-29")?.description == "2024-02-29")
+        #expect(LocalDate("9999-12-31")?.description == "9999-12-31")
+    }
+
+    @Test(arguments: [
+        "", "2026-2-03", "2026-02-3", "2026-02-30", "2025-02-29", "0000-01-01", "2026-13-01", "2026-00-10", "2026/02/03",
+        "+026-02-03", "2026-0a-03", "２０２６-02-03", "2026-02-03 ", "20260-02-03", "2026-02-03T00:00:00Z", "2026-\u{301}2-03"
+    ])
+    func datesThatAreNotStrictDaysAreRefused(text: String) {
+        #expect(LocalDate(text) == nil)
     }
 }
 
@@ -200,5 +211,7 @@ import Testing
         #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
         #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -12_219_724_800 + 43_200)) == "1582-10-10T12:00:00Z")
         #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31T23:59:59Z")
+        #expect(CivilCalendar.iso8601(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
     }
 }
