@@ -4,7 +4,7 @@ import HeraldCore
 // order, as `JSONBody.encoder` writes them.
 
 extension ActivityRecord: JSONWritable {
-    func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) {
         writer.raw("{\"assignee\":")
         writer.value(assignee)
         writer.raw(",\"createdAt\":")
@@ -32,7 +32,7 @@ extension ActivityRecord: JSONWritable {
 }
 
 extension ActivityRecord.TeamReference: JSONWritable {
-    func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) {
         writer.raw("{\"id\":")
         writer.uuid(id)
         writer.raw(",\"name\":")
@@ -44,7 +44,7 @@ extension ActivityRecord.TeamReference: JSONWritable {
 }
 
 extension PersonReference: JSONWritable {
-    func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) {
         writer.raw("{\"email\":")
         writer.string(email)
         writer.raw(",\"id\":")

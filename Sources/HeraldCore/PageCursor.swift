@@ -14,9 +14,10 @@ public struct PageCursor: Sendable, Equatable {
     /// Reads a cursor a client sent back; nil for anything else.
     public init?(token: String) {
         guard token.utf8.count <= 128, token.utf8.allSatisfy({ $0.isBase64URL }) else { return nil }
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        // base64url to base64 on bytes (Foundation's `replacingOccurrences` cost a tenth of a page).
+        var base64 = token.utf8.map { $0 == UInt8(ascii: "-") ? UInt8(ascii: "+") : $0 == UInt8(ascii: "_") ? UInt8(ascii: "/") : $0 }
+        base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: Data(base64)), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: " ")
         guard parts.count == 2, let micros = Int64(parts[0]), Self.microsecondRange.contains(micros),
             let id = UUID(uuidString: String(parts[1]))
@@ -32,8 +33,16 @@ public struct PageCursor: Sendable, Equatable {
     /// The text a client sends back (microseconds, as PostgreSQL keeps time).
     public var token: String {
         let micros = Int64((at.timeIntervalSince1970 * 1_000_000).rounded())
-        return Data("\(micros) \(id.uuidString.lowercased())".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let base64 = Data("\(micros) \(id.uuidString.lowercased())".utf8).base64EncodedData()
+        return String(
+            decoding: base64.compactMap { byte -> UInt8? in
+                switch byte {
+                case UInt8(ascii: "+"): UInt8(ascii: "-")
+                case UInt8(ascii: "/"): UInt8(ascii: "_")
+                case UInt8(ascii: "="): nil
+                default: byte
+                }
+            }, as: UTF8.self)
     }
 }
 

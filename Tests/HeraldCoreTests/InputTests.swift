@@ -179,6 +179,18 @@ import Testing
     @Test func aCursorRoundTrips() throws {
         let cursor = PageCursor(at: Date(timeIntervalSince1970: 1_795_339_800.123456), id: UUID())
         #expect(PageCursor(token: cursor.token) == cursor)
+        // Every padding length, and `+` and `/` in the base64: the token is base64url without
+        // padding, as Foundation's base64 with the characters replaced spells it.
+        for micros in [0, 7, 1_795_339_800_123_456, -62_135_596_800_000_000, 99, 123_456_789_012] as [Int64] {
+            for _ in 0..<40 {
+                let cursor = PageCursor(at: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: UUID())
+                let expected = Data("\(micros) \(cursor.id.uuidString.lowercased())".utf8).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                #expect(cursor.token == expected)
+                #expect(PageCursor(token: cursor.token) == cursor)
+            }
+        }
+        #expect(PageCursor(token: "a+b/") == nil)
     }
 
     /// A forged cursor at or before year 0 (or at `Int64.min`) is no cursor: PostgreSQL

@@ -1,32 +1,31 @@
 import Foundation
-import HeraldCore
 
-/// A type the API writes as JSON by hand, byte for byte what `JSONBody.encoder` writes for
-/// it (keys sorted, slashes unescaped, dates as RFC 3339 to the second) at a fraction of the
-/// cost: for the objects the API answers with most (an activity; a page of fifty). Each
-/// conforming type is checked against `JSONEncoder`'s bytes in `JSONWriterTests`.
-protocol JSONWritable {
+/// A type written as JSON by hand, byte for byte what a `JSONEncoder` with sorted keys and
+/// unescaped slashes writes for it, at a fraction of the cost: for the objects written most
+/// (the API's activity and its page of fifty; the outbox's event payload). Each conforming
+/// type is checked against `JSONEncoder`'s bytes in its tests.
+public protocol JSONWritable {
     func write(to writer: inout JSONWriter)
 }
 
 /// JSON text, appended to a byte buffer.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
     private static let upperHex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    init(capacity: Int = 1_024) {
+    public init(capacity: Int = 1_024) {
         bytes.reserveCapacity(capacity)
     }
 
     /// Punctuation and key text the program wrote: `{"id":` and the like (ASCII, no escaping).
-    mutating func raw(_ text: StaticString) {
+    public mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// A string value with JSON's escapes: `"`, `\`, and the control characters (`\b`,
     /// `\f`, `\n`, `\r`, `\t`, else `\u00XX`); everything else as its UTF-8, `/` included.
-    mutating func string(_ text: String) {
+    public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
@@ -55,12 +54,12 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func int(_ value: Int) {
+    public mutating func int(_ value: Int) {
         bytes.append(contentsOf: String(value).utf8)
     }
 
     /// A UUID as `Codable` writes it (upper case).
-    mutating func uuid(_ id: UUID) {
+    public mutating func uuid(_ id: UUID) {
         // Written here: `uuidString` formats with `snprintf`, a tenth of a page's CPU.
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: id.uuid) { octets in
@@ -74,11 +73,11 @@ struct JSONWriter {
     }
 
     /// An instant as `.rfc3339` writes it.
-    mutating func date(_ instant: Date) {
+    public mutating func date(_ instant: Date) {
         string(CivilCalendar.iso8601(instant))
     }
 
-    mutating func value(_ value: some JSONWritable) {
+    public mutating func value(_ value: some JSONWritable) {
         value.write(to: &self)
     }
 }
