@@ -43,18 +43,6 @@ extension ActivityRecord.TeamReference: JSONWritable {
     }
 }
 
-extension PersonReference: JSONWritable {
-    public func write(to writer: inout JSONWriter) {
-        writer.raw("{\"email\":")
-        writer.string(email)
-        writer.raw(",\"id\":")
-        writer.uuid(id)
-        writer.raw(",\"name\":")
-        writer.string(name)
-        writer.raw("}")
-    }
-}
-
 extension PageBody: JSONWritable where Item: JSONWritable {
     func write(to writer: inout JSONWriter) {
         writer.raw("{\"items\":[")

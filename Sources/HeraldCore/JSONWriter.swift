@@ -80,4 +80,11 @@ public struct JSONWriter {
     public mutating func value(_ value: some JSONWritable) {
         value.write(to: &self)
     }
+
+    /// `value`'s JSON text.
+    public static func text(of value: some JSONWritable) -> String {
+        var writer = JSONWriter()
+        writer.value(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
 }

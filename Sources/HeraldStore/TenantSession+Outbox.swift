@@ -33,11 +33,18 @@ extension TenantSession {
             WITH event AS (
                 INSERT INTO outbox (tenant_id, id, kind, activity_id, message_id, actor_id, recipient_ids, payload, occurred_at)
                 VALUES (\(tenantID), \(id), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
-                        \(PostgresJSON(payload)), \(occurredAt))
+                        \(Self.payloadText(payload).map(PostgresJSONText.init)), \(occurredAt))
             )\(timers: timers, tenant: tenantID)
             SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))
             """)
         ledger.record(id)
         return id
+    }
+
+    /// An event's payload as JSON: by hand for the types that can (`JSONWritable`: the
+    /// activity events every transition writes), else by `JSONEncoder`.
+    static func payloadText(_ payload: some Codable & Sendable) -> String? {
+        if let writable = payload as? any JSONWritable { return JSONWriter.text(of: writable) }
+        return PostgresJSON(payload).postgresText
     }
 }

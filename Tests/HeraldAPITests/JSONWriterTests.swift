@@ -52,4 +52,26 @@ import Testing
             #expect(Self.written(page) == (try Self.encoded(page)))
         }
     }
+
+    /// The outbox's activity payload (written by the store with `JSONWriter.text(of:)`, read
+    /// by the dispatcher with `JSONDecoder`): the encoder's bytes, with and without its
+    /// optional fields, with no recipient, one, or several.
+    @Test(arguments: awkwardTexts)
+    func anActivityEventPayloadIsWrittenAsTheEncoderWritesIt(text: String) throws {
+        let person = PersonReference(id: UUID(), email: "p@example.com", name: text)
+        let recipients = (0..<3).map { ActivityEventPayload.Recipient(id: UUID(), app: AppKind.allCases[$0 % 2]) }
+        for (index, reason) in [nil, text].enumerated() {
+            for count in [0, 1, 3] {
+                let payload = ActivityEventPayload(
+                    event: EventKind.allCases[(count + index) % EventKind.allCases.count], activityID: UUID(), teamID: UUID(), teamName: text,
+                    activityName: text, priority: .p0, deadline: LocalDate("2027-0\(1 + count)-2\(index)")!, status: .completionRequested,
+                    actor: person, manager: person, assignee: person, recipients: Array(recipients.prefix(count)), reason: reason,
+                    occurredAt: Date(timeIntervalSince1970: 1_795_000_000.123 - Double(count) * 2e9),
+                    waitingSince: index == 0 ? nil : Date(timeIntervalSince1970: -1.5))
+                let written = JSONWriter.text(of: payload)
+                #expect(written == (try Self.encoded(payload)))
+                #expect(try JSONDecoder().decode(ActivityEventPayload.self, from: Data(written.utf8)) == payload)
+            }
+        }
+    }
 }
