@@ -133,15 +133,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` (`.server` with SQLSTATE, or `.connection`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await withHandle { [self] wire, ahead in
-            try await PostgresPipeline(wire: wire).run(ahead + [.query(query)], plan: plan(for:), prepared: { prepared[$0] = $1 })
-        }
+        try await withHandle { [self] wire, ahead in try await pipeline(ahead + [.query(query)], on: wire) }
     }
 
-    /// Runs `statements` in one round trip and returns the last one's rows (holding the
-    /// connection's turn).
-    private func pipeline(_ statements: [PendingStatement], on wire: PostgresWire) async throws -> PostgresRows {
-        try await PostgresPipeline(wire: wire).run(statements, plan: plan(for:), prepared: { prepared[$0] = $1 })
+    /// Runs `statements` in one round trip and returns the rows of the one at `resultIndex`
+    /// (the last if nil), holding the connection's turn.
+    private func pipeline(_ statements: [PendingStatement], resultIndex: Int? = nil, on wire: PostgresWire) async throws -> PostgresRows {
+        try await PostgresPipeline(wire: wire).run(statements, resultIndex: resultIndex, plan: plan(for:), prepared: { prepared[$0] = $1 })
     }
 
     /// Runs `query`, then `script` (statements without parameters, as for `deferScript`) in
@@ -157,8 +155,7 @@ public final class PostgresConnection: @unchecked Sendable {
             if after.contains(where: { if case .script = $0 { true } else { false } }) {
                 throw PostgresError(kind: .unsupported, message: "a script that follows a query must split into statements", query: script)
             }
-            return try await PostgresPipeline(wire: wire).run(
-                ahead + [.query(query)] + after, resultIndex: ahead.count, plan: plan(for:), prepared: { prepared[$0] = $1 })
+            return try await pipeline(ahead + [.query(query)] + after, resultIndex: ahead.count, on: wire)
         }
     }
 

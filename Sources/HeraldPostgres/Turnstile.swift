@@ -7,26 +7,24 @@ final class Turnstile: Sendable {
         var taken = false
         var waiting: [CheckedContinuation<Void, Never>] = []
         var first = 0
+
+        /// Takes the turn if no one holds it.
+        mutating func take() -> Bool {
+            if taken { return false }
+            taken = true
+            return true
+        }
     }
 
     private let state = Mutex(State())
 
     /// Waits until no one else holds the turn, and takes it.
     func enter() async {
-        let free = state.withLock { state -> Bool in
-            guard state.taken else {
-                state.taken = true
-                return true
-            }
-            return false
-        }
-        if free { return }
+        // Without a continuation when the turn is free, as it is for most calls.
+        if state.withLock({ $0.take() }) { return }
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
-                guard state.taken else {
-                    state.taken = true
-                    return true
-                }
+                if state.take() { return true }
                 state.waiting.append(continuation)
                 return false
             }
