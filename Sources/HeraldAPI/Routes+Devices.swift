@@ -7,8 +7,10 @@ import Hummingbird
 extension HeraldAPI {
     /// `POST /v1/devices`.
     struct DeviceBody: Decodable, FieldNamed {
-        static let fieldNames: Set<String> = ["token", "app", "platform", "provider"]
-        let token: String
+        static let fieldNames: Set<String> = ["token", "fid", "app", "platform", "provider"]
+        /// Exactly one of the two: the registration token, or the FCM installation id.
+        let token: String?
+        let fid: String?
         let app: String
         let platform: String
         let provider: String?
@@ -38,9 +40,17 @@ extension HeraldAPI {
                 let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
                 let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
                 let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
-                let token = try field("token") { try Input.token(body.token, provider: provider) }
+                let (token, address): (String, DeviceAddress)
+                switch (body.token, body.fid) {
+                case (let value?, nil): (token, address) = (try field("token") { try Input.token(value, provider: provider) }, .token)
+                case (nil, let value?): (token, address) = (try field("fid") { try Input.deviceAddress(value, .fid, provider: provider) }, .fid)
+                default:
+                    let detail = "give the device's registration token (token) or its FCM installation id (fid), exactly one of them"
+                    throw Problem(.unprocessableContent, "Invalid fields", detail: detail, errors: [.init(field: "token", detail: detail)])
+                }
                 let (device, outcome) = try await store.withTenant(caller.tenant) {
-                    try await $0.registerDevice(email: actor.email, token: token, app: app, platform: platform, provider: provider)
+                    try await $0.registerDevice(
+                        email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider)
                 }
                 let created = outcome == .registered
                 return try JSONBody.answer(

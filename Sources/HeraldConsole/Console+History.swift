@@ -93,7 +93,8 @@ extension Console {
     static func delivery(_ delivery: DeliveryRecord) -> [String: Any] {
         var values: [String: Any] = [
             "id": delivery.id.uuidString.lowercased(), "platform": delivery.platform, "provider": delivery.provider,
-            "tokenPreview": delivery.tokenPreview, "status": delivery.status, "deviceState": delivery.deviceState,
+            "tokenPreview": delivery.tokenPreview, "isFID": delivery.address == "fid", "status": delivery.status,
+            "deviceState": delivery.deviceState,
             "attemptCount": delivery.attemptCount, "dueAt": shown(delivery.dueAt), "deadlineAt": shown(delivery.deadlineAt),
             "attempts": delivery.attempts.map { attempt in
                 [

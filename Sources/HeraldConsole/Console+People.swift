@@ -32,10 +32,11 @@ extension Console {
                         "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
                         "devices": devices.map { device -> [String: Any] in
                             var values: [String: Any] = [
-                                "tokenPreview": device.tokenPreview, "app": device.app.rawValue, "platform": device.platform.rawValue,
-                                "provider": device.provider.rawValue, "createdAt": Self.shown(device.createdAt),
-                                "lastSeenAt": Self.shown(device.lastSeenAt),
-                                "state": device.deactivatedAt != nil ? "deactivated" : (device.removedAt != nil ? "logged out" : "active")
+                                "tokenPreview": device.tokenPreview, "isFID": device.address == .fid, "app": device.app.rawValue,
+                                "platform": device.platform.rawValue, "provider": device.provider.rawValue,
+                                "createdAt": Self.shown(device.createdAt), "lastSeenAt": Self.shown(device.lastSeenAt),
+                                "state": device.removedAt != nil && device.deactivatedAt == nil ? "logged out" : device.state,
+                                "isStale": device.state == "stale"
                             ]
                             if let at = device.deactivatedAt {
                                 values["deactivatedAt"] = Self.shown(at)

@@ -10,13 +10,22 @@ public enum PushProvider: String, Sendable, Codable, CaseIterable {
     case fcm, apns
 }
 
-/// A push token of a person, for one app.
+/// How a device is addressed at its provider (DESIGN §19): by the registration token the app
+/// obtained, or (FCM only) by its Firebase Installation ID, which apps on the newest Firebase
+/// SDKs report instead of a token.
+public enum DeviceAddress: String, Sendable, Codable, CaseIterable {
+    case token, fid
+}
+
+/// A push token (or FCM installation id) of a person, for one app.
 ///
 /// The token itself never leaves the store in output: `tokenPreview` is what people see.
 public struct Device: Sendable, Equatable {
     public let id: UUID
     public let owner: PersonReference
+    /// The registration token, or the installation id when `address` is `fid`.
     public let token: String
+    public let address: DeviceAddress
     public let app: AppKind
     public let platform: Platform
     public let provider: PushProvider
@@ -28,14 +37,18 @@ public struct Device: Sendable, Equatable {
     /// The provider reported the token dead; it is never used again.
     public let deactivatedAt: Date?
     public let deactivationReason: String?
+    /// Not registered again within the store's `DeviceFreshness.staleAfter`: not sent to.
+    public let isStale: Bool
 
     public init(
-        id: UUID, owner: PersonReference, token: String, app: AppKind, platform: Platform, provider: PushProvider,
-        createdAt: Date, updatedAt: Date, lastSeenAt: Date, removedAt: Date?, deactivatedAt: Date?, deactivationReason: String?
+        id: UUID, owner: PersonReference, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform,
+        provider: PushProvider, createdAt: Date, updatedAt: Date, lastSeenAt: Date, removedAt: Date?, deactivatedAt: Date?,
+        deactivationReason: String?, isStale: Bool = false
     ) {
         self.id = id
         self.owner = owner
         self.token = token
+        self.address = address
         self.app = app
         self.platform = platform
         self.provider = provider
@@ -45,21 +58,22 @@ public struct Device: Sendable, Equatable {
         self.removedAt = removedAt
         self.deactivatedAt = deactivatedAt
         self.deactivationReason = deactivationReason
+        self.isStale = isStale
     }
 
     public var tokenPreview: String { TokenDisplay.truncated(token) }
 
-    /// `active`, `removed` or `deactivated`.
+    /// `active`, `stale`, `removed` or `deactivated`.
     public var state: String {
         if deactivatedAt != nil { return "deactivated" }
         if removedAt != nil { return "removed" }
-        return "active"
+        return isStale ? "stale" : "active"
     }
 }
 
 extension Device: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, owner, tokenPreview, app, platform, provider, state, createdAt, updatedAt, lastSeenAt, removedAt,
+        case id, owner, address, tokenPreview, fidPreview, app, platform, provider, state, createdAt, updatedAt, lastSeenAt, removedAt,
             deactivatedAt, deactivationReason
     }
 
@@ -68,7 +82,8 @@ extension Device: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(owner, forKey: .owner)
-        try container.encode(tokenPreview, forKey: .tokenPreview)
+        try container.encode(address, forKey: .address)
+        try container.encode(tokenPreview, forKey: address == .fid ? .fidPreview : .tokenPreview)
         try container.encode(app, forKey: .app)
         try container.encode(platform, forKey: .platform)
         try container.encode(provider, forKey: .provider)

@@ -177,6 +177,27 @@ public enum Input {
         return token.lowercased()
     }
 
+    /// A Firebase Installation ID as FCM issues them: 22 characters of base64url.
+    public static func fid(_ value: String) throws -> String {
+        guard value.utf8.count == 22,
+            value.utf8.allSatisfy({ $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        else {
+            throw InputError("an FCM installation id (fid) is 22 characters of letters, digits, - and _, as FirebaseInstallations reports it")
+        }
+        return value
+    }
+
+    /// A device's address at its provider: a token as `token(_:provider:)` checks it, or an
+    /// installation id, which only FCM knows.
+    public static func deviceAddress(_ value: String, _ address: DeviceAddress, provider: PushProvider) throws -> String {
+        switch address {
+        case .token: return try token(value, provider: provider)
+        case .fid:
+            guard provider == .fcm else { throw InputError("an installation id (fid) is FCM's: APNs devices register a token") }
+            return try fid(value)
+        }
+    }
+
     /// A value of a closed set, such as `--app member|manager`.
     public static func choice<Value: RawRepresentable & CaseIterable>(_ value: String, field: String, as type: Value.Type) throws -> Value
     where Value.RawValue == String {
@@ -243,6 +264,10 @@ public enum TokenDisplay {
 }
 
 extension UInt8 {
+    fileprivate var isASCIILetterOrDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self)
+    }
+
     /// 0-9, a-f or A-F.
     fileprivate var isHexDigit: Bool { (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self) }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
 
-/// History's week partitions: made ahead, and dropped whole once the retention has passed.
+/// History's week partitions: made ahead, and dropped whole once the retention has passed;
+/// and devices not registered again for `DeviceFreshness.removeAfter`, removed.
 extension Dispatcher {
     static let historyUpkeepEvery: Duration = .seconds(3600)
 
@@ -30,6 +31,12 @@ extension Dispatcher {
                             "kept expired weeks of history that still have deliveries queued or being sent",
                             metadata: ["weeks": "\(prune.kept.map(\.description).joined(separator: ","))"])
                     }
+                }
+                let expired = try await store.removeExpiredDevices()
+                if expired > 0 {
+                    logger.notice(
+                        "removed devices their apps have not registered again",
+                        metadata: ["devices": "\(expired)", "after": "\(store.deviceFreshness.removeAfter)"])
                 }
                 failures = 0
             } catch {

@@ -248,7 +248,8 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
             return
         }
-        let notification = PushNotification(token: delivery.token, content: delivery.content, collapseID: delivery.content.collapseKey)
+        let notification = PushNotification(
+            token: delivery.token, address: delivery.address, content: delivery.content, collapseID: delivery.content.collapseKey)
         let answer: ProviderAnswer
         let sendStarted = ContinuousClock.now
         do {

@@ -123,7 +123,10 @@ struct EmulatorResponder: HTTPResponder {
         case .success(let checked):
             message = checked
         }
-        let token = message["token"] as? String ?? ""
+        // The app instance, by its token or by its installation id (FCM answers UNREGISTERED
+        // for either once it is gone).
+        let fid = message["fid"] as? String
+        let token = fid ?? message["token"] as? String ?? ""
         if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) {
             state.countRejection()
             return fcmError(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED")
@@ -143,8 +146,9 @@ struct EmulatorResponder: HTTPResponder {
         let notification = message["notification"] as? [String: String]
         state.record(
             RecordedMessage(
-                id: id, provider: "fcm", token: token, title: notification?["title"], body: notification?["body"],
-                payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(), httpVersion: httpVersion))
+                id: id, provider: "fcm", token: token, address: fid == nil ? "token" : "fid", title: notification?["title"],
+                body: notification?["body"], payload: String(decoding: body, as: UTF8.self), headers: [:], receivedAt: Date(),
+                httpVersion: httpVersion))
         return json(200, Data(#"{"name": "projects/\#(project)/messages/\#(id)"}"#.utf8))
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// Checks an FCM v1 send body the way FCM does, answering with FCM's error wording.
 enum FCMRequestCheck {
     static let messageFields: Set<String> = [
-        "name", "token", "topic", "condition", "notification", "data", "android", "apns", "webpush", "fcm_options"
+        "name", "token", "fid", "topic", "condition", "notification", "data", "android", "apns", "webpush", "fcm_options"
     ]
     static let notificationFields: Set<String> = ["title", "body", "image"]
     /// FCM's ApnsConfig.
@@ -28,15 +28,18 @@ enum FCMRequestCheck {
             return .failure(
                 .init("Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message': Cannot find field.", field: "message.\(unknown)"))
         }
-        let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
+        let targets = ["token", "fid", "topic", "condition"].filter { message[$0] != nil }
         guard targets.count == 1 else {
             return .failure(
                 .init(
-                    "Request contains an invalid argument: exactly one of token, topic or condition is required (got \(targets.count))",
+                    "Request contains an invalid argument: exactly one of token, fid, topic or condition is required (got \(targets.count))",
                     field: "message"))
         }
         if let token = message["token"], (token as? String)?.isEmpty != false {
             return .failure(.init("The registration token is not a valid FCM registration token", field: "message.token"))
+        }
+        if let fid = message["fid"], !isInstallationID(fid) {
+            return .failure(.init("The Firebase Installation ID is not a valid FID", field: "message.fid"))
         }
         if let notification = message["notification"] {
             guard let fields = notification as? [String: Any] else {
@@ -68,6 +71,14 @@ enum FCMRequestCheck {
             if let failure = checkAPNs(apns) { return .failure(failure) }
         }
         return .success(message)
+    }
+
+    /// A Firebase Installation ID: 22 characters of base64url.
+    static func isInstallationID(_ value: Any) -> Bool {
+        guard let text = value as? String, text.utf8.count == 22 else { return false }
+        return text.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
     }
 
     /// `message.apns`: known fields only, `headers` a map of strings, `payload` an object,

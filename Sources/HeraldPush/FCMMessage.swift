@@ -64,12 +64,15 @@ public struct FCMMessage: Sendable, Equatable {
         json.closeObject()
         json.closeObject()
         json.stringMap("data", notification.data)
+        // An app on the newest Firebase SDKs is addressed by its installation id, and has no
+        // registration token at all (`message.token` is deprecated in FCM's own clients).
+        if notification.address == .fid { json.string("fid", notification.token) }
         json.openObject("notification")
         json.string("body", body)
         json.string("image", notification.imageURL)
         json.string("title", notification.title)
         json.closeObject()
-        json.string("token", notification.token)
+        if notification.address == .token { json.string("token", notification.token) }
         json.closeObject()
         json.closeObject()
         return json.bytes

@@ -5,13 +5,16 @@ import HeraldTemplates
 /// (read as `notification.title`, `.badge`, …) and where it goes.
 @dynamicMemberLookup
 public struct PushNotification: Sendable, Equatable {
+    /// The device's registration token, or (FCM, `address: .fid`) its installation id.
     public var token: String
+    public var address: DeviceAddress
     public var content: NotificationContent
     /// APNs `apns-collapse-id`, when a newer notification should replace an older one.
     public var collapseID: String?
 
-    public init(token: String, content: NotificationContent, collapseID: String? = nil) {
+    public init(token: String, address: DeviceAddress = .token, content: NotificationContent, collapseID: String? = nil) {
         self.token = token
+        self.address = address
         self.content = content
         self.collapseID = collapseID
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldDispatch
 import HeraldHTTP
 import HeraldPostgres
@@ -49,9 +50,10 @@ public struct HeraldEnvironment: Sendable {
 
     /// The store on the database (the embedded cluster is started and migrated on first use).
     public func withStore<Result>(poolSize: Int = 2, _ body: (Store) async throws -> Result) async throws -> Result {
+        let freshness = try DeviceFreshness.from(environment: variables)
         let pool = try await databaseSource().openPool(size: poolSize, logger: logger)
         return try await pool.closing { pool in
-            try await explainingConnectionFailures { try await body(Store(pool: pool, logger: logger)) }
+            try await explainingConnectionFailures { try await body(Store(pool: pool, logger: logger, deviceFreshness: freshness)) }
         }
     }
 

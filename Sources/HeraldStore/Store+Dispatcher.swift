@@ -13,7 +13,7 @@ extension Store {
         let configuration = pool.configuration.with(
             sessionSetup: DatabaseRole.dispatcher.forSession + "; SET plan_cache_mode = force_custom_plan")
         let pool = PostgresPool(configuration: configuration, size: size, logger: logger)
-        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger)) }
+        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
     }
 }
 
@@ -23,6 +23,6 @@ extension Store {
     /// connections requests wait for (the live channel's loops).
     public func withPoolOfItsOwn<Result>(size: Int, _ body: (Store) async throws -> Result) async throws -> Result {
         let pool = PostgresPool(configuration: pool.configuration, size: size, logger: logger)
-        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger)) }
+        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
     }
 }

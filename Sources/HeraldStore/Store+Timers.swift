@@ -36,7 +36,9 @@ extension Store {
                 ) { connection, ledger in
                     let tenant = try Self.tenant(
                         try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
-                    return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger).fireTimer(id, now: now)
+                    return try await TenantSession(
+                        connection: connection, tenant: tenant, logger: logger, ledger: ledger, freshness: deviceFreshness
+                    ).fireTimer(id, now: now)
                 }
             } catch let error as PostgresError where error.isDataError {
                 firing = try await skipTimer(id, tenant: tenantID, because: error)

@@ -8,13 +8,16 @@ import Logging
 public struct Store: Sendable {
     let pool: PostgresPool
     let logger: Logger
+    /// When a device's registration goes stale and when it is removed (DESIGN §19).
+    public let deviceFreshness: DeviceFreshness
 
     /// The NOTIFY channel workers LISTEN on; its payload is the tenant id (a hint only).
     public static let outboxChannel = "herald_outbox"
 
-    public init(pool: PostgresPool, logger: Logger) {
+    public init(pool: PostgresPool, logger: Logger, deviceFreshness: DeviceFreshness = .default) {
         self.pool = pool
         self.logger = logger
+        self.deviceFreshness = deviceFreshness
     }
 
     // MARK: Tenants
@@ -69,7 +72,8 @@ public struct Store: Sendable {
     /// (see `PostgresPool.withTransaction`), so no event is lost or written twice.
     public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
         try await withTenantTransaction(tenant.id) { connection, ledger in
-            try await body(TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger))
+            try await body(
+                TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger, freshness: deviceFreshness))
         }
     }
 

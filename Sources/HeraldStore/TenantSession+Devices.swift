@@ -15,17 +15,18 @@ public enum DeviceRegistrationOutcome: Sendable, Equatable {
 }
 
 extension TenantSession {
-    /// Registers a push token for a person's app; a known token is refreshed, restored after
-    /// a logout, or moved to its new owner.
+    /// Registers a push token (or an FCM installation id, `address: .fid`) for a person's
+    /// app; a known one is refreshed (which also makes a stale device fresh again), restored
+    /// after a logout, or moved to its new owner.
     /// - Throws: `InputError`; `StoreError.notFound` for an unknown person;
     ///   `StoreError.invalid` for a token its provider retired.
     public func registerDevice(
-        email: String, token: String, app: AppKind, platform: Platform, provider: PushProvider
+        email: String, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform, provider: PushProvider
     ) async throws -> (Device, DeviceRegistrationOutcome) {
-        let token = try Input.token(token, provider: provider)
+        let token = try Input.deviceAddress(token, address, provider: provider)
         let owner = try await person(email: email)
         for _ in 0..<2 {
-            if let existing = try await device(token: token, provider: provider, locking: true) {
+            if let existing = try await device(token: token, address: address, provider: provider, locking: true) {
                 if let retired = existing.deactivatedAt {
                     throw StoreError(
                         .invalid,
@@ -44,9 +45,10 @@ extension TenantSession {
             }
             let inserted = try await connection.query(
                 """
-                INSERT INTO devices (tenant_id, id, person_id, token, app, platform, provider)
-                VALUES (\(tenantID), \(UUID.v7()), \(owner.id), \(token), \(app.rawValue), \(platform.rawValue), \(provider.rawValue))
-                ON CONFLICT (tenant_id, provider, token) DO NOTHING
+                INSERT INTO devices (tenant_id, id, person_id, token, address, app, platform, provider)
+                VALUES (\(tenantID), \(UUID.v7()), \(owner.id), \(token), \(address.rawValue), \(app.rawValue), \(platform.rawValue),
+                        \(provider.rawValue))
+                ON CONFLICT (tenant_id, provider, address, token) DO NOTHING
                 RETURNING id
                 """)
             if let row = inserted.first {
@@ -86,40 +88,43 @@ extension TenantSession {
             WHERE d.tenant_id = \(tenantID) AND (\(ownerFilter)::uuid IS NULL OR d.person_id = \(ownerFilter))
             ORDER BY p.email, d.created_at DESC
             """
-        ).map(Self.device)
+        ).map(device(_:))
     }
 
     func device(id: UUID) async throws -> Device {
-        try Self.device(
+        try device(
             try await connection.query(
                 "SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom) WHERE d.tenant_id = \(tenantID) AND d.id = \(id)"
             ).single())
     }
 
-    func device(token: String, provider: PushProvider, locking: Bool) async throws -> Device? {
+    func device(token: String, address: DeviceAddress, provider: PushProvider, locking: Bool) async throws -> Device? {
         try await connection.query(
             """
             SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
-            WHERE d.tenant_id = \(tenantID) AND d.provider = \(provider.rawValue) AND d.token = \(token)
+            WHERE d.tenant_id = \(tenantID) AND d.provider = \(provider.rawValue) AND d.address = \(address.rawValue) AND d.token = \(token)
             \(unsafeRaw: locking ? "FOR UPDATE OF d" : "")
             """
-        ).first.map(Self.device)
+        ).first.map(device(_:))
     }
 
     static let deviceColumns = """
         d.id, p.id, p.email, p.display_name, d.token, d.app, d.platform, d.provider, d.created_at, d.updated_at,
-        d.last_seen_at, d.removed_at, d.deactivated_at, d.deactivation_reason
+        d.last_seen_at, d.removed_at, d.deactivated_at, d.deactivation_reason, d.address, now()
         """
     static let deviceFrom = "FROM devices d JOIN people p ON p.tenant_id = d.tenant_id AND p.id = d.person_id"
 
-    static func device(_ row: PostgresRow) throws -> Device {
+    /// A device of `deviceColumns`, stale or not by the store's freshness at the database's clock.
+    func device(_ row: PostgresRow) throws -> Device {
         let (id, ownerID, email, name, token, app, platform, provider) =
             try row.decode((UUID, UUID, String, String, String, String, String, String).self)
+        let lastSeenAt = try row.decode(Date.self, at: 10)
         return Device(
             id: id, owner: PersonReference(id: ownerID, email: email, name: name), token: token,
-            app: try decodeEnum(app), platform: try decodeEnum(platform), provider: try decodeEnum(provider),
-            createdAt: try row.decode(Date.self, at: 8), updatedAt: try row.decode(Date.self, at: 9),
-            lastSeenAt: try row.decode(Date.self, at: 10), removedAt: try row.decode(Date?.self, at: 11),
-            deactivatedAt: try row.decode(Date?.self, at: 12), deactivationReason: try row.decode(String?.self, at: 13))
+            address: try Self.decodeEnum(try row.decode(String.self, at: 14)), app: try Self.decodeEnum(app), platform: try Self.decodeEnum(platform),
+            provider: try Self.decodeEnum(provider), createdAt: try row.decode(Date.self, at: 8), updatedAt: try row.decode(Date.self, at: 9),
+            lastSeenAt: lastSeenAt, removedAt: try row.decode(Date?.self, at: 11), deactivatedAt: try row.decode(Date?.self, at: 12),
+            deactivationReason: try row.decode(String?.self, at: 13),
+            isStale: freshness.isStale(lastSeenAt: lastSeenAt, at: try row.decode(Date.self, at: 15)))
     }
 }

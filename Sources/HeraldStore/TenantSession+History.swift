@@ -121,6 +121,8 @@ public struct DeliveryRecord: Sendable, Codable, Equatable {
     public let id: UUID
     public let deviceID: UUID
     public let tokenPreview: String
+    /// `token` or `fid`: what `tokenPreview` shortens.
+    public let address: String
     public let platform: String
     public let provider: String
     public let deviceState: String
@@ -139,6 +141,7 @@ public struct DeliveryRecord: Sendable, Codable, Equatable {
         case id
         case deviceID = "deviceId"
         case tokenPreview
+        case address
         case platform
         case provider
         case deviceState
@@ -265,8 +268,10 @@ extension TenantSession {
         let deliveryRows = try await connection.query(
             """
             SELECT d.id, d.device_id, v.token, v.platform, d.provider,
-                   CASE WHEN v.deactivated_at IS NOT NULL THEN 'deactivated' WHEN v.removed_at IS NOT NULL THEN 'removed' ELSE 'active' END,
-                   d.status, d.attempts, d.due_at, d.deadline_at, d.sent_at, d.message_id, d.http_status, d.last_error
+                   CASE WHEN v.deactivated_at IS NOT NULL THEN 'deactivated' WHEN v.removed_at IS NOT NULL THEN 'removed'
+                        WHEN v.last_seen_at <= now() - make_interval(secs => \(freshness.staleAfter.timeInterval)) THEN 'stale'
+                        ELSE 'active' END,
+                   d.status, d.attempts, d.due_at, d.deadline_at, d.sent_at, d.message_id, d.http_status, d.last_error, v.address
             FROM deliveries d JOIN devices v ON v.tenant_id = d.tenant_id AND v.id = d.device_id
             WHERE d.tenant_id = \(tenantID) AND d.notification_id = \(id)
             ORDER BY d.created_at, d.id
@@ -275,7 +280,8 @@ extension TenantSession {
             let (deliveryID, deviceID, token, platform, provider, deviceState, status, attemptCount, due, deadline) =
                 try row.decode((UUID, UUID, String, String, String, String, String, Int, Date, Date).self)
             return DeliveryRecord(
-                id: deliveryID, deviceID: deviceID, tokenPreview: TokenDisplay.truncated(token), platform: platform, provider: provider,
+                id: deliveryID, deviceID: deviceID, tokenPreview: TokenDisplay.truncated(token), address: try row.decode(String.self, at: 14),
+                platform: platform, provider: provider,
                 deviceState: deviceState, status: status, attemptCount: attemptCount, dueAt: due, deadlineAt: deadline,
                 sentAt: try row.decode(Date?.self, at: 10), messageID: try row.decode(String?.self, at: 11),
                 httpStatus: try row.decode(Int?.self, at: 12), lastError: try row.decode(String?.self, at: 13),

@@ -11,6 +11,8 @@ public struct TenantSession: Sendable {
     let logger: Logger
     /// Where the outbox events this transaction writes are noted.
     let ledger: OutboxLedger
+    /// When devices go stale (the store's).
+    let freshness: DeviceFreshness
 
     var tenantID: UUID { tenant.id }
 

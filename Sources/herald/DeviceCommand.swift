@@ -10,10 +10,16 @@ struct DeviceCommand: AsyncParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Register a push token (again: refresh it; from another person: move it to this one).")
+            abstract: "Register a push token or FCM installation id (again: refresh it; from another person: move it to this one).",
+            discussion: """
+                Give --token (the registration token the app obtained) or --fid (the Firebase Installation ID an app on \
+                the newest Firebase SDKs reports instead; FCM only). Apps should register again about monthly: a device \
+                not registered for HERALD_DEVICE_STALE_AFTER (60d) is stale and sent nothing until it registers again.
+                """)
 
         @Option(help: "The owner's email.") var user: String
-        @Option(help: "The push token the app obtained.") var token: String
+        @Option(help: "The push token the app obtained.") var token: String?
+        @Option(help: "The FCM installation id (fid) the app obtained, instead of a token.") var fid: String?
         @Option(help: "member or manager.") var app: String
         @Option(help: "ios, android or web.") var platform: String
         @Option(help: "fcm or apns (default fcm).") var provider = "fcm"
@@ -24,8 +30,9 @@ struct DeviceCommand: AsyncParsableCommand {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let platform = try Input.choice(platform, field: "platform", as: Platform.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let (value, address) = try DeviceCommand.address(token: token, fid: fid)
             let (device, outcome) = try await withTenant(tenant) {
-                try await $0.registerDevice(email: user, token: token, app: app, platform: platform, provider: provider)
+                try await $0.registerDevice(email: user, token: value, address: address, app: app, platform: platform, provider: provider)
             }
             if options.json { return try printJSON(device) }
             let what =
@@ -36,20 +43,23 @@ struct DeviceCommand: AsyncParsableCommand {
                 case .moved(let previous): "moved from \(previous.email)"
                 }
             print(
-                "\(what): \(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
+                "\(what): \(device.address == .fid ? "fid " : "")\(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
             )
         }
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Log a token out: it gets nothing until registered again.")
+        static let configuration = CommandConfiguration(
+            abstract: "Log a token (or an installation id) out: it gets nothing until registered again.")
 
-        @Option(help: "The push token.") var token: String
+        @Option(help: "The push token.") var token: String?
+        @Option(help: "The FCM installation id, instead of a token.") var fid: String?
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let removed = try await withTenant(tenant) { try await $0.removeDevice(token: token) }
+            let (value, _) = try DeviceCommand.address(token: token, fid: fid)
+            let removed = try await withTenant(tenant) { try await $0.removeDevice(token: value) }
             if options.json { return try printJSON(removed) }
             for device in removed { print("removed \(device.tokenPreview) of \(device.owner.email) (\(device.app.rawValue) app)") }
         }
@@ -65,15 +75,25 @@ struct DeviceCommand: AsyncParsableCommand {
         func run() async throws {
             let devices = try await withTenant(tenant) { try await $0.devices(email: user) }
             if options.json { return try printJSON(devices) }
-            var table = TextTable("OWNER", "TOKEN", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
+            var table = TextTable("OWNER", "TOKEN OR FID", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
             for device in devices {
                 var state = device.state
                 if let reason = device.deactivationReason { state += " (\(reason))" }
                 table.add(
-                    device.owner.email, device.tokenPreview, device.app.rawValue, device.platform.rawValue,
+                    device.owner.email, (device.address == .fid ? "fid " : "") + device.tokenPreview, device.app.rawValue, device.platform.rawValue,
                     device.provider.rawValue, state, device.lastSeenAt.shortDisplay)
             }
             print(table.render(empty: "no devices (herald device register)"))
+        }
+    }
+
+    /// The one of `--token` and `--fid` given.
+    /// - Throws: `InputError` unless exactly one is.
+    static func address(token: String?, fid: String?) throws -> (String, DeviceAddress) {
+        switch (token, fid) {
+        case (let token?, nil): return (token, .token)
+        case (nil, let fid?): return (fid, .fid)
+        default: throw InputError("give --token (a registration token) or --fid (an FCM installation id), exactly one of them")
         }
     }
 }

@@ -87,7 +87,7 @@ struct HistoryCommand: AsyncParsableCommand {
             }
             var table = TextTable("DEVICE", "PLATFORM", "PROVIDER", "DEVICE STATE", "#", "STARTED", "MS", "OUTCOME", "HTTP", "MESSAGE ID", "ERROR")
             for delivery in detail.deliveries {
-                let device = "\(delivery.tokenPreview)"
+                let device = (delivery.address == "fid" ? "fid " : "") + delivery.tokenPreview
                 if delivery.attempts.isEmpty {
                     table.add(device, delivery.platform, delivery.provider, delivery.deviceState, "-", "-", "-", delivery.status, "-", "-", "-")
                 }

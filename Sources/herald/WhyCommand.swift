@@ -76,7 +76,8 @@ struct WhyCommand: AsyncParsableCommand {
         let devices = detail.deliveries.map { delivery -> String in
             let last = delivery.attempts.last
             let answer = [last?.httpStatus.map(String.init), last?.providerError ?? delivery.lastError].compactMap { $0 }.joined(separator: " ")
-            return "\(delivery.platform) \(delivery.tokenPreview): \(delivery.status)\(answer.isEmpty ? "" : " (\(answer))")"
+            return
+                "\(delivery.platform) \(delivery.address == "fid" ? "fid " : "")\(delivery.tokenPreview): \(delivery.status)\(answer.isEmpty ? "" : " (\(answer))")"
         }.joined(separator: "; ")
         let outcome: String
         switch entry.decision {

@@ -59,6 +59,30 @@ import Testing
         }
     }
 
+    /// An app on the newest Firebase SDKs registers its installation id instead of a token.
+    @Test func aDeviceRegistersByInstallationIDOrTokenExactlyOne() async throws {
+        try await APIHarness.with { api in
+            let chidi = try await api.token("chidi@acme.test")
+            let fid = "cX3vT9qLRk2bYw8mN4pZa_"
+            let device = try await api.call("POST", "/v1/devices", token: chidi, json: ["fid": fid, "app": "member", "platform": "android"])
+            #expect(device.status == 201 && device.headers["location"] == "/v1/devices/\(fid)", "\(String(decoding: device.body, as: UTF8.self))")
+            #expect(device.json["address"] as? String == "fid" && device.json["state"] as? String == "active")
+            #expect(device.json["tokenPreview"] == nil && device.json["fidPreview"] as? String != fid)
+            let refusals: [[String: Any]] = [
+                ["fid": fid, "token": "chidi-pixel-token-0001", "app": "member", "platform": "android"],
+                ["app": "member", "platform": "android"],
+                ["fid": fid, "app": "member", "platform": "ios", "provider": "apns"],
+                ["fid": "not an installation id", "app": "member", "platform": "android"]
+            ]
+            for body in refusals {
+                let refused = try await api.call("POST", "/v1/devices", token: chidi, json: body)
+                #expect(refused.status == 422 && refused.isProblem, "\(body): \(String(decoding: refused.body, as: UTF8.self))")
+            }
+            #expect(try await api.count("devices") == 1)
+            #expect(try await api.call("DELETE", "/v1/devices/\(fid)", token: chidi).status == 204)
+        }
+    }
+
     @Test func badBodiesAreRefusedInWordsAndWriteNothing() async throws {
         try await APIHarness.with { api in
             let alice = try await api.token("alice@acme.test")

@@ -32,6 +32,32 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
+    /// `--fid` registers an FCM installation id; the list shows it, stale or not; bad input
+    /// is one line and writes nothing.
+    @Test func aDeviceRegistersByInstallationID() async throws {
+        try await withCLI { cli, pool in
+            try await setUp(cli)
+            let fid = "cX3vT9qLRk2bYw8mN4pZa_"
+            let registered = try await ok(
+                cli, ["device", "register", "--user", "chidi@acme.test", "--fid", fid, "--app", "member", "--platform", "android"])
+            #expect(registered.hasPrefix("registered: fid "), "\(registered)")
+            #expect(!registered.contains(fid))
+            for arguments in [
+                ["--fid", fid, "--token", "chidi-phone-0001"], [], ["--fid", "too-short"], ["--fid", fid, "--provider", "apns"]
+            ] {
+                let result = try await cli.run(
+                    ["device", "register", "--user", "chidi@acme.test", "--app", "member", "--platform", "android"] + arguments)
+                #expect(result.status != 0 && result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains("fid"), "\(arguments): \(result.stderr)")
+            }
+            try await pool.query("UPDATE devices SET last_seen_at = now() - interval '61 days'")
+            let listed = try await ok(cli, ["device", "list", "--user", "chidi@acme.test"])
+            #expect(listed.contains("fid ") && listed.contains("stale"), "\(listed)")
+            #expect(try await pool.query("SELECT count(*) FROM devices").single().decode(Int.self, at: 0) == 1)
+            _ = try await ok(cli, ["device", "remove", "--fid", fid])
+        }
+    }
+
     @Test func aP0ActivityFromAssignmentToApproval() async throws {
         try await withCLI { cli, pool in
             try await setUp(cli)

@@ -29,7 +29,7 @@ struct DispatchStateMachineTests {
         let now = Date()
         return ClaimedDelivery(
             tenantID: UUID(), id: UUID(), notificationID: UUID(), deviceID: UUID(), provider: provider, app: .member, attempt: 1,
-            firstAttemptAt: now, deadlineAt: now.addingTimeInterval(3600), token: "token", deviceActive: true,
+            firstAttemptAt: now, deadlineAt: now.addingTimeInterval(3600), token: "token", address: .token, deviceActive: true,
             content: NotificationContent(title: "t", body: "b", data: [:], badge: 0, sound: false, threadID: "t"), eventAt: now, claimedAt: now)
     }
 

@@ -347,8 +347,10 @@ func client(_ emulator: Emulator, _ configuration: HTTPClient.Configuration = .i
 
     @Test(arguments: [
         (#"{"message": {"token": "a", "data": {"count": 3}}}"#, "message.data[0].value"),
-        (#"{"message": {"token": "a", "topic": "news"}}"#, "exactly one of token, topic or condition"),
-        (#"{"message": {"notification": {"title": "x"}}}"#, "exactly one of token, topic or condition"),
+        (#"{"message": {"token": "a", "topic": "news"}}"#, "exactly one of token, fid, topic or condition"),
+        (#"{"message": {"token": "a", "fid": "cX3vT9qLRk2bYw8mN4pZa_"}}"#, "exactly one of token, fid, topic or condition"),
+        (#"{"message": {"fid": "not an installation id"}}"#, "not a valid FID"),
+        (#"{"message": {"notification": {"title": "x"}}}"#, "exactly one of token, fid, topic or condition"),
         (#"{"message": {"token": "a", "priority": "high"}}"#, "message.priority"),
         (#"{"message": {"token": "a", "notification": {"title": "x", "sound": "default"}}}"#, "message.notification.sound")
     ])

@@ -25,13 +25,17 @@ import Testing
             let bundled = try Migration.bundled
             try await Migrator(migrations: bundled.filter { $0.version <= 17 }).migrate(pool, logger: testLogger)
             // Today's code also writes the live channel's feed (0027): a stand-in for its table
-            // while the schema is 0017's, dropped before the migrations run on.
+            // while the schema is 0017's, dropped before the migrations run on. And it reads
+            // how a device is addressed (0028): the column, dropped likewise.
             try await pool.withConnection { connection in
                 try await connection.executeScript(
                     """
                     CREATE TABLE live_pending (id bigint GENERATED ALWAYS AS IDENTITY, tenant_id uuid, kind text, person_id uuid,
                         conversation_id uuid, activity_id uuid, about_person uuid, payload jsonb, created_at timestamptz DEFAULT now());
-                    GRANT INSERT ON live_pending TO herald_app
+                    GRANT INSERT ON live_pending TO herald_app;
+                    ALTER TABLE devices ADD COLUMN address text NOT NULL DEFAULT 'token';
+                    ALTER TABLE devices DROP CONSTRAINT devices_token_unique;
+                    ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, address, token)
                     """)
             }
             let store = Store(pool: pool, logger: testLogger)
@@ -93,7 +97,14 @@ import Testing
             let countsBefore = try await pool.query(counts).single().decode((Int, Int, Int).self)
             #expect(countsBefore.0 == 6 && countsBefore.1 == 12 && countsBefore.2 == 18)
 
-            try await pool.query("DROP TABLE live_pending")
+            try await pool.withConnection { connection in
+                try await connection.executeScript(
+                    """
+                    DROP TABLE live_pending;
+                    ALTER TABLE devices DROP COLUMN address;
+                    ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, token)
+                    """)
+            }
             let applied = try await Migrator(migrations: bundled).migrate(pool, logger: testLogger)
             #expect(applied.first?.version == 18)
 

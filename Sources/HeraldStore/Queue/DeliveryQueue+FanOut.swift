@@ -139,10 +139,10 @@ extension DeliveryQueue {
     /// - Returns: how many deliveries were created, and the ones leased to the worker.
     static func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
-        on connection: PostgresConnection
+        freshness: DeviceFreshness = .default, on connection: PostgresConnection
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         let rows = try await connection.query(
-            writeStatement(drafts, events: events, tenant: tenant, deadline: deadline, claim: claim))
+            writeStatement(drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: freshness))
         var created = 0
         var claimed: [ClaimedDelivery] = []
         // A notification is one event to one recipient (its id is made from the two). Only
@@ -167,7 +167,8 @@ extension DeliveryQueue {
                 ClaimedDelivery(
                     tenantID: tenant, id: id, notificationID: try row.decode(UUID.self, at: 9), deviceID: deviceID, provider: provider,
                     app: draft.app, attempt: 1,
-                    firstAttemptAt: now, deadlineAt: deadlineAt, token: token, deviceActive: true, content: draft.content,
+                    firstAttemptAt: now, deadlineAt: deadlineAt, token: token,
+                    address: DeviceAddress(rawValue: try row.decode(String.self, at: 10)) ?? .token, deviceActive: true, content: draft.content,
                     eventAt: draft.eventAt, claimedAt: now))
         }
         return (created, claimed)

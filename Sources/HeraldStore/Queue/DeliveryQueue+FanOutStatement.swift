@@ -6,7 +6,8 @@ extension DeliveryQueue {
     /// The one statement of `write`: notifications, deliveries, the events marked done.
     /// (Its own function so that tests can read its plan.)
     static func writeStatement(
-        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?
+        _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
+        freshness: DeviceFreshness = .default
     ) throws -> PostgresQuery {
         // With no drafts the same statement only marks the events done.
         let columns = try DraftColumns(drafts)
@@ -16,6 +17,9 @@ extension DeliveryQueue {
         let leaseSeconds = claim?.lease.timeInterval ?? 0
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
+        // A device not registered again since then is stale: not sent to (DESIGN §19).
+        let staleSeconds = freshness.staleAfter.timeInterval
+        let staleReason = freshness.staleReason
         return """
             WITH input AS (
                 -- Each recipient's content by its position in the shared arrays (a handful of
@@ -43,7 +47,7 @@ extension DeliveryQueue {
                 -- each read ran its subquery again (four times for a part of 1,000).
                 -- Reachable: a probe of the recipient's devices on their index (as an EXISTS,
                 -- it was planned as one pass over all of the tenant's devices per statement).
-                SELECT i.*, dv.found IS NOT NULL AS reachable,
+                SELECT i.*, coalesce(dv.fresh, false) AS reachable, coalesce(NOT dv.fresh, false) AS stale_only,
                        -- The activity's next change of status, if it moved on before this event was
                        -- fanned out (a reminder about it supersedes nothing).
                        -- The event by its key, then the activity's later events on their index (a
@@ -59,11 +63,12 @@ extension DeliveryQueue {
                                ORDER BY o.seq LIMIT 1) o
                            WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) END AS superseded_by
                 FROM input i
+                -- The recipient's most recently registered device: if it is stale, all are.
                 LEFT JOIN LATERAL (
-                    SELECT true AS found FROM devices d
+                    SELECT d.last_seen_at > now() - make_interval(secs => \(staleSeconds)) AS fresh FROM devices d
                     WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
                       AND d.removed_at IS NULL AND d.deactivated_at IS NULL
-                    LIMIT 1) dv ON true
+                    ORDER BY d.last_seen_at DESC LIMIT 1) dv ON true
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
                                            conversation_id, title, body, data, badge, sound, thread_id, image_url,
@@ -75,6 +80,7 @@ extension DeliveryQueue {
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
                             WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
                             WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                            WHEN r.stale_only THEN \(staleReason)
                             WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
                             ELSE r.deferred_reason END,
                        r.event_at,
@@ -93,9 +99,9 @@ extension DeliveryQueue {
                                           'badge', i.badge)
                 FROM inserted i WHERE i.activity_id IS NOT NULL
             ), targets AS (
-                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until, x.live,
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until, x.live, x.stale,
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AND NOT x.live AS claimed
+                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AND NOT x.live AND NOT x.stale AS claimed
                 FROM inserted n
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL
@@ -105,7 +111,8 @@ extension DeliveryQueue {
                     SELECT n.conversation_id IS NOT NULL AND EXISTS (
                         SELECT FROM live_devices v JOIN live_servers s ON s.id = v.server_id
                         WHERE v.tenant_id = d.tenant_id AND v.device_id = d.id
-                          AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))) AS live
+                          AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))) AS live,
+                    d.last_seen_at <= now() - make_interval(secs => \(staleSeconds)) AS stale
                 ) x
                 WHERE n.status = 'queued'
             ), created AS (
@@ -115,10 +122,10 @@ extension DeliveryQueue {
                        t.notification_id, t.device_id, t.provider,
                        -- Quiet hours: due when they end, and the deadline counts from then.
                        coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
-                       CASE WHEN t.live THEN 'cancelled' WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
+                       CASE WHEN t.live OR t.stale THEN 'cancelled' WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
                        CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
                        CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END,
-                       CASE WHEN t.live THEN \(unsafeRaw: Self.liveReason) END
+                       CASE WHEN t.live THEN \(unsafeRaw: Self.liveReason) WHEN t.stale THEN \(staleReason) END
                 FROM targets t
                 ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
@@ -126,12 +133,13 @@ extension DeliveryQueue {
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
             )
-            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id
+            SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id,
+                   v.address
             FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
             JOIN inserted n ON n.id = c.notification_id
             WHERE c.status = 'sending'
             UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL FROM created
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL, NULL FROM created
             """
     }
 

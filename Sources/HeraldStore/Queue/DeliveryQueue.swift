@@ -13,6 +13,8 @@ public struct DeliveryQueue: Sendable {
     let lease: Duration
     /// Only these tenants, or all when empty.
     let tenants: [UUID]
+    /// When devices go stale (the store's): fan-out sends nothing to a stale one.
+    let freshness: DeviceFreshness
     /// Where deliveries still to send lie (`refreshWindow()`).
     let window = LiveWindow()
 
@@ -24,6 +26,7 @@ public struct DeliveryQueue: Sendable {
         self.worker = worker
         self.lease = lease
         self.tenants = tenants
+        self.freshness = store.deviceFreshness
     }
 
     /// Where a worker that fanned out more deliveries than it can send at once tells the
@@ -68,7 +71,7 @@ public struct DeliveryQueue: Sendable {
             )
             let (title, body, dataText) = (try next(String.self), try next(String.self), try next(String.self))
             let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
-            let (eventAt, claimedAt) = (try next(Date.self), try next(Date.self))
+            let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
             let data: [String: String]
             if let known = decoded[dataText] {
                 data = known
@@ -81,8 +84,8 @@ public struct DeliveryQueue: Sendable {
             return ClaimedDelivery(
                 tenantID: tenantID, id: id, notificationID: notificationID, deviceID: deviceID,
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
-                firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, deviceActive: deviceActive, content: content,
-                eventAt: eventAt, claimedAt: claimedAt)
+                firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, address: DeviceAddress(rawValue: address) ?? .token,
+                deviceActive: deviceActive, content: content, eventAt: eventAt, claimedAt: claimedAt)
         }
     }
 
@@ -159,7 +162,7 @@ public struct DeliveryQueue: Sendable {
             )
             SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
-                   n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at
+                   n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address
             FROM leased d
             -- Each delivery's notification by its key, in a subquery the planner keeps apart
             -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its

@@ -33,7 +33,9 @@ public struct ClaimedDelivery: Sendable {
     public let attempt: Int
     public let firstAttemptAt: Date
     public let deadlineAt: Date
+    /// The device's token, or its installation id (`address`).
     public let token: String
+    public let address: DeviceAddress
     public let deviceActive: Bool
     public let content: NotificationContent
     public let eventAt: Date
