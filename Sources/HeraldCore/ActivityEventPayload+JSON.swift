@@ -41,6 +41,10 @@ extension ActivityEventPayload: JSONWritable {
         writer.uuid(teamID)
         writer.raw(",\"teamName\":")
         writer.string(teamName)
+        if let version {
+            writer.raw(",\"version\":")
+            writer.int(version)
+        }
         if let waitingSinceMilliseconds {
             writer.raw(",\"waitingSinceMilliseconds\":")
             writer.int(Int(waitingSinceMilliseconds))

@@ -32,6 +32,10 @@ public struct NotificationContent: Sendable, Equatable {
     /// have none: they stack by conversation.
     public var collapseKey: String? { data["activityId"] }
 
+    /// The buttons the push offers (`aps.category`; in `data` for Android apps), as
+    /// fan-out chose them: `NotificationCategory`.
+    public var category: String? { data["category"] }
+
     /// A P0 activity's push: it breaks through quiet hours and Focus (APNs
     /// `interruption-level: time-sensitive`; Android pushes go at high priority already).
     public var isTimeSensitive: Bool { data["priority"] == Priority.p0.rawValue }

@@ -31,11 +31,16 @@ public struct ActivityEventPayload: Sendable, Codable, Equatable {
     /// For a reminder: when the wait it chases began (the completion request, or the
     /// assignment for the deadline reminders), in milliseconds since the Unix epoch.
     public let waitingSinceMilliseconds: Int64?
+    /// The activity's version after the event (HTTP `ETag`): a push carries it, so that a
+    /// button on the notification acts only on the version its recipient saw (`If-Match`).
+    /// Nil in events written before pushes carried it.
+    public let version: Int?
 
     public init(
         event: EventKind, activityID: UUID, teamID: UUID, teamName: String, activityName: String, priority: Priority,
         deadline: LocalDate, status: ActivityStatus, actor: PersonReference, manager: PersonReference,
-        assignee: PersonReference, recipients: [Recipient], reason: String?, occurredAt: Date, waitingSince: Date? = nil
+        assignee: PersonReference, recipients: [Recipient], reason: String?, occurredAt: Date, waitingSince: Date? = nil,
+        version: Int? = nil
     ) {
         self.event = event
         self.activityID = activityID
@@ -52,6 +57,7 @@ public struct ActivityEventPayload: Sendable, Codable, Equatable {
         self.reason = reason
         self.occurredAtMilliseconds = Self.milliseconds(occurredAt)
         self.waitingSinceMilliseconds = waitingSince.map(Self.milliseconds)
+        self.version = version
     }
 
     public var occurredAt: Date { Date(timeIntervalSince1970: Double(occurredAtMilliseconds) / 1000) }

@@ -93,10 +93,19 @@ struct FanOut: Sendable {
         // The same for every recipient: made once, and shared (a dictionary and three UUID
         // strings a recipient otherwise, and every draft's copy hashed again to be written).
         let activity = payload.activityID.uuidString.lowercased()
-        let data = [
+        var shared = [
             "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.uuidString.lowercased(),
             "priority": payload.priority.rawValue, "status": payload.status.rawValue
         ]
+        // What the app needs to offer buttons on the push (DESIGN §19): the version a button
+        // acts on (`If-Match`), and per app the category of the buttons its recipient may use.
+        if let version = payload.version { shared["version"] = String(version) }
+        let dataByApp = Dictionary(
+            uniqueKeysWithValues: AppKind.allCases.map { app in
+                var data = shared
+                data["category"] = NotificationCategory.offered(for: payload.status, on: app)?.rawValue
+                return (app, data)
+            })
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
         for recipient in recipients {
@@ -110,7 +119,8 @@ struct FanOut: Sendable {
                     event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
                     conversationID: nil,
                     content: NotificationContent(
-                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound, threadID: activity),
+                        title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge,
+                        sound: decided.sound, threadID: activity),
                     eventAt: payload.occurredAt, decided))
         }
         return drafts

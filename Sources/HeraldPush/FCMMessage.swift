@@ -104,6 +104,7 @@ enum APSDictionary {
         json.string("title", notification.title)
         json.closeObject()
         json.integer("badge", notification.badge)
+        json.string("category", notification.content.category)
         if notification.content.isTimeSensitive { json.string("interruption-level", "time-sensitive") }
         if notification.imageURL != nil { json.integer("mutable-content", 1) }
         json.string("sound", notification.sound ? "default" : nil)

@@ -211,7 +211,7 @@ extension TenantSession {
             event: transition.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
             activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: transition.to,
             actor: actor, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: reason,
-            occurredAt: at)
+            occurredAt: at, version: activity.version)
         try await appendToOutbox(
             transition.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id), payload: payload, at: at,
             timers: timers)

@@ -74,7 +74,7 @@ extension TenantSession {
                 event: kind.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
                 activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: activity.status,
                 actor: activity.assignee, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: nil,
-                occurredAt: now, waitingSince: since)
+                occurredAt: now, waitingSince: since, version: activity.version)
             let event = try await appendToOutbox(
                 kind.event, about: .activity(activity.id), actor: activity.assignee.id, recipients: recipients.map(\.id),
                 payload: payload, at: now)

@@ -67,7 +67,7 @@ import Testing
                     activityName: text, priority: .p0, deadline: LocalDate("2027-0\(1 + count)-2\(index)")!, status: .completionRequested,
                     actor: person, manager: person, assignee: person, recipients: Array(recipients.prefix(count)), reason: reason,
                     occurredAt: Date(timeIntervalSince1970: 1_795_000_000.123 - Double(count) * 2e9),
-                    waitingSince: index == 0 ? nil : Date(timeIntervalSince1970: -1.5))
+                    waitingSince: index == 0 ? nil : Date(timeIntervalSince1970: -1.5), version: count == 1 ? nil : 7 + count)
                 let written = JSONWriter.text(of: payload)
                 #expect(written == (try Self.encoded(payload)))
                 #expect(try JSONDecoder().decode(ActivityEventPayload.self, from: Data(written.utf8)) == payload)
