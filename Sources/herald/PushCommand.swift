@@ -21,7 +21,8 @@ struct PushCommand: AsyncParsableCommand {
                 Exits 0 only when the message was accepted.
                 """)
 
-        @Option(help: "The device token to send to.") var token: String
+        @Option(help: "The device token to send to.") var token: String?
+        @Option(help: "The FCM installation id to send to, instead of a token.") var fid: String?
         @Option(help: "member or manager: the app (for APNs, which topic).") var app = "member"
         @Option(help: "fcm or apns.") var provider = "fcm"
         @Option(help: "Notification title.") var title = "Herald test"
@@ -39,10 +40,12 @@ struct PushCommand: AsyncParsableCommand {
         func run() async throws {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
-            let token = try Input.token(token, provider: provider)
+            let (value, address) = try DeviceCommand.address(token: token, fid: fid)
+            let token = try Input.deviceAddress(value, address, provider: provider)
             let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
-            let notification = PushNotification(
+            var notification = PushNotification(
                 token: token, message: message, data: ["type": "test", "app": app.rawValue], badge: 0, sound: true, threadID: "herald-test")
+            notification.address = address
             let answer = try await heraldEnvironment().withGateway(maxInFlight: 4) { gateway in
                 // A broken credential is one clear line, not an outcome.
                 if let error = gateway.configurationError(for: provider) { throw error }

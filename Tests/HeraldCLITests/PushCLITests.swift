@@ -23,6 +23,11 @@ import Testing
                 #expect(!delivered.stdout.contains("device-token-0123456789"))
                 #expect(await emulator.messages().map(\.title) == ["Tom & Jerry <3"])
 
+                // An installation id goes as `message.fid`.
+                let byFID = try await cli.run(["push", "test", "--fid", "cX3vT9qLRk2bYw8mN4pZa_"])
+                #expect(byFID.status == 0, "\(byFID.stderr)")
+                #expect(await emulator.messages().last.map { $0.address == "fid" && $0.payload.contains(#""fid":"cX3vT9qLRk2bYw8mN4pZa_""#) } == true)
+
                 let dead = try await cli.run(["push", "test", "--token", "dead-0123456789", "--json"])
                 #expect(dead.status == 2 && dead.stderr.isEmpty, "\(dead.stderr)")
                 let object = try JSONSerialization.jsonObject(with: Data(dead.stdout.utf8)) as? [String: Any]
