@@ -40,14 +40,8 @@ extension HeraldAPI {
                 let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
                 let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
                 let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
-                let (token, address): (String, DeviceAddress)
-                switch (body.token, body.fid) {
-                case (let value?, nil): (token, address) = (try field("token") { try Input.token(value, provider: provider) }, .token)
-                case (nil, let value?): (token, address) = (try field("fid") { try Input.deviceAddress(value, .fid, provider: provider) }, .fid)
-                default:
-                    let detail = "give the device's registration token (token) or its FCM installation id (fid), exactly one of them"
-                    throw Problem(.unprocessableContent, "Invalid fields", detail: detail, errors: [.init(field: "token", detail: detail)])
-                }
+                let (value, address) = try field("token") { try Input.deviceAddress(token: body.token, fid: body.fid) }
+                let token = try field(address.rawValue) { try Input.deviceAddress(value, address, provider: provider) }
                 let (device, outcome) = try await store.withTenant(caller.tenant) {
                     try await $0.registerDevice(
                         email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider)

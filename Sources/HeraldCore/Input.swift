@@ -187,6 +187,17 @@ public enum Input {
         return value
     }
 
+    /// The one of a token and an FCM installation id given, unchecked (the API's body, the
+    /// CLI's `--token` and `--fid`).
+    /// - Throws: `InputError` unless exactly one is given.
+    public static func deviceAddress(token: String?, fid: String?) throws -> (String, DeviceAddress) {
+        switch (token, fid) {
+        case (let token?, nil): return (token, .token)
+        case (nil, let fid?): return (fid, .fid)
+        default: throw InputError("give the device's registration token or its FCM installation id (fid), exactly one of them")
+        }
+    }
+
     /// A device's address at its provider: a token as `token(_:provider:)` checks it, or an
     /// installation id, which only FCM knows.
     public static func deviceAddress(_ value: String, _ address: DeviceAddress, provider: PushProvider) throws -> String {

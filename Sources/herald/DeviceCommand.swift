@@ -30,7 +30,7 @@ struct DeviceCommand: AsyncParsableCommand {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let platform = try Input.choice(platform, field: "platform", as: Platform.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
-            let (value, address) = try DeviceCommand.address(token: token, fid: fid)
+            let (value, address) = try Input.deviceAddress(token: token, fid: fid)
             let (device, outcome) = try await withTenant(tenant) {
                 try await $0.registerDevice(email: user, token: value, address: address, app: app, platform: platform, provider: provider)
             }
@@ -58,7 +58,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let (value, _) = try DeviceCommand.address(token: token, fid: fid)
+            let (value, _) = try Input.deviceAddress(token: token, fid: fid)
             let removed = try await withTenant(tenant) { try await $0.removeDevice(token: value) }
             if options.json { return try printJSON(removed) }
             for device in removed { print("removed \(device.tokenPreview) of \(device.owner.email) (\(device.app.rawValue) app)") }
@@ -84,16 +84,6 @@ struct DeviceCommand: AsyncParsableCommand {
                     device.provider.rawValue, state, device.lastSeenAt.shortDisplay)
             }
             print(table.render(empty: "no devices (herald device register)"))
-        }
-    }
-
-    /// The one of `--token` and `--fid` given.
-    /// - Throws: `InputError` unless exactly one is.
-    static func address(token: String?, fid: String?) throws -> (String, DeviceAddress) {
-        switch (token, fid) {
-        case (let token?, nil): return (token, .token)
-        case (nil, let fid?): return (fid, .fid)
-        default: throw InputError("give --token (a registration token) or --fid (an FCM installation id), exactly one of them")
         }
     }
 }

@@ -40,7 +40,7 @@ struct PushCommand: AsyncParsableCommand {
         func run() async throws {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
-            let (value, address) = try DeviceCommand.address(token: token, fid: fid)
+            let (value, address) = try Input.deviceAddress(token: token, fid: fid)
             let token = try Input.deviceAddress(value, address, provider: provider)
             let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
             var notification = PushNotification(
