@@ -188,7 +188,7 @@ struct EmulatorResponder: HTTPResponder {
         if let key = emulator.apnsKey(keyID), !EmulatorJWT.isValidES256(jwt, key: key) { return reason(403, "InvalidProviderToken") }
         if Int(Date().timeIntervalSince1970) - issuedAt > 3600 { return reason(403, "ExpiredProviderToken") }
         guard let topic = headers[HTTPField.Name("apns-topic")!], !topic.isEmpty else { return reason(400, "MissingTopic") }
-        guard headers[HTTPField.Name("apns-push-type")!] != nil else { return reason(400, "InvalidPushType") }
+        guard let pushType = headers[HTTPField.Name("apns-push-type")!] else { return reason(400, "InvalidPushType") }
         if let collapse = headers[HTTPField.Name("apns-collapse-id")!], collapse.utf8.count > 64 {
             return reason(400, "BadCollapseId")
         }
@@ -196,6 +196,11 @@ struct EmulatorResponder: HTTPResponder {
         guard body.count <= 4096 else { return reason(413, "PayloadTooLarge") }
         guard let payload = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let aps = payload["aps"] as? [String: Any] else {
             return reason(400, "PayloadEmpty")
+        }
+        if let refusal = APNsRequestCheck.refusal(
+            pushType: pushType, priority: headers[HTTPField.Name("apns-priority")!], topic: topic, aps: aps)
+        {
+            return reason(400, refusal)
         }
         if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return reason(410, "Unregistered") }
         switch state.drawFault() {
