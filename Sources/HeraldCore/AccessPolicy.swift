@@ -35,6 +35,13 @@ public struct AccessPolicy: Sendable, Equatable {
         runsTheTenant || assignee == personID || role == .manager
     }
 
+    /// Uploading the update token of an activity's Live Activity: the two people it starts
+    /// for, its assignee and its manager (DESIGN §19), each for their own phone. Admins as
+    /// such have no Live Activity of it.
+    public func mayFollowLiveActivity(assignee: UUID, manager: UUID) -> Bool {
+        personID == assignee || personID == manager
+    }
+
     /// A notification in history: its recipient, the managers of its team, and those who run
     /// the tenant.
     public func maySeeNotification(recipient: UUID, role: TeamRole?) -> Bool {

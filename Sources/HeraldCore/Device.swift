@@ -17,6 +17,21 @@ public enum DeviceAddress: String, Sendable, Codable, CaseIterable {
     case token, fid
 }
 
+/// What a token is for (DESIGN §19): ordinary pushes, or a P0 activity's Live Activity on iOS
+/// (through APNs).
+public enum DeviceKind: String, Sendable, Codable, CaseIterable {
+    /// Alerts: every push Herald sends.
+    case alert
+    /// An ActivityKit push-to-start token: starts a Live Activity when a P0 is assigned.
+    case liveActivity = "liveactivity"
+    /// The update token of one activity's Live Activity, uploaded by the app once it runs
+    /// (`PUT /v1/activities/{id}/live-activity`).
+    case liveActivityUpdate = "liveactivity_update"
+
+    /// The kinds an app registers with `POST /v1/devices` (update tokens have their own call).
+    public static let registered: [DeviceKind] = [.alert, .liveActivity]
+}
+
 /// A push token (or FCM installation id) of a person, for one app.
 ///
 /// The token itself never leaves the store in output: `tokenPreview` is what people see.
@@ -39,11 +54,14 @@ public struct Device: Sendable, Equatable {
     public let deactivationReason: String?
     /// Not registered again within the store's `DeviceFreshness.staleAfter`: not sent to.
     public let isStale: Bool
+    public let kind: DeviceKind
+    /// The activity whose Live Activity an update token belongs to (`kind` liveactivity_update).
+    public let activityID: UUID?
 
     public init(
         id: UUID, owner: PersonReference, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform,
         provider: PushProvider, createdAt: Date, updatedAt: Date, lastSeenAt: Date, removedAt: Date?, deactivatedAt: Date?,
-        deactivationReason: String?, isStale: Bool = false
+        deactivationReason: String?, isStale: Bool = false, kind: DeviceKind = .alert, activityID: UUID? = nil
     ) {
         self.id = id
         self.owner = owner
@@ -59,6 +77,8 @@ public struct Device: Sendable, Equatable {
         self.deactivatedAt = deactivatedAt
         self.deactivationReason = deactivationReason
         self.isStale = isStale
+        self.kind = kind
+        self.activityID = activityID
     }
 
     public var tokenPreview: String { TokenDisplay.truncated(token) }
@@ -73,8 +93,10 @@ public struct Device: Sendable, Equatable {
 
 extension Device: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, owner, address, tokenPreview, fidPreview, app, platform, provider, state, createdAt, updatedAt, lastSeenAt, removedAt,
-            deactivatedAt, deactivationReason
+        case id, owner, kind
+        case activityID = "activityId"
+        case address, tokenPreview, fidPreview, app, platform, provider, state, createdAt,
+            updatedAt, lastSeenAt, removedAt, deactivatedAt, deactivationReason
     }
 
     /// Encodes the token preview only: JSON output is read by people and logs too.
@@ -82,6 +104,8 @@ extension Device: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(owner, forKey: .owner)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(activityID, forKey: .activityID)
         try container.encode(address, forKey: .address)
         try container.encode(tokenPreview, forKey: address == .fid ? .fidPreview : .tokenPreview)
         try container.encode(app, forKey: .app)

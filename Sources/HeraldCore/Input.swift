@@ -209,6 +209,20 @@ public enum Input {
         }
     }
 
+    /// What a registered token is for (`alert` when not given): a Live Activity's push-to-start
+    /// token is an iPhone's, addressed through APNs directly (DESIGN §19; why not through FCM:
+    /// the README's Live Activities section).
+    public static func deviceKind(_ value: String?, platform: Platform, provider: PushProvider, address: DeviceAddress) throws -> DeviceKind {
+        guard let value else { return .alert }
+        guard let kind = DeviceKind(rawValue: value.lowercased()), DeviceKind.registered.contains(kind) else {
+            throw InputError("kind \"\(printable(value))\" is not one of \(DeviceKind.registered.map(\.rawValue).joined(separator: ", "))")
+        }
+        if kind == .liveActivity, platform != .ios || provider != .apns || address != .token {
+            throw InputError("a Live Activity push-to-start token is an iPhone's APNs token: give platform ios and provider apns")
+        }
+        return kind
+    }
+
     /// A value of a closed set, such as `--app member|manager`.
     public static func choice<Value: RawRepresentable & CaseIterable>(_ value: String, field: String, as type: Value.Type) throws -> Value
     where Value.RawValue == String {

@@ -13,9 +13,12 @@ public struct NotificationContent: Sendable, Equatable {
     public var threadID: String
     /// A picture for the notification (a group's photo).
     public var imageURL: String?
+    /// Set for a Live Activity's push: sent as an ActivityKit push, not an alert.
+    public var liveActivity: LiveActivityContent?
 
     public init(
-        title: String, body: String, data: [String: String], badge: Int, sound: Bool, threadID: String, imageURL: String? = nil
+        title: String, body: String, data: [String: String], badge: Int, sound: Bool, threadID: String, imageURL: String? = nil,
+        liveActivity: LiveActivityContent? = nil
     ) {
         self.title = title
         self.body = body
@@ -24,6 +27,7 @@ public struct NotificationContent: Sendable, Equatable {
         self.sound = sound
         self.threadID = threadID
         self.imageURL = imageURL
+        self.liveActivity = liveActivity
     }
 
     /// What makes a newer push replace an older one on the phone (APNs `apns-collapse-id`;

@@ -161,7 +161,8 @@ extension Dispatcher {
     func fanOutTogether(
         _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        let recipients = readable.flatMap { $0.1.recipients }
+        // The assignee and manager of a P0 activity too: its Live Activity is theirs.
+        let recipients = readable.flatMap { $0.1.recipients } + readable.flatMap { FanOut.liveActivityPeople($0.1) }
         let conversations = Set(readable.compactMap { $0.1.conversation })
         let recipientsFound = try await transaction.recipients(recipients, conversations: Array(conversations), onlyThese: false, tenant: tenant)
         let profiles = recipientsFound.profiles
@@ -179,7 +180,12 @@ extension Dispatcher {
             drafts += made
         }
         FanOut.summarize(&drafts)
-        return try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, in: transaction)
+        var written = try await write(drafts, events: readable.map(\.0.id), tenant: tenant, room: room, in: transaction)
+        let live = try readable.compactMap { try fanOut.liveActivityDraft(for: $0.0, $0.1, profiles: profiles, templates: templates) }
+        if !live.isEmpty {
+            written.created += try await transaction.writeLiveActivities(live, tenant: tenant, deadline: configuration.retry.deadline)
+        }
+        return written
     }
 
     /// The tenant's templates, their overrides read in `transaction` when not cached.

@@ -18,7 +18,8 @@ public struct APNsRequest: Sendable, Equatable {
         // (no slash, no dot segment, no query or fragment).
         path = "/3/device/" + (notification.token.addingPercentEncoding(withAllowedCharacters: Self.tokenCharacters) ?? "")
         var headers = Dictionary(uniqueKeysWithValues: APNsHeaders.common(notification))
-        headers["apns-topic"] = topic
+        // A Live Activity's pushes go to the app's Live Activity topic.
+        headers["apns-topic"] = notification.content.liveActivity == nil ? topic : topic + LiveActivityPayload.topicSuffix
         headers["apns-expiration"] = expiration.map { String(Int($0.timeIntervalSince1970)) } ?? "0"
         self.headers = headers
         body = Self.encode(notification, body: notification.body)
@@ -37,7 +38,9 @@ public struct APNsRequest: Sendable, Equatable {
         var json = JSONText(capacity: 512 + notification.body.utf8.count)
         json.openObject()
         for key in (notification.data.keys.filter { $0 != "aps" } + ["aps"]).sorted() {
-            if key == "aps" {
+            if key == "aps", let live = notification.content.liveActivity {
+                LiveActivityPayload.write(live, title: notification.title, body: body, into: &json)
+            } else if key == "aps" {
                 APSDictionary.write(notification, body: body, into: &json)
             } else {
                 json.string(key, notification.data[key] ?? "")

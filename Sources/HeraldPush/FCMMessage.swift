@@ -82,14 +82,20 @@ public struct FCMMessage: Sendable, Equatable {
 /// The APNs headers that FCM's `apns.headers` and direct APNs both send.
 enum APNsHeaders {
     /// `apns-collapse-id` (when the notification has one, at most 64 bytes as Apple allows),
-    /// `apns-priority` and `apns-push-type`, sorted by name.
+    /// `apns-priority` and `apns-push-type` (`liveactivity` for a Live Activity's), sorted by name.
     static func common(_ notification: PushNotification) -> [(String, String)] {
         var headers: [(String, String)] = []
         if let collapse = notification.collapseID {
             headers.append(("apns-collapse-id", String(decoding: collapse.utf8.prefix(64), as: UTF8.self)))
         }
-        headers.append(("apns-priority", "10"))
-        headers.append(("apns-push-type", "alert"))
+        if let live = notification.content.liveActivity {
+            // A Live Activity's: Apple's budget for priority 10 is small, reminders use 5.
+            headers.append(("apns-priority", String(live.priority)))
+            headers.append(("apns-push-type", "liveactivity"))
+        } else {
+            headers.append(("apns-priority", "10"))
+            headers.append(("apns-push-type", "alert"))
+        }
         return headers
     }
 }

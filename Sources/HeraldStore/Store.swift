@@ -122,7 +122,7 @@ extension Store {
             for table in [
                 "delivery_attempts", "deliveries", "notifications", "messages", "conversation_participants", "conversations", "outbox",
                 "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",
-                "activities", "devices", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
+                "devices", "activities", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
                 "credentials", "people"
             ] {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")

@@ -139,13 +139,16 @@ extension TenantSession {
                 FROM moved
             ), superseded AS (
                 -- Pushes about this activity that no provider has taken yet (queued, or waiting
-                -- to be retried) describe a state it has left: they are not sent.
+                -- to be retried) describe a state it has left: they are not sent (its Live
+                -- Activity's updates too, as a newer content state would: `liveActivityStatement`).
                 -- Its notifications are no older than the activity (their ids carry their event's
                 -- time, its id its creation's): only those weeks' partitions are planned and read.
                 UPDATE deliveries d SET status = 'cancelled', last_error = \("superseded by " + transition.event.rawValue), updated_at = now()
                 FROM notifications n
                 WHERE d.tenant_id = \(tenantID) AND d.status = 'queued' AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
                   AND n.activity_id = \(id) AND EXISTS (SELECT FROM moved)
+                  -- (A Live Activity's start is never moot: the next update brings it up to date.)
+                  AND n.kind <> \(LiveActivityContent.Event.start.notificationKind)
                   AND n.id >= \(id.v7Floor) AND n.id < \(ceiling) AND d.id >= \(id.v7Floor) AND d.id < \(ceiling)
             )
             SELECT version, updated_at FROM moved

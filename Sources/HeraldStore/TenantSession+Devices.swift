@@ -21,12 +21,19 @@ extension TenantSession {
     /// - Throws: `InputError`; `StoreError.notFound` for an unknown person;
     ///   `StoreError.invalid` for a token its provider retired.
     public func registerDevice(
-        email: String, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform, provider: PushProvider
+        email: String, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform, provider: PushProvider,
+        kind: DeviceKind = .alert
     ) async throws -> (Device, DeviceRegistrationOutcome) {
         let token = try Input.deviceAddress(token, address, provider: provider)
+        let kind = try Input.deviceKind(kind.rawValue, platform: platform, provider: provider, address: address)
         let owner = try await person(email: email)
         for _ in 0..<2 {
             if let existing = try await device(token: token, address: address, provider: provider, locking: true) {
+                if existing.kind == .liveActivityUpdate {
+                    throw StoreError(
+                        .conflict,
+                        "token \(existing.tokenPreview) is the update token of an activity's Live Activity; register a new token")
+                }
                 if let retired = existing.deactivatedAt {
                     throw StoreError(
                         .invalid,
@@ -38,16 +45,16 @@ extension TenantSession {
                 try await connection.query(
                     """
                     UPDATE devices SET person_id = \(owner.id), app = \(app.rawValue), platform = \(platform.rawValue),
-                        updated_at = now(), last_seen_at = now(), removed_at = NULL
+                        kind = \(kind.rawValue), updated_at = now(), last_seen_at = now(), removed_at = NULL
                     WHERE tenant_id = \(tenantID) AND id = \(existing.id)
                     """)
                 return (try await device(id: existing.id), outcome)
             }
             let inserted = try await connection.query(
                 """
-                INSERT INTO devices (tenant_id, id, person_id, token, address, app, platform, provider)
+                INSERT INTO devices (tenant_id, id, person_id, token, address, app, platform, provider, kind)
                 VALUES (\(tenantID), \(UUID.v7()), \(owner.id), \(token), \(address.rawValue), \(app.rawValue), \(platform.rawValue),
-                        \(provider.rawValue))
+                        \(provider.rawValue), \(kind.rawValue))
                 ON CONFLICT (tenant_id, provider, address, token) DO NOTHING
                 RETURNING id
                 """)
@@ -110,7 +117,7 @@ extension TenantSession {
 
     static let deviceColumns = """
         d.id, p.id, p.email, p.display_name, d.token, d.app, d.platform, d.provider, d.created_at, d.updated_at,
-        d.last_seen_at, d.removed_at, d.deactivated_at, d.deactivation_reason, d.address, now()
+        d.last_seen_at, d.removed_at, d.deactivated_at, d.deactivation_reason, d.address, now(), d.kind, d.activity_id
         """
     static let deviceFrom = "FROM devices d JOIN people p ON p.tenant_id = d.tenant_id AND p.id = d.person_id"
 
@@ -125,6 +132,7 @@ extension TenantSession {
             provider: try Self.decodeEnum(provider), createdAt: try row.decode(Date.self, at: 8), updatedAt: try row.decode(Date.self, at: 9),
             lastSeenAt: lastSeenAt, removedAt: try row.decode(Date?.self, at: 11), deactivatedAt: try row.decode(Date?.self, at: 12),
             deactivationReason: try row.decode(String?.self, at: 13),
-            isStale: freshness.isStale(lastSeenAt: lastSeenAt, at: try row.decode(Date.self, at: 15)))
+            isStale: freshness.isStale(lastSeenAt: lastSeenAt, at: try row.decode(Date.self, at: 15)),
+            kind: try Self.decodeEnum(try row.decode(String.self, at: 16)), activityID: try row.decode(UUID?.self, at: 17))
     }
 }

@@ -165,6 +165,8 @@ public struct HistoryDetail: Sendable, Codable, Equatable {
     public let sound: Bool
     public let threadID: String
     public let imageURL: String?
+    /// A Live Activity's push: its event, content state and dates (DESIGN §19).
+    public let liveActivity: LiveActivityContent?
     public let deliveries: [DeliveryRecord]
 
     /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
@@ -175,6 +177,7 @@ public struct HistoryDetail: Sendable, Codable, Equatable {
         case sound
         case threadID = "threadId"
         case imageURL = "imageUrl"
+        case liveActivity
         case deliveries
     }
 }
@@ -227,7 +230,7 @@ extension TenantSession {
     public func historyDetail(viewer: Person?, id: UUID) async throws -> HistoryDetail {
         let rows = try await connection.query(
             """
-            SELECT h.*, x.data::text, x.badge, x.sound, x.thread_id, x.image_url
+            SELECT h.*, x.live::text, x.data::text, x.badge, x.sound, x.thread_id, x.image_url
             FROM (\(unsafeRaw: Self.historySelect) WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND \(notificationVisibleTo: AccessPolicy(viewer))) h
             JOIN notifications x ON x.tenant_id = \(tenantID) AND x.id = h.id
             """)
@@ -237,6 +240,9 @@ extension TenantSession {
         let entry = try Self.historyEntry(row)
         let width = row.columns.count
         let dataText = try row.decode(String.self, at: width - 5)
+        let live = try row.decode(String?.self, at: width - 6).flatMap {
+            try? JSONDecoder().decode(LiveActivityContent.self, from: Data($0.utf8))
+        }
         let data = (try? JSONDecoder().decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
         let (badge, sound, threadID, imageURL) = (
             try row.decode(Int.self, at: width - 4), try row.decode(Bool.self, at: width - 3),
@@ -288,7 +294,8 @@ extension TenantSession {
                 attempts: attempts[deliveryID] ?? [])
         }
         return HistoryDetail(
-            notification: entry, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL, deliveries: deliveries)
+            notification: entry, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL, liveActivity: live,
+            deliveries: deliveries)
     }
 
     /// A notification with the status its deliveries add up to (the view does the sums).

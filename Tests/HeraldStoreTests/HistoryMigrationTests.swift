@@ -26,7 +26,8 @@ import Testing
             try await Migrator(migrations: bundled.filter { $0.version <= 17 }).migrate(pool, logger: testLogger)
             // Today's code also writes the live channel's feed (0027): a stand-in for its table
             // while the schema is 0017's, dropped before the migrations run on. And it reads
-            // how a device is addressed (0028): the column, dropped likewise.
+            // how a device is addressed (0028) and what its token is for, and a notification's Live
+            // Activity (0029): the columns, dropped likewise.
             try await pool.withConnection { connection in
                 try await connection.executeScript(
                     """
@@ -35,7 +36,9 @@ import Testing
                     GRANT INSERT ON live_pending TO herald_app;
                     ALTER TABLE devices ADD COLUMN address text NOT NULL DEFAULT 'token';
                     ALTER TABLE devices DROP CONSTRAINT devices_token_unique;
-                    ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, address, token)
+                    ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, address, token);
+                    ALTER TABLE devices ADD COLUMN kind text NOT NULL DEFAULT 'alert', ADD COLUMN activity_id uuid;
+                    ALTER TABLE notifications ADD COLUMN live jsonb
                     """)
             }
             let store = Store(pool: pool, logger: testLogger)
@@ -101,7 +104,8 @@ import Testing
                 try await connection.executeScript(
                     """
                     DROP TABLE live_pending;
-                    ALTER TABLE devices DROP COLUMN address;
+                    ALTER TABLE devices DROP COLUMN address, DROP COLUMN kind, DROP COLUMN activity_id;
+                    ALTER TABLE notifications DROP COLUMN live;
                     ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, token)
                     """)
             }

@@ -26,16 +26,17 @@ import Testing
         .activityEscalated:
             "Nov 21, 2026 - Ship v2 in Field Ops has waited for approval by Alice Moreau since Nov 21, 2026, 08:30; Chidi Okafor completed it.",
         .activityDeadlineSoon: "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
-        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026."
+        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
+        .liveActivityStart: "Chidi Okafor has it (Field Ops), deadline Nov 28, 2026. Follow it on the lock screen."
     ]
 
     static let englishTitles: [TemplateEvent: String] = [
         .activityApprovalReminder: "Approval Reminder", .activityEscalated: "Activity Escalated", .activityDeadlineSoon: "Deadline Today",
-        .activityOverdue: "Activity Overdue"
+        .activityOverdue: "Activity Overdue", .liveActivityStart: "P0: Ship v2"
     ]
     static let germanTitles: [TemplateEvent: String] = [
         .activityApprovalReminder: "Erinnerung: Genehmigung", .activityEscalated: "Aktivität eskaliert", .activityDeadlineSoon: "Frist heute",
-        .activityOverdue: "Aktivität überfällig"
+        .activityOverdue: "Aktivität überfällig", .liveActivityStart: "P0: Ship v2"
     ]
 
     static let german: [TemplateEvent: String] = [
@@ -49,7 +50,8 @@ import Testing
         .activityEscalated:
             "21. Nov. 2026 - Ship v2 in Field Ops wartet seit 21. Nov. 2026, 09:30 auf die Genehmigung durch Alice Moreau; Chidi Okafor hat sie abgeschlossen.",
         .activityDeadlineSoon: "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
-        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026."
+        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
+        .liveActivityStart: "Chidi Okafor bearbeitet sie (Field Ops), Frist 28. Nov. 2026. Auf dem Sperrbildschirm verfolgen."
     ]
 
     static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat }

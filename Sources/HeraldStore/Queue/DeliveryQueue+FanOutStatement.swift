@@ -67,7 +67,7 @@ extension DeliveryQueue {
                 LEFT JOIN LATERAL (
                     SELECT d.last_seen_at > now() - make_interval(secs => \(staleSeconds)) AS fresh FROM devices d
                     WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
-                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                      AND d.removed_at IS NULL AND d.deactivated_at IS NULL AND d.kind = 'alert'
                     ORDER BY d.last_seen_at DESC LIMIT 1) dv ON true
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
@@ -103,8 +103,9 @@ extension DeliveryQueue {
                        row_number() OVER (ORDER BY n.id, d.id) <= \(room)
                            AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AND NOT x.live AND NOT x.stale AS claimed
                 FROM inserted n
+                -- (Live Activity tokens have pushes of their own: `liveActivityStatement`.)
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
-                                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+                                  AND d.removed_at IS NULL AND d.deactivated_at IS NULL AND d.kind = 'alert'
                 -- A chat push to a device whose app is open in the foreground on a live socket
                 -- (of a server still alive) is skipped: the app shows the message itself.
                 CROSS JOIN LATERAL (

@@ -72,6 +72,7 @@ public struct DeliveryQueue: Sendable {
             let (title, body, dataText) = (try next(String.self), try next(String.self), try next(String.self))
             let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
             let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
+            let liveText = try next(String?.self)
             let data: [String: String]
             if let known = decoded[dataText] {
                 data = known
@@ -79,8 +80,12 @@ public struct DeliveryQueue: Sendable {
                 data = (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
                 decoded[dataText] = data
             }
+            // A Live Activity's push (rare): what its ActivityKit request is made of (written by
+            // this same type; one a later version wrote and this one cannot read is sent as an
+            // alert to the app's plain topic, which APNs refuses for a Live Activity token).
+            let live = liveText.flatMap { try? decoder.decode(LiveActivityContent.self, from: Data($0.utf8)) }
             let content = NotificationContent(
-                title: title, body: body, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL)
+                title: title, body: body, data: data, badge: badge, sound: sound, threadID: threadID, imageURL: imageURL, liveActivity: live)
             return ClaimedDelivery(
                 tenantID: tenantID, id: id, notificationID: notificationID, deviceID: deviceID,
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
@@ -162,7 +167,8 @@ public struct DeliveryQueue: Sendable {
             )
             SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
-                   n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address
+                   n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address,
+                   n.live::text AS live
             FROM leased d
             -- Each delivery's notification by its key, in a subquery the planner keeps apart
             -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its

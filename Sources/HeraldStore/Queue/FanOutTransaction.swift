@@ -89,6 +89,20 @@ public struct FanOutTransaction: Sendable {
         return written
     }
 
+    /// Writes the Live Activity pushes of the events just written (`DeliveryQueue
+    /// .writeLiveActivities`), queued for whichever worker claims them first, and tells the
+    /// workers.
+    /// - Returns: how many deliveries were queued.
+    @discardableResult
+    public func writeLiveActivities(_ drafts: [LiveActivityDraft], tenant: UUID, deadline: Duration) async throws -> Int {
+        let written = try await DeliveryQueue.writeLiveActivities(
+            drafts, tenant: tenant, deadline: deadline, freshness: queue.freshness, on: connection)
+        if written.queued > 0 {
+            try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased()))")
+        }
+        return written.queued
+    }
+
     /// Runs `body` in a savepoint: if it throws, its work is rolled back and the error
     /// rethrown, and the transaction goes on.
     public func savepoint<Result>(_ body: () async throws -> Result) async throws -> Result {
