@@ -21,6 +21,14 @@ extension HeraldAPI {
         let reason: String?
     }
 
+    /// `PUT /v1/activities/{id}/live-activity`.
+    struct LiveActivityTokenBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["token", "app"]
+        /// The Live Activity's update token (`Activity.pushTokenUpdates`), hexadecimal.
+        let token: String
+        let app: String?
+    }
+
     /// Activities as their viewer may see them (see `TenantSession.activities(viewer:…)`),
     /// each with an `ETag` of its version; transitions honour `If-Match`.
     func addActivities(to group: RouterGroup<APIContext>) {
@@ -71,6 +79,21 @@ extension HeraldAPI {
             let user = try request.uri.queryParameters.get("user").map { email in try field("user") { try Input.email(email) } }
             let events = try await store.withTenant(caller.tenant) { try await $0.why(activity: id, viewer: caller.person, recipient: user) }
             return try JSONBody.response(["items": events])
+        }
+
+        // The app's update token for a P0 activity's Live Activity (DESIGN §19): its assignee's
+        // or its manager's, for their own phone.
+        group.put("activities/:id/live-activity") { request, context in
+            let caller = try context.requireCaller()
+            let id = try Self.activityID(context)
+            let actor = try caller.actor()
+            let body = try await JSONBody.decode(LiveActivityTokenBody.self, from: request, context: context)
+            let token = try field("token") { try Input.token(body.token, provider: .apns) }
+            let app = try body.app.map { text in try field("app") { try Input.choice(text, field: "app", as: AppKind.self) } }
+            let (device, created) = try await store.withTenant(caller.tenant) {
+                try await $0.keepLiveActivityToken(activity: id, viewer: actor, token: token, app: app)
+            }
+            return try JSONBody.response(device, status: created ? .created : .ok)
         }
 
         for action in ActivityAction.allCases where action != .assign {

@@ -7,13 +7,15 @@ import Hummingbird
 extension HeraldAPI {
     /// `POST /v1/devices`.
     struct DeviceBody: Decodable, FieldNamed {
-        static let fieldNames: Set<String> = ["token", "fid", "app", "platform", "provider"]
+        static let fieldNames: Set<String> = ["token", "fid", "app", "platform", "provider", "kind"]
         /// Exactly one of the two: the registration token, or the FCM installation id.
         let token: String?
         let fid: String?
         let app: String
         let platform: String
         let provider: String?
+        /// `alert` (the default) or `liveactivity`: an iPhone's push-to-start token.
+        let kind: String?
     }
 
     /// Devices are their owner's: a person lists, registers and removes their own; an admin
@@ -42,9 +44,10 @@ extension HeraldAPI {
                 let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
                 let (value, address) = try field("token") { try Input.deviceAddress(token: body.token, fid: body.fid) }
                 let token = try field(address.rawValue) { try Input.deviceAddress(value, address, provider: provider) }
+                let kind = try field("kind") { try Input.deviceKind(body.kind, platform: platform, provider: provider, address: address) }
                 let (device, outcome) = try await store.withTenant(caller.tenant) {
                     try await $0.registerDevice(
-                        email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider)
+                        email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider, kind: kind)
                 }
                 let created = outcome == .registered
                 return try JSONBody.answer(

@@ -43,6 +43,12 @@ extension Console {
                                 values["reason"] = device.deactivationReason ?? "the provider said the token is dead"
                             }
                             if let at = device.removedAt { values["removedAt"] = Self.shown(at) }
+                            switch device.kind {
+                            case .alert: break
+                            case .liveActivity: values["liveActivity"] = "Live Activity push-to-start"
+                            case .liveActivityUpdate:
+                                values["liveActivity"] = "Live Activity of " + (device.activityID?.uuidString.lowercased().prefix(8) ?? "")
+                            }
                             return values
                         }
                     ], session: session)

@@ -14,7 +14,9 @@ struct DeviceCommand: AsyncParsableCommand {
             discussion: """
                 Give --token (the registration token the app obtained) or --fid (the Firebase Installation ID an app on \
                 the newest Firebase SDKs reports instead; FCM only). Apps should register again about monthly: a device \
-                not registered for HERALD_DEVICE_STALE_AFTER (60d) is stale and sent nothing until it registers again.
+                not registered for HERALD_DEVICE_STALE_AFTER (60d) is stale and sent nothing until it registers again. \
+                --kind liveactivity registers an iPhone's ActivityKit push-to-start token (with --platform ios --provider \
+                apns): a P0 activity assigned to or by its owner starts a Live Activity on it.
                 """)
 
         @Option(help: "The owner's email.") var user: String
@@ -23,6 +25,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "member or manager.") var app: String
         @Option(help: "ios, android or web.") var platform: String
         @Option(help: "fcm or apns (default fcm).") var provider = "fcm"
+        @Option(help: "alert (default) or liveactivity (a push-to-start token).") var kind: String?
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
 
@@ -31,8 +34,10 @@ struct DeviceCommand: AsyncParsableCommand {
             let platform = try Input.choice(platform, field: "platform", as: Platform.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
             let (value, address) = try Input.deviceAddress(token: token, fid: fid)
+            let kind = try Input.deviceKind(kind, platform: platform, provider: provider, address: address)
             let (device, outcome) = try await withTenant(tenant) {
-                try await $0.registerDevice(email: user, token: value, address: address, app: app, platform: platform, provider: provider)
+                try await $0.registerDevice(
+                    email: user, token: value, address: address, app: app, platform: platform, provider: provider, kind: kind)
             }
             if options.json { return try printJSON(device) }
             let what =
@@ -42,8 +47,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 case .restored: "registered again after logout"
                 case .moved(let previous): "moved from \(previous.email)"
                 }
+            let purpose = device.kind == .alert ? "" : " Live Activity push-to-start"
             print(
-                "\(what): \(device.address == .fid ? "fid " : "")\(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
+                "\(what)\(purpose): \(device.address == .fid ? "fid " : "")\(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
             )
         }
     }
@@ -75,15 +81,22 @@ struct DeviceCommand: AsyncParsableCommand {
         func run() async throws {
             let devices = try await withTenant(tenant) { try await $0.devices(email: user) }
             if options.json { return try printJSON(devices) }
-            var table = TextTable("OWNER", "TOKEN OR FID", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
+            var table = TextTable("OWNER", "TOKEN OR FID", "KIND", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
             for device in devices {
                 var state = device.state
                 if let reason = device.deactivationReason { state += " (\(reason))" }
                 table.add(
-                    device.owner.email, (device.address == .fid ? "fid " : "") + device.tokenPreview, device.app.rawValue, device.platform.rawValue,
+                    device.owner.email, (device.address == .fid ? "fid " : "") + device.tokenPreview, Self.kind(device), device.app.rawValue,
+                    device.platform.rawValue,
                     device.provider.rawValue, state, device.lastSeenAt.shortDisplay)
             }
             print(table.render(empty: "no devices (herald device register)"))
+        }
+
+        /// `alert`, `liveactivity`, or the update token's activity (`update 0193a1b2`).
+        static func kind(_ device: Device) -> String {
+            guard let activity = device.activityID else { return device.kind.rawValue }
+            return "update " + activity.uuidString.lowercased().prefix(8)
         }
     }
 }

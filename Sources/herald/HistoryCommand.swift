@@ -80,6 +80,23 @@ struct HistoryCommand: AsyncParsableCommand {
                 ("image", detail.imageURL ?? "-"),
                 ("data", detail.data.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             ])
+            if let live = detail.liveActivity {
+                let state = live.contentState
+                printFields([
+                    ("live activity", "\(live.event.rawValue), priority \(live.priority)"),
+                    (
+                        "content state",
+                        "\(state.status) · \(state.assignee) · deadline \(state.deadline)"
+                            + (state.waitingSince.map { " · waiting since \(Date(timeIntervalSince1970: Double($0)).shortDisplay)" } ?? "")
+                    ),
+                    (
+                        "dates",
+                        "timestamp \(Date(timeIntervalSince1970: Double(live.timestamp)).shortDisplay)"
+                            + (live.staleDate.map { " · stale \(Date(timeIntervalSince1970: Double($0)).shortDisplay)" } ?? "")
+                            + (live.dismissalDate.map { " · dismissed \(Date(timeIntervalSince1970: Double($0)).shortDisplay)" } ?? "")
+                    )
+                ])
+            }
             print("")
             guard !detail.deliveries.isEmpty else {
                 print("no deliveries")

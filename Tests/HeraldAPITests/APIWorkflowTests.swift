@@ -83,6 +83,62 @@ import Testing
         }
     }
 
+    /// A P0's Live Activity (DESIGN §19): the push-to-start token registered with the device
+    /// call, the update token kept per activity by its assignee and its manager only.
+    @Test func liveActivityTokensAreTheAssigneesAndTheManagersOwn() async throws {
+        try await APIHarness.with { api in
+            let (alice, chidi, dana) = (
+                try await api.token("alice@acme.test"), try await api.token("chidi@acme.test"), try await api.token("dana@acme.test")
+            )
+            let start = "5ca1ab1e000000000000000000000000000000000000000000000000000000c1"
+            let device = try await api.call(
+                "POST", "/v1/devices", token: chidi,
+                json: ["token": start, "app": "member", "platform": "ios", "provider": "apns", "kind": "liveactivity"])
+            #expect(device.status == 201 && device.json["kind"] as? String == "liveactivity", "\(String(decoding: device.body, as: UTF8.self))")
+            for body: [String: Any] in [
+                ["token": "chidi-pixel", "app": "member", "platform": "android", "kind": "liveactivity"],
+                ["token": start, "app": "member", "platform": "ios", "provider": "apns", "kind": "liveactivity_update"],
+                ["token": start, "app": "member", "platform": "ios", "provider": "apns", "kind": "banner"]
+            ] {
+                let refused = try await api.call("POST", "/v1/devices", token: chidi, json: body)
+                #expect(refused.status == 422 && refused.isProblem, "\(body): \(String(decoding: refused.body, as: UTF8.self))")
+            }
+
+            let assigned = try await api.call(
+                "POST", "/v1/activities", token: alice,
+                json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Fix the pump", "deadline": "2026-12-01", "priority": "p0"])
+            let id = try #require(assigned.json["id"] as? String)
+            let update = "0bda7e00000000000000000000000000000000000000000000000000000000c1"
+            let path = "/v1/activities/\(id)/live-activity"
+            let kept = try await api.call("PUT", path, token: chidi, json: ["token": update])
+            #expect(
+                kept.status == 201 && kept.json["kind"] as? String == "liveactivity_update"
+                    && (kept.json["activityId"] as? String)?.lowercased() == id.lowercased())
+            #expect(kept.json["app"] as? String == "member" && kept.json["tokenPreview"] as? String != update)
+            #expect(try await api.call("PUT", path, token: chidi, json: ["token": update]).status == 200)
+            let managers = try await api.call(
+                "PUT", path, token: alice, json: ["token": "0bda7e00000000000000000000000000000000000000000000000000000000a1"])
+            #expect(managers.status == 201 && managers.json["app"] as? String == "manager")
+            // Dana may not see it; a token of something else conflicts; bad tokens and apps are 422.
+            #expect(try await api.call("PUT", path, token: dana, json: ["token": update]).status == 404)
+            #expect(try await api.call("PUT", path, token: chidi, json: ["token": start]).status == 409)
+            for body: [String: Any] in [["token": "not-hex"], ["token": update, "app": "manager"], ["token": update, "extra": 1], [:]] {
+                let refused = try await api.call("PUT", path, token: chidi, json: body)
+                #expect([403, 422].contains(refused.status) && refused.isProblem, "\(body): \(refused.status)")
+            }
+            // A P1 has none.
+            let routine = try await api.call(
+                "POST", "/v1/activities", token: alice,
+                json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Sweep", "deadline": "2026-12-01", "priority": "p1"])
+            let p1 = try #require(routine.json["id"] as? String)
+            let none = try await api.call("PUT", "/v1/activities/\(p1)/live-activity", token: chidi, json: ["token": update])
+            #expect(none.status == 422 && none.isProblem)
+            let listed = try await api.call("GET", "/v1/devices", token: chidi)
+            let kinds = (listed.json["items"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+            #expect(kinds.sorted() == ["liveactivity", "liveactivity_update"])
+        }
+    }
+
     @Test func badBodiesAreRefusedInWordsAndWriteNothing() async throws {
         try await APIHarness.with { api in
             let alice = try await api.token("alice@acme.test")
