@@ -56,6 +56,11 @@ struct DemoCommand: AsyncParsableCommand {
         Phone(owner: "Dave Ng", email: "dave@demo.test", token: "dave-galaxy-member-0d4e77", app: .member, platform: .android, provider: .fcm)
     ]
 
+    /// Alice's iPhone takes Live Activities too: its push-to-start token, and the update token
+    /// its Live Activity of the P0 gets once it runs (DESIGN §19).
+    static let liveActivityStart = "a11ce5a0e0000000000000000000000000000000000000000000000000007f3a"
+    static let liveActivityUpdate = "a11ceb0a70000000000000000000000000000000000000000000000000007f3a"
+
     func run() async throws {
         // The story is the output: only trouble is logged, unless HERALD_LOG_LEVEL asks for more.
         let logger = Self.quiet(HeraldLogging.logger, at: .warning)
@@ -142,6 +147,7 @@ struct DemoStory {
     let style: TerminalStyle
     private var seen = 0
     private var deadTokens = 0
+    private var lockScreen = DemoLockScreen()
     /// The ids the closing suggestions name.
     private(set) var ids = DemoIDs()
 
@@ -177,12 +183,15 @@ struct DemoStory {
                 _ = try await session.registerDevice(
                     email: phone.email, token: phone.token, app: phone.app, platform: phone.platform, provider: phone.provider)
             }
+            _ = try await session.registerDevice(
+                email: "alice@demo.test", token: DemoCommand.liveActivityStart, app: .manager, platform: .ios, provider: .apns,
+                kind: .liveActivity)
         }
         printStyled(
             style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
         printStyled(
             style.dim(
-                "phones: Alice's iPhone (manager app), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"
+                "phones: Alice's iPhone (manager app, with Live Activities), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"
             ))
 
         for (name, assignee, priority) in [
@@ -196,6 +205,14 @@ struct DemoStory {
             let id = activity.id
             printStyled(style.dim("  activity \(id.uuidString.lowercased())"))
             if assignee == "carol@demo.test" { ids.carolsActivity = id.uuidString.lowercased() }
+            if priority == .p0 {
+                // What Alice's app does once the Live Activity runs: it uploads its update token.
+                try await store.withTenant(tenant) { session in
+                    let alice = try await session.person(email: "alice@demo.test")
+                    _ = try await session.keepLiveActivityToken(activity: id, viewer: alice, token: DemoCommand.liveActivityUpdate, app: nil)
+                }
+                printStyled(style.dim("  Alice's iPhone runs the Live Activity and uploads its update token; every change now updates it"))
+            }
             for (label, action, actor) in [
                 ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),
                 ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
@@ -255,7 +272,8 @@ struct DemoStory {
         return result
     }
 
-    func describe(_ message: RecordedMessage) -> String {
+    mutating func describe(_ message: RecordedMessage) -> String {
+        if message.headers["apns-push-type"] == "liveactivity" { return describeLiveActivity(message) }
         let phone = DemoCommand.phones.first { $0.token == message.token }
         let device =
             phone.map { "\($0.owner) · \($0.app.rawValue) app · \($0.platform == .ios ? "iPhone" : "Android")" }
@@ -268,6 +286,23 @@ struct DemoStory {
         let sound = aps?["sound"] != nil ? "sound" : "silent"
         return "  📱 \(TerminalText.escaped(device))  " + style.dim("[badge \(badge) · \(sound)]") + "\n     " + style.bold(message.title ?? "")
             + "\n     " + TerminalText.escaped(message.body ?? "")
+    }
+}
+
+extension DemoStory {
+    /// A Live Activity push: Alice's lock screen, as it looks after it.
+    mutating func describeLiveActivity(_ message: RecordedMessage) -> String {
+        let payload = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [String: Any]
+        let aps = payload?["aps"] as? [String: Any] ?? [:]
+        let event = aps["event"] as? String ?? "?"
+        let what =
+            switch event {
+            case "start": "Live Activity started"
+            case "end": "Live Activity ended"
+            default: "Live Activity updated" + (message.headers["apns-priority"] == "5" ? " (quietly, priority 5)" : "")
+            }
+        let box = lockScreen.render(aps, receivedAt: message.receivedAt).map { "     " + $0 }
+        return "  🔒 Alice Moreau · lock screen · iPhone  " + style.dim("[\(what)]") + "\n" + box.joined(separator: "\n")
     }
 }
 

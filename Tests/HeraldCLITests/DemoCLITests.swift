@@ -33,9 +33,13 @@ import Testing
                 #expect(
                     byEvent == [
                         "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
-                        "activity.approved": 2, "chat.message": 12
+                        "activity.approved": 2, "chat.message": 12,
+                        // The P0's Live Activity on Alice's iPhone: started, updated four times, ended.
+                        "liveactivity.start": 1, "liveactivity.update": 4, "liveactivity.end": 1
                     ])
-                #expect(byStatus == ["sent": 20, "no_device": 3, "suppressed": 1])
+                #expect(byStatus == ["sent": 26, "no_device": 3, "suppressed": 1])
+                #expect(demo.stdout.contains("[Live Activity started]") && demo.stdout.contains("[Live Activity ended]"))
+                #expect(demo.stdout.contains("Bob Stone · completion requested") && demo.stdout.contains("leaves the lock screen in 4 h"))
                 // What her app shows live is Alice's new message (other phones show that text too,
                 // and frames from before it may come first on the socket).
                 #expect(Self.shownLive(demo.stdout) == "Pump room is open again. Thanks, everyone!", "\(demo.stdout)")
@@ -123,7 +127,7 @@ import Testing
                 #expect(reset.status == 0, "\(reset.stderr)")
                 #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
-                #expect(count == 24)
+                #expect(count == 30, "the 24 pushes and the P0's 6 Live Activity pushes, once")
             }
         }
     }
