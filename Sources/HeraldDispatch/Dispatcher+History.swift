@@ -35,7 +35,7 @@ extension Dispatcher {
                 let expired = try await store.removeExpiredDevices()
                 if expired > 0 {
                     logger.notice(
-                        "removed devices their apps have not registered again",
+                        "removed devices their apps have not registered again, and the tokens of Live Activities that ended",
                         metadata: ["devices": "\(expired)", "after": "\(store.deviceFreshness.removeAfter)"])
                 }
                 failures = 0

@@ -121,6 +121,16 @@ import Testing
             let trace = try await harness.store.withTenant(harness.tenant) { try await $0.why(activity: activity.id, viewer: nil) }
             let ended = try #require(trace.last?.recipients.first { $0.notification.event == "liveactivity.end" })
             #expect(ended.liveActivity?.event == .end && ended.deliveries.first?.status == "sent")
+
+            // A day after the end, the workers' upkeep removes the update tokens; the
+            // push-to-start tokens stay for the next P0.
+            let upkeep = { try await harness.store.withDispatcherPool(size: 1) { try await $0.removeExpiredDevices() } }
+            #expect(try await upkeep() == 0)
+            try await harness.store.pool.query(
+                "UPDATE notifications SET created_at = created_at - interval '25 hours' WHERE kind = 'liveactivity.end'")
+            #expect(try await upkeep() == 2)
+            let kept = try await harness.store.withTenant(harness.tenant) { try await $0.devices() }.filter { $0.removedAt == nil }
+            #expect(kept.filter { $0.kind == .liveActivityUpdate }.isEmpty && kept.filter { $0.kind == .liveActivity }.count == 2)
         }
     }
 
