@@ -186,6 +186,44 @@ import Testing
         }
     }
 
+    /// A reminder changes no status: its update (priority 5) supersedes the one still queued
+    /// through fan-out itself.
+    @Test func aRemindersUpdateGoesQuietlyAndSupersedesTheOneNotSentYet() async throws {
+        try await DispatchHarness.with(faults: .init(unavailableShare: 1, retryAfterSeconds: 60)) { harness in
+            try await Self.registerPhones(harness)
+            _ = try await harness.store.withTenant(harness.tenant) { session in
+                try await session.setPolicy(try ReminderPolicy.defaults.applying(approvalReminder: "p0=1h"), actor: "root@acme.test")
+            }
+            let activity = try await harness.assign()
+            try await Self.uploadUpdateTokens(harness, activity: activity.id)
+            try await harness.act(.start, activity.id, by: "chidi@acme.test")
+            try await harness.act(.complete, activity.id, by: "chidi@acme.test")
+            let asked = Date()
+            _ = try await harness.drain(horizon: .seconds(2))
+            let queued = """
+                SELECT count(*) FROM deliveries d JOIN notifications n ON n.tenant_id = d.tenant_id AND n.id = d.notification_id
+                WHERE n.kind = 'liveactivity.update' AND d.status = 'queued'
+                """
+            #expect(try await harness.count(queued) == 2, "the completion's update, waiting for its retry")
+
+            let reminder = try await harness.store.fireDueTimers(at: asked.addingTimeInterval(3700))
+            #expect(reminder.count == 1)
+            await harness.emulator.setFaults(.init())
+            await harness.emulator.clearMessages()
+            _ = try await harness.drain()
+            let cancelled = """
+                SELECT count(*) FROM deliveries WHERE status = 'cancelled' AND last_error = '\(DeliveryQueue.newerContentState)'
+                """
+            #expect(try await harness.count(cancelled) == 2)
+            let pushes = try await Self.livePushes(harness).filter { $0.message.token == Self.chidiUpdate || $0.message.token == Self.aliceUpdate }
+            #expect(pushes.count == 2, "\(pushes.map(\.aps))")
+            for (message, aps) in pushes {
+                #expect(message.headers["apns-priority"] == "5" && Self.state(aps)["status"] as? String == "completion_requested")
+                #expect(Self.state(aps)["waitingSince"] as? Int != nil)
+            }
+        }
+    }
+
     @Test func onlyP0ActivitiesAndTheirTwoPeopleHaveOne() async throws {
         try await DispatchHarness.with { harness in
             try await Self.registerPhones(harness)
