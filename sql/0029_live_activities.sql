@@ -12,6 +12,11 @@ ALTER TABLE devices ADD CONSTRAINT devices_live_activity_is_apns
     CHECK (kind = 'alert' OR (provider = 'apns' AND platform = 'ios' AND address = 'token'));
 ALTER TABLE devices ADD CONSTRAINT devices_activity_fk FOREIGN KEY (tenant_id, activity_id) REFERENCES activities (tenant_id, id) ON DELETE RESTRICT;
 CREATE INDEX devices_activity ON devices (tenant_id, activity_id) WHERE activity_id IS NOT NULL;
+-- Whether a P0's assignee or manager has any Live Activity token at all: fan-out asks before it
+-- writes anything for one (most people have none, and the answer is then one probe of an
+-- empty index).
+CREATE INDEX devices_live_activity ON devices (tenant_id, person_id, app)
+    WHERE kind <> 'alert' AND removed_at IS NULL AND deactivated_at IS NULL;
 
 -- A Live Activity push's notification holds what the APNs request is made of
 -- (`LiveActivityContent` as JSON): the event, the attributes, the content state and its dates.

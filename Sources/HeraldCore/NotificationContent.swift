@@ -14,7 +14,16 @@ public struct NotificationContent: Sendable, Equatable {
     /// A picture for the notification (a group's photo).
     public var imageURL: String?
     /// Set for a Live Activity's push: sent as an ActivityKit push, not an alert.
-    public var liveActivity: LiveActivityContent?
+    public var liveActivity: LiveActivityContent? {
+        get {
+            guard case .content(let content)? = live else { return nil }
+            return content
+        }
+        set { live = newValue.map(LiveActivityBox.content) }
+    }
+    /// Held by reference: every push's content is copied several times on its way to the
+    /// wire, and the few Live Activity pushes would otherwise make every copy three times larger.
+    private var live: LiveActivityBox?
 
     public init(
         title: String, body: String, data: [String: String], badge: Int, sound: Bool, threadID: String, imageURL: String? = nil,
@@ -27,7 +36,7 @@ public struct NotificationContent: Sendable, Equatable {
         self.sound = sound
         self.threadID = threadID
         self.imageURL = imageURL
-        self.liveActivity = liveActivity
+        self.live = liveActivity.map(LiveActivityBox.content)
     }
 
     /// What makes a newer push replace an older one on the phone (APNs `apns-collapse-id`;
@@ -43,4 +52,9 @@ public struct NotificationContent: Sendable, Equatable {
     /// A P0 activity's push: it breaks through quiet hours and Focus (APNs
     /// `interruption-level: time-sensitive`; Android pushes go at high priority already).
     public var isTimeSensitive: Bool { data["priority"] == Priority.p0.rawValue }
+}
+
+/// A Live Activity's content, by reference (see `NotificationContent.live`).
+indirect enum LiveActivityBox: Sendable, Equatable {
+    case content(LiveActivityContent)
 }

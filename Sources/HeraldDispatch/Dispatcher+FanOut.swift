@@ -161,10 +161,12 @@ extension Dispatcher {
     func fanOutTogether(
         _ readable: [(ClaimedEvent, FanOut.Payload)], tenant: UUID, room: Int, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        let recipients = readable.flatMap { $0.1.recipients }
         // The assignee and manager of a P0 activity too: its Live Activity is theirs.
-        let recipients = readable.flatMap { $0.1.recipients } + readable.flatMap { FanOut.liveActivityPeople($0.1) }
+        let liveActivityPeople = readable.flatMap { FanOut.liveActivityPeople($0.1) }
         let conversations = Set(readable.compactMap { $0.1.conversation })
-        let recipientsFound = try await transaction.recipients(recipients, conversations: Array(conversations), onlyThese: false, tenant: tenant)
+        let recipientsFound = try await transaction.recipients(
+            recipients, liveActivityPeople: liveActivityPeople, conversations: Array(conversations), onlyThese: false, tenant: tenant)
         let profiles = recipientsFound.profiles
         var chat = recipientsFound.chat
         let templates = try await tenantTemplates(tenant, in: transaction)

@@ -17,8 +17,12 @@ extension FanOut {
     func liveActivityDraft(
         for event: ClaimedEvent, _ payload: Payload, profiles: [DeliveryQueue.Key: RecipientProfile], templates: TenantTemplates
     ) throws -> LiveActivityDraft? {
-        guard case .activity(let activity) = payload.snapshot else { return nil }
+        // (Most events are of no P0, and most people have no Live Activity token: nothing more
+        // is done for them, and no statement is run.)
+        guard case .activity(let activity) = payload.snapshot, activity.priority == .p0 else { return nil }
         let assignee = profiles[DeliveryQueue.Key(id: activity.assignee.id, app: .member)]
+        let manager = profiles[DeliveryQueue.Key(id: activity.manager.id, app: .manager)]
+        guard assignee?.followsLiveActivities == true || manager?.followsLiveActivities == true else { return nil }
         let clock = assignee.flatMap { TimeZone(identifier: $0.timeZone) } ?? .gmt
         guard let push = LiveActivityPlan.push(for: activity, assigneeTimeZone: clock) else { return nil }
         let variables = TemplateVariables.Activity(activity)

@@ -6,11 +6,15 @@ extension DeliveryQueue {
     /// The events that change an activity's status: the ones that supersede earlier pushes.
     static let statusChanges = EventKind.allCases.filter(\.isStatusChange).map(\.rawValue)
 
-    /// The recipients' locale, time zone and badge, in the tenant's scope.
+    /// The recipients' locale, time zone and badge, in the tenant's scope; and of
+    /// `liveActivityPeople` (a P0's assignee and manager) whether they have any Live Activity
+    /// token (`RecipientProfile.followsLiveActivities`).
     static func profiles(
-        _ recipients: [EventRecipient], tenant: UUID, on connection: PostgresConnection
+        _ recipients: [EventRecipient], liveActivityPeople: [EventRecipient] = [], tenant: UUID, on connection: PostgresConnection
     ) async throws -> [Key: RecipientProfile] {
-        guard !recipients.isEmpty else { return [:] }
+        let everyone = recipients + liveActivityPeople
+        guard !everyone.isEmpty else { return [:] }
+        let asked = Array(repeating: false, count: recipients.count) + Array(repeating: true, count: liveActivityPeople.count)
         let rows = try await connection.query(
             """
             SELECT r.id, r.app, p.locale, p.time_zone,
@@ -29,8 +33,14 @@ extension DeliveryQueue {
                    ARRAY(SELECT CASE WHEN np.person_id IS NULL THEN 'tenant:' ELSE 'own:' END || np.event || '=' || np.app || '=' || np.enabled
                          FROM notification_preferences np
                          WHERE np.tenant_id = p.tenant_id AND np.app = r.app AND (np.person_id = r.id OR np.person_id IS NULL)),
-                   to_char(q.starts_at, 'HH24:MI'), to_char(q.ends_at, 'HH24:MI'), q.days
-            FROM (SELECT DISTINCT u.id, u.app FROM unnest(\(recipients.map(\.id))::uuid[], \(recipients.map(\.app.rawValue))::text[]) AS u(id, app)) r
+                   to_char(q.starts_at, 'HH24:MI'), to_char(q.ends_at, 'HH24:MI'), q.days,
+                   r.live AND EXISTS (
+                       SELECT FROM devices d
+                       WHERE d.tenant_id = p.tenant_id AND d.person_id = r.id AND d.app = r.app AND d.kind <> 'alert'
+                         AND d.removed_at IS NULL AND d.deactivated_at IS NULL)
+            FROM (SELECT u.id, u.app, bool_or(u.live) AS live
+                  FROM unnest(\(everyone.map(\.id))::uuid[], \(everyone.map(\.app.rawValue))::text[], \(asked)::bool[]) AS u(id, app, live)
+                  GROUP BY u.id, u.app) r
             JOIN people p ON p.tenant_id = \(tenant) AND p.id = r.id
             LEFT JOIN quiet_hours q ON q.tenant_id = p.tenant_id AND q.person_id = p.id
             """)
@@ -43,6 +53,7 @@ extension DeliveryQueue {
             var profile = RecipientProfile(id: id, app: app, locale: locale, timeZone: timeZone, badge: badge)
             if !preferences.isEmpty { profile.preferences = NotificationPreferences(entries: preferences) }
             if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
+            profile.followsLiveActivities = try row.decode(Bool.self, at: 9)
             result[Key(id: id, app: app)] = profile
         }
         return result

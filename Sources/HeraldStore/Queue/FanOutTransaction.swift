@@ -47,12 +47,13 @@ public struct FanOutTransaction: Sendable {
         try await queue.recordFanOutFailures(failures, limit: limit, on: connection)
     }
 
-    /// What the per-recipient decision needs about each recipient, and for chat, each
-    /// participant's state (muted, viewing, messages held back by quiet hours).
+    /// What the per-recipient decision needs about each recipient (and of a P0's assignee and
+    /// manager, whether they follow Live Activities), and for chat, each participant's state
+    /// (muted, viewing, messages held back by quiet hours).
     public func recipients(
-        _ recipients: [EventRecipient], conversations: [UUID], onlyThese: Bool, tenant: UUID
+        _ recipients: [EventRecipient], liveActivityPeople: [EventRecipient] = [], conversations: [UUID], onlyThese: Bool, tenant: UUID
     ) async throws -> (profiles: [DeliveryQueue.Key: RecipientProfile], chat: [DeliveryQueue.ParticipantKey: ParticipantState]) {
-        let profiles = try await DeliveryQueue.profiles(recipients, tenant: tenant, on: connection)
+        let profiles = try await DeliveryQueue.profiles(recipients, liveActivityPeople: liveActivityPeople, tenant: tenant, on: connection)
         var chat = try await DeliveryQueue.participantStates(
             conversations, people: onlyThese ? recipients.map(\.id) : nil, tenant: tenant, on: connection)
         try await DeliveryQueue.addDeferred(

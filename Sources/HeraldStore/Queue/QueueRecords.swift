@@ -147,6 +147,9 @@ public struct RecipientProfile: Sendable {
     public let badge: Int
     public var preferences = NotificationPreferences()
     public var quietHours: QuietHours? = nil
+    /// Asked only of a P0's assignee and manager: whether they have a Live Activity token
+    /// (push-to-start or update) on this app. Without one, fan-out writes nothing for it.
+    public var followsLiveActivities = false
 
     /// What the per-recipient decision (`DeliveryDecision`) needs of them.
     public var recipient: DeliveryDecision.Recipient {
