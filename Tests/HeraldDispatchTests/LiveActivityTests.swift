@@ -224,6 +224,27 @@ import Testing
         }
     }
 
+    /// Only who has a push-to-start token gets a start: here the manager alone; and with
+    /// nobody's, a P0 writes no Live Activity push at all.
+    @Test func aStartGoesToWhoeverHasAPushToStartToken() async throws {
+        try await DispatchHarness.with { harness in
+            let quiet = try await harness.assign(name: "Nobody follows it")
+            _ = try await harness.drain()
+            try await harness.store.withTenant(harness.tenant) { session in
+                _ = try await session.registerDevice(
+                    email: "alice@acme.test", token: Self.aliceStart, app: .manager, platform: .ios, provider: .apns, kind: .liveActivity)
+            }
+            let followed = try await harness.assign(name: "Alice follows it")
+            _ = try await harness.drain()
+            #expect(try await Self.livePushes(harness).map(\.message.token) == [Self.aliceStart])
+            let live = try await harness.history().filter { $0.event.hasPrefix("liveactivity.") }
+            #expect(live.count == 1 && live.first?.recipient.email == "alice@acme.test" && live.first?.app == .manager)
+            let written = try await harness.count(
+                "SELECT count(*) FROM notifications WHERE kind LIKE 'liveactivity.%' AND activity_id = '\(quiet.id)'")
+            #expect(written == 0 && live.first?.activityID == followed.id)
+        }
+    }
+
     @Test func onlyP0ActivitiesAndTheirTwoPeopleHaveOne() async throws {
         try await DispatchHarness.with { harness in
             try await Self.registerPhones(harness)
