@@ -91,6 +91,11 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
+        // Webhooks for tenants' backends (DESIGN §18): signing, secrets, where they may send.
+        .target(
+            name: "HeraldWebhooks",
+            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "HeraldEmulator",
             dependencies: [
@@ -260,6 +265,7 @@ let package = Package(
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
+        .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore"]),
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [

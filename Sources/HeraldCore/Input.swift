@@ -272,7 +272,7 @@ public enum Input {
     }
 
     /// Input echoed in an error: control characters escaped, at most 60 characters.
-    static func printable(_ value: String) -> String {
+    public static func printable(_ value: String) -> String {
         let text = TerminalText.escaped(value, .singleLine)
         // By scalar: one `Character` may hold thousands of combining marks.
         guard text.unicodeScalars.count > 60 else { return text }

@@ -1,0 +1,70 @@
+import Foundation
+import HeraldCore
+
+/// Where a tenant's webhook may send (DESIGN §18): `https://` only, and never to the machine
+/// itself, a private network, a link-local address or a cloud's metadata service, unless the
+/// operator allows them (`HERALD_WEBHOOK_ALLOW_HTTP=1`, `HERALD_WEBHOOK_ALLOW_PRIVATE=1`, for
+/// tests and internal networks). A URL is checked when it is registered; the address its host
+/// resolves to is checked again each time a connection is made (`refusal(connectingTo:)`), so
+/// a name that later points inside is refused then.
+public struct WebhookDestinationPolicy: Sendable, Equatable {
+    public var allowHTTP: Bool
+    public var allowPrivate: Bool
+
+    public static let maxURLLength = 2048
+
+    public init(allowHTTP: Bool = false, allowPrivate: Bool = false) {
+        self.allowHTTP = allowHTTP
+        self.allowPrivate = allowPrivate
+    }
+
+    /// From `HERALD_WEBHOOK_ALLOW_HTTP` and `HERALD_WEBHOOK_ALLOW_PRIVATE` (`1` or `true`;
+    /// `0`, `false` or unset: not allowed).
+    /// - Throws: `InputError` for any other value.
+    public init(environment: [String: String]) throws {
+        func flag(_ name: String) throws -> Bool {
+            switch environment[name]?.lowercased() {
+            case nil, "", "0", "false": return false
+            case "1", "true": return true
+            case let value?: throw InputError("\(name)=\(Input.printable(value)) is neither 1 nor 0")
+            }
+        }
+        self.init(allowHTTP: try flag("HERALD_WEBHOOK_ALLOW_HTTP"), allowPrivate: try flag("HERALD_WEBHOOK_ALLOW_PRIVATE"))
+    }
+
+    /// An endpoint's URL as a tenant gives it: absolute, `https` (or `http` when allowed), a
+    /// host, no user name or password (they would be shown and logged with it), no fragment, at
+    /// most 2,048 characters; an address written in it is checked as a connection to it would be.
+    /// - Throws: `InputError` that says what is wrong.
+    public func url(_ text: String) throws -> URL {
+        guard text.utf8.count <= Self.maxURLLength else { throw InputError("a webhook URL is at most \(Self.maxURLLength) characters") }
+        guard let parts = URLComponents(string: text), let scheme = parts.scheme?.lowercased(), let url = parts.url else {
+            throw InputError("\"\(Input.printable(text))\" is not a URL")
+        }
+        guard scheme == "https" || (scheme == "http" && allowHTTP) else {
+            throw InputError(
+                scheme == "http"
+                    ? "a webhook URL must be https:// (the operator may allow http:// with HERALD_WEBHOOK_ALLOW_HTTP=1)"
+                    : "a webhook URL must be https://")
+        }
+        guard let host = parts.host, !host.isEmpty else { throw InputError("a webhook URL names a host") }
+        guard parts.user == nil, parts.password == nil else { throw InputError("a webhook URL carries no user name or password") }
+        guard parts.fragment == nil else { throw InputError("a webhook URL has no #fragment") }
+        if let address = IPAddress(host), let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
+        return url
+    }
+
+    /// Why a connection to `address` is refused; nil when it is allowed.
+    public func refusal(connectingTo address: IPAddress) -> String? {
+        let range = address.range
+        switch range {
+        case .public: return nil
+        case .metadata, .reserved:
+            // Never: not even on an internal network does a tenant's webhook reach these.
+            return "\(address) is a \(range == .metadata ? "cloud metadata" : "reserved") address: a webhook never connects to it"
+        case .loopback, .private, .linkLocal:
+            guard !allowPrivate else { return nil }
+            return "\(address) is a \(range.rawValue) address: refused (the operator may allow it with HERALD_WEBHOOK_ALLOW_PRIVATE=1)"
+        }
+    }
+}
