@@ -36,10 +36,11 @@ public struct AccessPolicy: Sendable, Equatable {
     }
 
     /// Uploading the update token of an activity's Live Activity: the two people it starts
-    /// for, its assignee and its manager (DESIGN §19), each for their own phone. Admins as
+    /// for, each for their own phone on their own app (`LiveActivityPlan.audience`). Admins as
     /// such have no Live Activity of it.
-    public func mayFollowLiveActivity(assignee: UUID, manager: UUID) -> Bool {
-        personID == assignee || personID == manager
+    /// - Returns: the apps on which the asker may; empty when they may not.
+    public func liveActivityApps(assignee: UUID, manager: UUID) -> [AppKind] {
+        LiveActivityPlan.audience(assignee: assignee, manager: manager).filter { $0.person == personID }.map(\.app)
     }
 
     /// A notification in history: its recipient, the managers of its team, and those who run

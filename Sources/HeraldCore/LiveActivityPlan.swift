@@ -21,6 +21,12 @@ public enum LiveActivityPlan {
         public let starts: [Audience]
     }
 
+    /// Whose Live Activity an activity is, and on which app: its assignee's on the member app,
+    /// its manager's on the manager app (the one rule the push, fan-out and the access policy ask).
+    public static func audience(assignee: UUID, manager: UUID) -> [Audience] {
+        [Audience(person: assignee, app: .member), Audience(person: manager, app: .manager)]
+    }
+
     /// The event's Live Activity push, nil when it makes none.
     /// - Parameter assigneeTimeZone: the assignee's clock, on which the deadline ends
     ///   (`stale-date`, as for the overdue notice).
@@ -50,11 +56,7 @@ public enum LiveActivityPlan {
             contentState: state, timestamp: occurred, staleDate: event == .end ? nil : stale,
             dismissalDate: event == .end ? occurred + Int64(LiveActivityContent.dismissalDelay) : nil,
             priority: routine.contains(payload.event) ? 5 : 10)
-        var starts: [Audience] = []
-        if event == .start {
-            starts = [Audience(person: payload.assignee.id, app: .member)]
-            starts.append(Audience(person: payload.manager.id, app: .manager))
-        }
+        let starts = event == .start ? audience(assignee: payload.assignee.id, manager: payload.manager.id) : []
         return Push(content: content, starts: starts)
     }
 }

@@ -10,7 +10,9 @@ extension FanOut {
     /// (whose clock ends the deadline) and the manager (a start's alert is in their words).
     static func liveActivityPeople(_ payload: Payload) -> [EventRecipient] {
         guard case .activity(let activity) = payload.snapshot, activity.priority == .p0 else { return [] }
-        return [EventRecipient(id: activity.assignee.id, app: .member), EventRecipient(id: activity.manager.id, app: .manager)]
+        return LiveActivityPlan.audience(assignee: activity.assignee.id, manager: activity.manager.id).map {
+            EventRecipient(id: $0.person, app: $0.app)
+        }
     }
 
     /// The Live Activity push of one event, nil when it makes none.

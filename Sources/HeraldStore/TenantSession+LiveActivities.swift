@@ -16,12 +16,12 @@ extension TenantSession {
     public func keepLiveActivityToken(activity id: UUID, viewer: Person, token: String, app: AppKind?) async throws -> (Device, created: Bool) {
         let token = try Input.token(token, provider: .apns)
         let activity = try await self.activity(id: id, viewer: viewer)
-        guard AccessPolicy(viewer).mayFollowLiveActivity(assignee: activity.assignee.id, manager: activity.manager.id) else {
+        let apps = AccessPolicy(viewer).liveActivityApps(assignee: activity.assignee.id, manager: activity.manager.id)
+        guard let first = apps.first else {
             throw StoreError(.forbidden, "only the assignee and the manager of an activity have its Live Activity")
         }
-        let roleApp: AppKind = viewer.id == activity.assignee.id ? .member : .manager
-        let app = app ?? roleApp
-        guard (app == .member && viewer.id == activity.assignee.id) || (app == .manager && viewer.id == activity.manager.id) else {
+        let app = app ?? first
+        guard apps.contains(app) else {
             throw StoreError(
                 .forbidden, "the Live Activity on the \(app.rawValue) app is for the activity's \(app == .member ? "assignee" : "manager")")
         }

@@ -15,6 +15,15 @@ struct AccessPolicyRuleTests {
         #expect(!AccessPolicy(person()).maySeeFailureDetail)
     }
 
+    @Test func aLiveActivityIsItsAssigneesOnTheMemberAppAndItsManagersOnTheManagerApp() {
+        let (assignee, manager, admin) = (person(), person(), person(admin: true))
+        #expect(AccessPolicy(assignee).liveActivityApps(assignee: assignee.id, manager: manager.id) == [.member])
+        #expect(AccessPolicy(manager).liveActivityApps(assignee: assignee.id, manager: manager.id) == [.manager])
+        #expect(AccessPolicy(manager).liveActivityApps(assignee: manager.id, manager: manager.id) == [.member, .manager])
+        #expect(AccessPolicy(admin).liveActivityApps(assignee: assignee.id, manager: manager.id).isEmpty)
+        #expect(AccessPolicy(nil).liveActivityApps(assignee: assignee.id, manager: manager.id).isEmpty)
+    }
+
     @Test func anActivityIsSeenByItsAssigneeItsTeamsManagersAndAdmins() {
         let member = person()
         let other = UUID()
