@@ -6,16 +6,15 @@ extension DeliveryQueue {
     /// Writes the Live Activity pushes of a batch's events (in the fan-out transaction, in the
     /// tenant's scope): a notification per person and app that has a token for it, a delivery
     /// per token, queued for the send loop.
-    /// - Returns: how many deliveries were queued, and how many unsent ones a newer content
-    ///   state cancelled.
+    /// - Returns: how many deliveries were queued.
     static func writeLiveActivities(
         _ drafts: [LiveActivityDraft], tenant: UUID, deadline: Duration, freshness: DeviceFreshness, on connection: PostgresConnection
-    ) async throws -> (queued: Int, superseded: Int) {
-        guard !drafts.isEmpty else { return (0, 0) }
+    ) async throws -> Int {
+        guard !drafts.isEmpty else { return 0 }
         let row = try await connection.query(
             try liveActivityStatement(drafts, tenant: tenant, deadline: deadline, freshness: freshness)
         ).single()
-        return (try row.decode(Int.self, at: 0), try row.decode(Int.self, at: 1))
+        return try row.decode(Int.self, at: 0)
     }
 
     /// Why an update was never sent: its activity changed again before it went out.
@@ -99,7 +98,6 @@ extension DeliveryQueue {
                   AND d.device_id IN (
                       SELECT t.device_id FROM targets t JOIN inserted i ON i.event_id = t.event_id AND i.recipient_id = t.recipient_id
                       WHERE i.status = 'queued' AND i.kind <> \(LiveActivityContent.Event.start.notificationKind))
-                RETURNING 1
             ), created AS (
                 INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status)
                 SELECT \(tenant), herald_child_id(n.id, n.id::text || t.device_id::text), n.id, t.device_id, 'apns', now(),
@@ -109,7 +107,7 @@ extension DeliveryQueue {
                 ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
                 RETURNING 1
             )
-            SELECT (SELECT count(*) FROM created)::int, (SELECT count(*) FROM superseded)::int
+            SELECT count(*)::int FROM created
             """
     }
 }

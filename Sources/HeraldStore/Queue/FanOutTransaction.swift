@@ -96,12 +96,12 @@ public struct FanOutTransaction: Sendable {
     /// - Returns: how many deliveries were queued.
     @discardableResult
     public func writeLiveActivities(_ drafts: [LiveActivityDraft], tenant: UUID, deadline: Duration) async throws -> Int {
-        let written = try await DeliveryQueue.writeLiveActivities(
+        let queued = try await DeliveryQueue.writeLiveActivities(
             drafts, tenant: tenant, deadline: deadline, freshness: queue.freshness, on: connection)
-        if written.queued > 0 {
+        if queued > 0 {
             try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased()))")
         }
-        return written.queued
+        return queued
     }
 
     /// Runs `body` in a savepoint: if it throws, its work is rolled back and the error
