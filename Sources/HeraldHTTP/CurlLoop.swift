@@ -205,11 +205,12 @@ final class CurlLoop: @unchecked Sendable {
             guard let context else { return 0 }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             let length = size * count
-            if let data, length > 0 {
-                transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+            if let data, length > 0, !transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) {
+                return 0  // enough of the body: stop (collectFinished reads this as the answer)
             }
             return length
         }
+        if request.connectGuard != nil { guardConnections(of: transfer, easy: easy, context: context) }
         _ = herald_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
         _ = herald_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
             guard let context else { return 0 }
@@ -230,6 +231,25 @@ final class CurlLoop: @unchecked Sendable {
         if active.count > peak.load(ordering: .relaxed) { peak.store(active.count, ordering: .relaxed) }
     }
 
+    /// A request to a URL that others choose: every address is checked before libcurl
+    /// connects to it, no proxy stands between (the check would see the proxy's address), and
+    /// no redirect is followed (libcurl's default, set here so that it stays so).
+    private func guardConnections(of transfer: Transfer, easy: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer) {
+        let openGuard = UnsafeMutablePointer<herald_open_guard>.allocate(capacity: 1)
+        openGuard.initialize(
+            to: herald_open_guard(
+                check: { context, address in
+                    guard let context, let address else { return 1 }
+                    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                    return transfer.mayConnect(to: String(cString: address)) ? 0 : 1
+                }, context: context))
+        transfer.openGuard = openGuard
+        _ = herald_easy_guard_connections(easy, openGuard)
+        _ = herald_easy_setopt_string(easy, CURLOPT_NOPROXY, "*")
+        _ = herald_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        _ = herald_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+    }
+
     private func cancelTombstoned() {
         for (easy, transfer) in active where tombstones.contains(transfer.id) {
             tombstones.remove(transfer.id)
@@ -248,7 +268,13 @@ final class CurlLoop: @unchecked Sendable {
                 continue
             }
             let code = message.pointee.data.result
-            complete(transfer, code == CURLE_OK ? .success(response(transfer)) : .failure(error(code, easy)))
+            // A body stopped at its limit is an answer, not a failure.
+            let answered = code == CURLE_OK || (code == CURLE_WRITE_ERROR && transfer.truncated)
+            if let refusal = transfer.refusal, !answered {
+                complete(transfer, .failure(HTTPClientError(kind: .refused, message: refusal, curlCode: Int(code.rawValue))))
+                continue
+            }
+            complete(transfer, answered ? .success(response(transfer)) : .failure(error(code, easy)))
         }
     }
 

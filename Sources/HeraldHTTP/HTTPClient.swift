@@ -118,6 +118,8 @@ public final class HTTPClient: Sendable {
         defer { limiter.release() }
         inFlight.increment()
         defer { inFlight.decrement() }
+        // A URL that others chose: libcurl alone checks each address it connects to.
+        if request.connectGuard != nil { return try await (origin.hasPrefix("http://") ? cleartextLoop : loop).perform(request, over: .http1) }
         guard origin.hasPrefix("http://") else { return try await sendOverTLS(request, origin: origin) }
         if http1Only { return try await cleartextLoop.perform(request, over: .http1) }
         let wire = cleartext.withLock { $0.protocolFor(origin) }

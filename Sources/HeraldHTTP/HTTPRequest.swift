@@ -11,6 +11,14 @@ public struct HTTPRequest: Sendable {
     /// Goes ahead of every waiting request, into slots kept free for it: for the few
     /// requests that the waiting ones depend on (an OAuth token fetch). Keep them rare.
     public var urgent: Bool
+    /// For URLs that others choose (webhooks): asked with the numeric address of every
+    /// connection before it is made; a reason refuses it (the request fails with `.refused`).
+    /// Such a request goes through libcurl over HTTP/1.1, on a connection of its own, never
+    /// through a proxy, and follows no redirect.
+    public var connectGuard: (@Sendable (String) -> String?)?
+    /// Keep at most this many bytes of the answer's body and stop reading there (the status
+    /// and headers are kept); nil: the whole body.
+    public var maxResponseBytes: Int?
 
     public init(
         method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
@@ -22,6 +30,8 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.urgent = urgent
+        self.connectGuard = nil
+        self.maxResponseBytes = nil
     }
 }
 
@@ -56,6 +66,8 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
         public static let shutdown = Kind("shutdown")
         /// Anything else libcurl reports.
         public static let transfer = Kind("transfer")
+        /// The request's `connectGuard` refused the address its host resolved to.
+        public static let refused = Kind("refused")
         public var description: String { name }
     }
 

@@ -17,6 +17,12 @@ final class Transfer: @unchecked Sendable {
     var httpVersion = ""
     var headers: [String: String] = [:]
     var body: [UInt8] = []
+    /// The body reached the request's `maxResponseBytes`: reading stopped there on purpose.
+    var truncated = false
+    /// Why the request's `connectGuard` refused an address, if it did.
+    var refusal: String?
+    /// What libcurl's open-socket callback is handed (for a request with a `connectGuard`).
+    var openGuard: UnsafeMutablePointer<herald_open_guard>?
 
     init(id: Int, request: HTTPRequest, wire: WireProtocol, continuation: CheckedContinuation<HTTPResponse, any Error>) {
         self.id = id
@@ -55,6 +61,29 @@ final class Transfer: @unchecked Sendable {
         headers[name] = headers[name].map { $0 + ", " + value } ?? value
     }
 
+    /// Appends a piece of the body, up to the request's `maxResponseBytes`.
+    /// - Returns: false once the limit is reached (libcurl then stops the transfer).
+    func receiveBody(_ data: UnsafeRawBufferPointer) -> Bool {
+        guard let limit = request.maxResponseBytes else {
+            body.append(contentsOf: data)
+            return true
+        }
+        body.append(contentsOf: data.prefix(max(0, limit - body.count)))
+        if body.count >= limit { truncated = true }
+        return !truncated
+    }
+
+    /// Asks the request's `connectGuard` about an address libcurl is about to connect to.
+    /// - Returns: whether the connection may be made.
+    func mayConnect(to address: String) -> Bool {
+        guard let connectGuard = request.connectGuard else { return true }
+        if let reason = connectGuard(address) {
+            refusal = reason
+            return false
+        }
+        return true
+    }
+
     /// Hands the easy handle over (for reuse); `release()` then leaves it alone.
     func detachHandle() -> UnsafeMutableRawPointer? {
         defer { easy = nil }
@@ -69,5 +98,7 @@ final class Transfer: @unchecked Sendable {
         headerList = nil
         requestBody?.deallocate()
         requestBody = nil
+        openGuard?.deallocate()
+        openGuard = nil
     }
 }
