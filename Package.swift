@@ -91,10 +91,18 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
-        // Webhooks for tenants' backends (DESIGN §18): signing, secrets, where they may send.
+        // Webhooks for tenants' backends (DESIGN §18): signing, secrets, where they may send,
+        // the events of the durable feed, and the sender that leases and posts them.
         .target(
             name: "HeraldWebhooks",
-            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
         .target(
             name: "HeraldEmulator",
@@ -170,6 +178,7 @@ let package = Package(
                 "HeraldPostgres",
                 "HeraldPush",
                 "HeraldStore",
+                "HeraldWebhooks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
@@ -181,6 +190,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldStore",
+                "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -246,6 +256,7 @@ let package = Package(
                 "HeraldPush",
                 "HeraldDispatch",
                 "HeraldMetrics",
+                "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

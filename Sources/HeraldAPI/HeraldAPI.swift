@@ -1,4 +1,5 @@
 import HeraldStore
+import HeraldWebhooks
 import Hummingbird
 import Logging
 
@@ -17,6 +18,8 @@ public struct HeraldAPI: Sendable {
     let notReadyReason: @Sendable () async -> String?
     /// The live channel (`/v1/live`): run it as a service beside the server.
     public let live: LiveHub
+    /// Where tenants' webhooks may send (`HERALD_WEBHOOK_ALLOW_HTTP`, `…_ALLOW_PRIVATE`).
+    let webhookPolicy: WebhookDestinationPolicy
 
     /// - Parameters:
     ///   - attempts: where requests without valid credentials are counted (shared with the
@@ -26,6 +29,7 @@ public struct HeraldAPI: Sendable {
     public init(
         store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
         notReadyReason: (@Sendable () async -> String?)? = nil, live: LiveSettings = LiveSettings(),
+        webhookPolicy: WebhookDestinationPolicy = WebhookDestinationPolicy(),
         additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
         self.live = LiveHub(store: store, settings: live, logger: logger)
@@ -34,6 +38,7 @@ public struct HeraldAPI: Sendable {
         self.limiter = RateLimiter(limits)
         self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
         self.additions = additions
+        self.webhookPolicy = webhookPolicy
         self.notReadyReason = notReadyReason ?? { await store.notReadyReason() }
     }
 
@@ -63,6 +68,7 @@ public struct HeraldAPI: Sendable {
         addDirectory(to: v1)
         addConversations(to: v1)
         addPolicy(to: v1)
+        addWebhooks(to: v1)
         addPreferences(to: v1)
         addLive(to: v1)
         if withAdditions { additions(router) }

@@ -83,14 +83,7 @@ enum JSONBody {
 
     static let decoder = JSONDecoder()
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        // RFC 3339 in the proleptic Gregorian calendar (`.iso8601` writes years before 1582
-        // in the Julian calendar).
-        encoder.dateEncodingStrategy = .rfc3339
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    static let encoder = JSONEncoder.herald()
 
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {

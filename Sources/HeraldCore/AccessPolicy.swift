@@ -21,6 +21,10 @@ public struct AccessPolicy: Sendable, Equatable {
     /// they see every activity, every notification's history and every message's trace.
     public var runsTheTenant: Bool { isAdmin }
 
+    /// The tenant's webhook endpoints (DESIGN §18) tell its backend of everything that
+    /// happens in it: only those who run the tenant see or change them.
+    public var mayManageWebhooks: Bool { runsTheTenant }
+
     /// Only those who run the tenant set the defaults for everyone who set nothing.
     public var maySetTenantDefaults: Bool { runsTheTenant }
 

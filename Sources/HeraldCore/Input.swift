@@ -271,6 +271,19 @@ public enum Input {
         return .milliseconds(amount * scale)
     }
 
+    /// A point in the past as a user gives it: a duration back from `now` (`2h`, `3d`) or an
+    /// ISO 8601 time; never later than `now`.
+    public static func since(_ value: String, now: Date, field: String = "since") throws -> Date {
+        let date: Date
+        if let first = value.unicodeScalars.first, ("0"..."9").contains(first), value.utf8.count > 10 {
+            date = try timestamp(value, field: field)
+        } else {
+            date = now.addingTimeInterval(-(try duration(value, field: field)).timeInterval)
+        }
+        guard date <= now else { throw InputError("\(field) is in the future") }
+        return date
+    }
+
     /// Input echoed in an error: control characters escaped, at most 60 characters.
     public static func printable(_ value: String) -> String {
         let text = TerminalText.escaped(value, .singleLine)

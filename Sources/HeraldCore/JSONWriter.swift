@@ -23,6 +23,11 @@ public struct JSONWriter {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// A JSON value the program made already (an encoder's output, a column of jsonb).
+    public mutating func json(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
     /// A string value with JSON's escapes: `"`, `\`, and the control characters (`\b`,
     /// `\f`, `\n`, `\r`, `\t`, else `\u00XX`); everything else as its UTF-8, `/` included.
     public mutating func string(_ text: String) {

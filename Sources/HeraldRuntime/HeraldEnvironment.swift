@@ -5,6 +5,7 @@ import HeraldHTTP
 import HeraldPostgres
 import HeraldPush
 import HeraldStore
+import HeraldWebhooks
 import Logging
 
 /// Herald put together from the process environment, in one direction: configuration →
@@ -80,6 +81,28 @@ public struct HeraldEnvironment: Sendable {
                 poolSize: poolSize ?? configuration.fanOutConcurrency + 3, logger: logger, body)
         }
     }
+
+    /// The webhooks' sender on `store` (DESIGN §18), on an HTTP client of its own: libcurl,
+    /// HTTP/1.1, trusting `HERALD_CA_FILE` besides the system's CAs, every connection's address checked against `HERALD_WEBHOOK_ALLOW_HTTP` and
+    /// `HERALD_WEBHOOK_ALLOW_PRIVATE`.
+    /// - Throws: `InputError` for a value of those variables other than 1 or 0.
+    public func withWebhookSender<Result>(
+        store: Store, worker: String, retention: Duration, _ body: (WebhookSender) async throws -> Result
+    ) async throws -> Result {
+        let policy = try WebhookDestinationPolicy(environment: variables)
+        let configuration = HTTPClient.Configuration(
+            maxInFlight: Self.webhookRequests, maxConnectionsPerHost: WebhookQueue.perEndpoint,
+            maxCleartextConnectionsPerHost: WebhookQueue.perEndpoint, extraCAFile: extraCAFile, http1Only: true, engine: .libcurl)
+        let http = try HTTPClient(configuration: configuration, logger: logger)
+        defer { http.shutdown() }
+        let sender = WebhookSender(
+            store: store, client: http,
+            configuration: .init(policy: policy, maxInFlight: Self.webhookRequests, retention: retention), worker: worker, logger: logger)
+        return try await body(sender)
+    }
+
+    /// Webhook requests one worker has in flight.
+    static let webhookRequests = 100
 
     /// Says at start which providers can send: one line at info, or a warning when none can
     /// (the first sign used to be a critical line when the first push arrived).

@@ -1,24 +1,34 @@
 import HeraldDispatch
 import HeraldStore
+import HeraldWebhooks
 import ServiceLifecycle
 
-/// A dispatcher as a service of a `ServiceGroup` (`herald worker`, `herald serve --worker`):
-/// graceful shutdown stops claiming and lets the sends in flight finish and be recorded.
+/// A dispatcher, and the webhooks' sender beside it, as a service of a `ServiceGroup`
+/// (`herald worker`, `herald serve --worker`): graceful shutdown stops claiming and lets the
+/// sends in flight finish and be recorded.
 public struct WorkerService: Service {
     public let dispatcher: Dispatcher
+    public let webhooks: WebhookSender?
     /// The store whose database readiness asks about.
-    let store: Store
+    public let store: Store
 
-    public init(dispatcher: Dispatcher, store: Store) {
+    public init(dispatcher: Dispatcher, webhooks: WebhookSender?, store: Store) {
         self.dispatcher = dispatcher
+        self.webhooks = webhooks
         self.store = store
     }
 
     public func run() async throws {
         try await withGracefulShutdownHandler {
-            try await dispatcher.run(.forever)
+            try await withThrowingDiscardingTaskGroup { group in
+                if let webhooks { group.addTask { await webhooks.run() } }
+                try await dispatcher.run(.forever)
+                // The dispatcher stopped (a shutdown): so do the webhooks.
+                webhooks?.shutdown()
+            }
         } onGracefulShutdown: {
             dispatcher.shutdown()
+            webhooks?.shutdown()
         }
     }
 

@@ -10,6 +10,8 @@ public enum DatabaseRole: String, Sendable, CaseIterable {
     case authenticator = "herald_authenticator"
     /// The live channel across tenants: sequencing its feed, servers and presence, nothing else.
     case live = "herald_live"
+    /// The webhooks across tenants: their feed cursor, messages and attempts, and the feed.
+    case webhooks = "herald_webhooks"
 
     /// For a session's setup: every statement after it works as this role.
     public var forSession: String { "SET ROLE \(rawValue)" }

@@ -120,7 +120,9 @@ extension Store {
         let tenant = try await tenant(slug: slug)
         try await pool.withTransaction(setup: Self.tenantScope(tenant.id) + "; " + Self.bulkDeletionSettings) { connection in
             for table in [
-                "delivery_attempts", "deliveries", "notifications", "messages", "conversation_participants", "conversations", "outbox",
+                "webhook_attempts", "webhook_messages", "webhook_endpoints", "delivery_attempts", "deliveries", "notifications", "messages",
+                "conversation_participants", "conversations",
+                "outbox",
                 "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",
                 "devices", "activities", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
                 "credentials", "people"

@@ -78,6 +78,8 @@ extension TenantSession {
             let event = try await appendToOutbox(
                 kind.event, about: .activity(activity.id), actor: activity.assignee.id, recipients: recipients.map(\.id),
                 payload: payload, at: now)
+            // No socket is told of a timer's event; the tenant's webhooks are.
+            try await appendLive(.activity, .webhooksOnly, payload: LiveActivityChange(event: kind.event, activity: activity))
             try await connection.query(
                 """
                 UPDATE activity_timers SET status = 'fired', event_id = \(event), settled_at = now()

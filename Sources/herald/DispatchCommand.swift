@@ -26,6 +26,18 @@ struct DispatcherOptions: ParsableArguments {
 
     /// Opens everything a dispatcher needs, runs `body`, and closes it all.
     /// - Parameter storePoolSize: connections of the store `body` gets (the dispatcher has its own).
+    /// A worker: the dispatcher, and the webhooks' sender beside it.
+    func withWorker<Result>(storePoolSize: Int = 2, _ body: (WorkerService) async throws -> Result) async throws -> Result {
+        let environment = heraldEnvironment()
+        return try await withDispatcher(listen: true, storePoolSize: storePoolSize) { dispatcher, store in
+            try await environment.withWebhookSender(
+                store: store, worker: dispatcher.configuration.worker, retention: (dispatcher.configuration.historyRetention ?? .default).duration
+            ) { webhooks in
+                try await body(WorkerService(dispatcher: dispatcher, webhooks: webhooks, store: store))
+            }
+        }
+    }
+
     func withDispatcher<Result>(
         listen: Bool, storePoolSize: Int = 2, _ body: (Dispatcher, Store) async throws -> Result
     ) async throws -> Result {
@@ -86,8 +98,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let probeAddress = metrics.flatMap(ProbeServer.address)
         if probeAddress != nil { _ = MetricsRegistry.shared }
         let token = MetricsEndpoint.token(from: heraldEnvironment().variables)
-        try await dispatcher.withDispatcher(listen: true) { dispatcher, store in
-            let worker = WorkerService(dispatcher: dispatcher, store: store)
+        try await dispatcher.withWorker { worker in
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
             if let (host, port) = probeAddress {
                 let probes = ProbeServer(host: host, port: port, metrics: MetricsEndpoint(token: token), logger: logger) {

@@ -16,7 +16,8 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             VersionCommand.self, DemoCommand.self, DatabaseCommand.self, TenantCommand.self, TeamCommand.self, UserCommand.self,
             DeviceCommand.self, TokenCommand.self, KeyCommand.self, ServeCommand.self, ActivityCommand.self, ChatCommand.self, TemplateCommand.self,
-            PolicyCommand.self, PrefsCommand.self, WorkerCommand.self, DispatchCommand.self, HistoryCommand.self, WhyCommand.self, StatsCommand.self,
+            PolicyCommand.self, PrefsCommand.self, WebhookCommand.self, WorkerCommand.self, DispatchCommand.self, HistoryCommand.self,
+            WhyCommand.self, StatsCommand.self,
             EmulatorCommand.self, PushCommand.self, BenchCommand.self
         ]
     )

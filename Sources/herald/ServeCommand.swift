@@ -6,6 +6,7 @@ import HeraldCore
 import HeraldMetrics
 import HeraldRuntime
 import HeraldStore
+import HeraldWebhooks
 import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
@@ -107,6 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, limits: limits, attempts: attempts, logger: logger,
                 notReadyReason: { if let worker { await worker.notReadyReason() } else { await store.notReadyReason() } },
                 live: LiveSettings(perPerson: liveSocketsPerPerson, perServer: liveSockets, heartbeat: liveHeartbeat),
+                webhookPolicy: try WebhookDestinationPolicy(environment: heraldEnvironment().variables),
                 additions: { router in
                     console.addRoutes(to: router)
                     // Only to a token: this port faces the apps.
@@ -123,9 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await group.run()
         }
         if worker {
-            try await dispatcher.withDispatcher(listen: true, storePoolSize: 8) { dispatcher, store in
-                try await serve(store, WorkerService(dispatcher: dispatcher, store: store))
-            }
+            try await dispatcher.withWorker(storePoolSize: 8) { worker in try await serve(worker.store, worker) }
         } else {
             try await heraldEnvironment().withStore(poolSize: 8) { try await serve($0, nil) }
         }

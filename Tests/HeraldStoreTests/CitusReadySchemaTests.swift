@@ -16,7 +16,8 @@ struct CitusReadySchemaTests {
         "provider_pauses",  // a worker's pause of a provider, across tenants
         "herald_migrations",  // the schema's own version
         "live_servers",  // the herald serve processes holding live sockets
-        "live_horizon"  // how far the live feed was pruned
+        "live_horizon",  // how far the live feed was pruned
+        "webhook_cursor"  // how far the webhooks' feeder has read the feed
     ]
 
     @Test func everyKeyStartsWithTheTenant() async throws {

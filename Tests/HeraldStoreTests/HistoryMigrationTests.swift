@@ -27,7 +27,8 @@ import Testing
             // Today's code also writes the live channel's feed (0027): a stand-in for its table
             // while the schema is 0017's, dropped before the migrations run on. And it reads
             // how a device is addressed (0028) and what its token is for, and a notification's Live
-            // Activity (0029): the columns, dropped likewise.
+            // Activity (0029): the columns, dropped likewise; and whether a tenant has a webhook
+            // endpoint (0030).
             try await pool.withConnection { connection in
                 try await connection.executeScript(
                     """
@@ -38,7 +39,9 @@ import Testing
                     ALTER TABLE devices DROP CONSTRAINT devices_token_unique;
                     ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, address, token);
                     ALTER TABLE devices ADD COLUMN kind text NOT NULL DEFAULT 'alert', ADD COLUMN activity_id uuid;
-                    ALTER TABLE notifications ADD COLUMN live jsonb
+                    ALTER TABLE notifications ADD COLUMN live jsonb;
+                    CREATE TABLE webhook_endpoints (tenant_id uuid, id uuid);
+                    GRANT SELECT ON webhook_endpoints TO herald_app, herald_dispatcher
                     """)
             }
             let store = Store(pool: pool, logger: testLogger)
@@ -104,6 +107,7 @@ import Testing
                 try await connection.executeScript(
                     """
                     DROP TABLE live_pending;
+                    DROP TABLE webhook_endpoints;
                     ALTER TABLE devices DROP COLUMN address, DROP COLUMN kind, DROP COLUMN activity_id;
                     ALTER TABLE notifications DROP COLUMN live;
                     ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, token)

@@ -5,7 +5,7 @@ import HeraldPostgres
 /// The feed of durable live frames (DESIGN §17): written with the change it reports
 /// (`TenantSession.appendLive`), numbered by the sequencer in commit order, read in a
 /// tenant's scope with the API's access rules (`TenantSession.liveRows`). The webhooks of
-/// §18 are meant to read the same feed.
+/// §18 read the same feed (`Store.feedWebhooks`).
 public enum LiveFeed {
     /// NOTIFY channel of writers (payload empty): there are rows for the sequencer.
     public static let pendingChannel = "herald_live_pending"
@@ -27,12 +27,16 @@ extension TenantSession {
         case .person(let id): person = id
         case .conversation(let id, let excluding): (conversation, excluded) = (id, excluding)
         case .activity(let id): activity = id
+        case .webhooksOnly: break
         }
+        // A row for webhooks only is written when the tenant has an endpoint.
+        let forWebhooks = audience == .webhooksOnly
         connection.enqueue(
             """
             WITH pending AS (
                 INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload)
-                VALUES (\(tenantID), \(kind.rawValue), \(person), \(conversation), \(activity), \(excluded), \(PostgresJSON(payload)))
+                SELECT \(tenantID), \(kind.rawValue), \(person), \(conversation), \(activity), \(excluded), \(PostgresJSON(payload))
+                WHERE NOT \(forWebhooks) OR EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = \(tenantID))
             )
             SELECT pg_notify(\(LiveFeed.pendingChannel), '')
             """)
@@ -70,7 +74,7 @@ extension TenantSession {
         }
     }
 
-    private static func livePayload(_ kind: String, conversation: UUID?, json: String) throws -> LivePayload {
+    static func livePayload(_ kind: String, conversation: UUID?, json: String) throws -> LivePayload {
         func decode<Value: Codable & Sendable>(_ type: Value.Type) throws -> Value {
             try PostgresJSON<Value>(postgresText: json, type: .jsonb).value
         }
@@ -145,7 +149,10 @@ extension Store {
             let row = try await connection.query(
                 """
                 WITH gone AS (
-                    DELETE FROM live_feed WHERE created_at < now() - make_interval(secs => \(age.timeInterval)) RETURNING position
+                    -- Never a row the webhooks have not read yet (their workers were down that long).
+                    DELETE FROM live_feed WHERE created_at < now() - make_interval(secs => \(age.timeInterval))
+                        AND position <= (SELECT position FROM webhook_cursor WHERE id = 1)
+                    RETURNING position
                 ), horizon AS (
                     INSERT INTO live_horizon (id, pruned_through) SELECT 1, max(position) FROM gone HAVING count(*) > 0
                     ON CONFLICT (id) DO UPDATE SET pruned_through = greatest(live_horizon.pruned_through, excluded.pruned_through)

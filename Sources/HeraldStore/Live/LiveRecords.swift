@@ -14,6 +14,8 @@ public enum LiveAudience: Sendable, Equatable {
     case conversation(UUID, excluding: UUID? = nil)
     /// Those who may see the activity: its assignee, its team's managers, admins.
     case activity(UUID)
+    /// No socket: an event only the tenant's webhooks are told of (a timer's activity event).
+    case webhooksOnly
 }
 
 /// A receipt as its frame reports it: the highest sequence a participant's apps received and read.

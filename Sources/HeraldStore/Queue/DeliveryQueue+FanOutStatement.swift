@@ -89,7 +89,21 @@ extension DeliveryQueue {
                        CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
                 FROM reach r
                 ON CONFLICT (tenant_id, id) DO NOTHING
-                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id, kind, title, body, activity_id, badge
+                RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id, kind, title, body, activity_id, badge,
+                          reason, decision
+            ), told AS (
+                -- A notification held back, superseded or suppressed, for tenants with a webhook
+                -- endpoint (DESIGN §18): rows of the durable feed no socket sees.
+                INSERT INTO live_pending (tenant_id, kind, payload)
+                SELECT \(tenant), 'outcome', jsonb_build_object(
+                    'type', CASE WHEN i.status = 'suppressed' THEN 'notification.suppressed'
+                                 WHEN i.status = 'cancelled' THEN 'notification.superseded' ELSE 'notification.deferred' END,
+                    'data', jsonb_build_object('notificationId', i.id, 'recipientId', i.recipient_id, 'app', i.app, 'event', i.kind,
+                                               'activityId', i.activity_id, 'conversationId', i.conversation_id, 'decision', i.decision,
+                                               'reason', i.reason, 'deferredUntil', i.deferred_until))
+                FROM inserted i
+                WHERE (i.status IN ('suppressed', 'cancelled') OR (i.status = 'queued' AND i.deferred_until IS NOT NULL))
+                  AND EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = \(tenant))
             ), banners AS (
                 -- The live channel's in-app banner of each activity notification, pushed or not
                 -- (a chat message reaches open apps as its own frame).

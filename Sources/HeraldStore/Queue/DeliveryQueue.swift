@@ -270,7 +270,8 @@ public struct DeliveryQueue: Sendable {
                 -- (A leased delivery is live: it lies within the window.)
                 WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id AND d.lease_owner = i.worker
                   AND d.id >= \(lower) AND d.id < \(upper)
-                RETURNING d.tenant_id, d.id
+                -- (What the webhooks are told of comes from here, not from the batch again.)
+                RETURNING d.tenant_id, d.id, i.notification_id, i.device_id, i.status, i.attempt, i.http_status, i.error
             ), recorded AS (
                 INSERT INTO delivery_attempts (tenant_id, id, delivery_id, attempt, worker, started_at, finished_at, outcome,
                                                http_status, provider_error, message_id, next_attempt_at, counted)
@@ -287,6 +288,24 @@ public struct DeliveryQueue: Sendable {
                 UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
                 FROM input i
                 WHERE i.outcome = 'dead_token' AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
+                RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason
+            ), told AS (
+                -- What became of each notification, and each dead token, for tenants with a
+                -- webhook endpoint (DESIGN §18): rows of the durable feed no socket sees.
+                INSERT INTO live_pending (tenant_id, kind, payload)
+                SELECT a.tenant_id, 'outcome', jsonb_build_object(
+                    'type', CASE WHEN a.status = 'sent' THEN 'notification.sent' ELSE 'notification.failed' END,
+                    'data', jsonb_build_object('notificationId', a.notification_id, 'deliveryId', a.id, 'deviceId', a.device_id,
+                                               'status', a.status, 'attempt', a.attempt, 'httpStatus', a.http_status, 'error', a.error))
+                FROM acked a
+                WHERE a.status IN ('sent', 'failed', 'dead_token', 'expired')
+                  AND EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = a.tenant_id)
+                UNION ALL
+                SELECT d.tenant_id, 'device', jsonb_build_object(
+                    'type', 'device.deactivated',
+                    'data', jsonb_build_object('deviceId', d.id, 'personId', d.person_id, 'app', d.app, 'platform', d.platform,
+                                               'provider', d.provider, 'reason', d.deactivation_reason))
+                FROM dead d WHERE EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = d.tenant_id)
             )
             SELECT id FROM acked
             \(unsafeRaw: earlier)

@@ -1,0 +1,114 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldWebhooks
+import Hummingbird
+
+extension HeraldAPI {
+    /// `POST /v1/webhooks`.
+    struct WebhookBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["url", "events", "description"]
+        let url: String
+        let events: [String]
+        let description: String?
+    }
+
+    /// `POST /v1/webhooks/{id}/replay`.
+    struct ReplayBody: Decodable, FieldNamed {
+        static let fieldNames: Set<String> = ["since"]
+        /// A duration back from now (`2h`, `3d`) or an RFC 3339 time.
+        let since: String
+    }
+
+    /// An endpoint with its secret: the answer to create and rotate-secret, the only ones
+    /// that show it.
+    struct WebhookWithSecret: Encodable {
+        let endpoint: WebhookEndpointRecord
+        let secret: String
+
+        func encode(to encoder: any Encoder) throws {
+            try endpoint.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(secret, forKey: .secret)
+        }
+
+        enum Key: String, CodingKey { case secret }
+    }
+
+    /// The tenant's webhook endpoints (DESIGN §18): admins and tenant keys only
+    /// (`AccessPolicy.mayManageWebhooks`); a member is forbidden.
+    func addWebhooks(to group: RouterGroup<APIContext>) {
+        group.get("webhooks") { _, context in
+            let caller = try webhookManager(context)
+            return try JSONBody.response(["items": try await store.withTenant(caller.tenant) { try await $0.webhooks() }])
+        }
+
+        group.post("webhooks") { request, context in
+            let caller = try webhookManager(context)
+            let body = try await JSONBody.decode(WebhookBody.self, from: request, context: context)
+            let url = try field("url") { try webhookPolicy.url(body.url) }
+            let events = try field("events") { try WebhookEventFilter(body.events) }
+            let description = try body.description.map { text in
+                try field("description") { try Input.text(text, field: "description") }
+            }
+            let secret = WebhookSecret.generate()
+            let endpoint = try await store.withTenant(caller.tenant) {
+                try await $0.createWebhook(url: url.absoluteString, events: events.patterns, description: description, secret: secret.text)
+            }
+            return try JSONBody.response(
+                WebhookWithSecret(endpoint: endpoint, secret: secret.text), status: .created,
+                headers: [.location: "/v1/webhooks/\(endpoint.id.uuidString.lowercased())"])
+        }
+
+        group.get("webhooks/:id") { _, context in
+            let (caller, id) = try webhookRequest(context)
+            return try JSONBody.response(try await store.withTenant(caller.tenant) { try await $0.webhook(id: id) })
+        }
+
+        group.delete("webhooks/:id") { _, context in
+            let (caller, id) = try webhookRequest(context)
+            try await store.withTenant(caller.tenant) { try await $0.removeWebhook(id: id) }
+            return Response(status: .noContent)
+        }
+
+        group.post("webhooks/:id/rotate-secret") { _, context in
+            let (caller, id) = try webhookRequest(context)
+            let secret = WebhookSecret.generate()
+            let endpoint = try await store.withTenant(caller.tenant) { try await $0.rotateWebhookSecret(id: id, secret: secret.text) }
+            return try JSONBody.response(WebhookWithSecret(endpoint: endpoint, secret: secret.text))
+        }
+
+        group.get("webhooks/:id/attempts") { request, context in
+            let (caller, id) = try webhookRequest(context)
+            let paging = try Paging(request.uri.queryParameters)
+            let page = try await store.withTenant(caller.tenant) {
+                try await $0.webhookAttempts(id: id, after: paging.cursor, limit: paging.limit)
+            }
+            let headers = paging.headers(
+                path: "/v1/webhooks/\(id.uuidString.lowercased())/attempts", next: page.next, filters: [], from: request.uri.queryParameters)
+            return try JSONBody.response(PageBody(items: page.items, next: page.next?.token), headers: headers)
+        }
+
+        group.post("webhooks/:id/replay") { request, context in
+            let (caller, id) = try webhookRequest(context)
+            let body = try await JSONBody.decode(ReplayBody.self, from: request, context: context)
+            let since = try field("since") { try Input.since(body.since, now: Date()) }
+            let queued = try await store.withTenant(caller.tenant) { try await $0.replayWebhook(id: id, since: since) }
+            return try JSONBody.response(["queued": queued], status: .accepted)
+        }
+    }
+
+    private func webhookManager(_ context: APIContext) throws -> Caller {
+        let caller = try context.requireCaller()
+        guard caller.policy.mayManageWebhooks else {
+            throw Problem(.forbidden, "Admins only", detail: "only a tenant admin or a tenant key may manage webhooks")
+        }
+        return caller
+    }
+
+    private func webhookRequest(_ context: APIContext) throws -> (Caller, UUID) {
+        let caller = try webhookManager(context)
+        guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no webhook endpoint with this id") }
+        return (caller, id)
+    }
+}
