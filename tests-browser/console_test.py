@@ -160,6 +160,23 @@ class ConsoleTest(unittest.TestCase):
         self.driver.get(BASE + "/console/people/bob@demo.test")
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Bob Stone")
 
+    def test_webhooks_are_listed_for_admins_only(self):
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        self.follow(self.driver.find_element(By.ID, "webhooks-link"))
+        self.assertEqual(self.path(), "/console/webhooks")
+        section = self.driver.find_element(By.CSS_SELECTOR, "section.webhook")
+        self.assertIn("https://hooks.example.com/herald", section.find_element(By.TAG_NAME, "h2").text)
+        self.assertEqual(section.find_element(By.CSS_SELECTOR, "td.state").text, "active")
+        self.assertIn("<script>alert(2)</script>", section.text)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "main script"), [])
+        self.assertIn("No attempts yet.", section.text)
+        self.driver.delete_all_cookies()
+        self.sign_in(os.environ["CONSOLE_BOB"])
+        self.assertEqual(self.driver.find_elements(By.ID, "webhooks-link"), [])
+        self.driver.get(BASE + "/console/webhooks")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Admins only")
+        self.assertNotIn("hooks.example.com", self.driver.page_source)
+
     def test_a_form_without_its_csrf_token_is_refused(self):
         self.sign_in(os.environ["CONSOLE_ADA"])
         self.driver.execute_script("document.querySelector('header form input[name=csrf]').remove()")

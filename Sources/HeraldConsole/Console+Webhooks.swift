@@ -1,0 +1,50 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension Console {
+    /// For admins (and tenant keys): the tenant's webhook endpoints, their state (why one is
+    /// disabled), and each one's latest attempts.
+    func addWebhooks(to console: RouterGroup<APIContext>) {
+        console.get("webhooks") { request, _ in
+            await page {
+                let session = try await requireSession(request)
+                guard AccessPolicy(session.authentication.person).mayManageWebhooks else {
+                    throw ConsoleRefusal(
+                        status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may see the tenant's webhooks.", session: session)
+                }
+                let endpoints = try await store.withTenant(session.authentication.tenant) { tenant in
+                    var shown: [(WebhookEndpointRecord, [WebhookAttemptRecord])] = []
+                    for endpoint in try await tenant.webhooks() {
+                        shown.append((endpoint, try await tenant.webhookAttempts(id: endpoint.id, limit: Self.attemptsShown).items))
+                    }
+                    return shown
+                }
+                return html(
+                    "webhooks",
+                    [
+                        "pageTitle": "Webhooks",
+                        "endpoints": endpoints.map { endpoint, attempts in
+                            [
+                                "id": endpoint.id.uuidString.lowercased(), "url": endpoint.url, "events": endpoint.events.joined(separator: ", "),
+                                "description": endpoint.description ?? "", "active": endpoint.state == .active,
+                                "disabledReason": endpoint.disabledReason ?? "", "disabledAt": endpoint.disabledAt.map(Self.shown) ?? "",
+                                "attempts": attempts.map { attempt in
+                                    [
+                                        "at": Self.shown(attempt.at), "event": attempt.eventType, "attempt": attempt.attempt,
+                                        "status": attempt.status.map(String.init) ?? "—", "ok": (200...299).contains(attempt.status ?? 0),
+                                        "error": attempt.error ?? "", "milliseconds": attempt.durationMs
+                                    ] as [String: Any]
+                                }
+                            ] as [String: Any]
+                        }
+                    ], session: session)
+            }
+        }
+    }
+
+    /// How many of an endpoint's latest attempts the page shows.
+    static let attemptsShown = 10
+}
