@@ -90,9 +90,12 @@ public struct HeraldEnvironment: Sendable {
         store: Store, worker: String, retention: Duration, _ body: (WebhookSender) async throws -> Result
     ) async throws -> Result {
         let policy = try WebhookDestinationPolicy(environment: variables)
+        // One host may carry many tenants' endpoints: the queue holds each endpoint to its 10 in
+        // flight, and the client limits a host no lower than the whole (a per-host limit of 10
+        // let one hanging endpoint hold back every other endpoint on its host).
         let configuration = HTTPClient.Configuration(
-            maxInFlight: Self.webhookRequests, maxConnectionsPerHost: WebhookQueue.perEndpoint,
-            maxCleartextConnectionsPerHost: WebhookQueue.perEndpoint, extraCAFile: extraCAFile, http1Only: true, engine: .libcurl)
+            maxInFlight: Self.webhookRequests, maxConnectionsPerHost: Self.webhookRequests,
+            maxCleartextConnectionsPerHost: Self.webhookRequests, extraCAFile: extraCAFile, http1Only: true, engine: .libcurl)
         let http = try HTTPClient(configuration: configuration, logger: logger)
         defer { http.shutdown() }
         let sender = WebhookSender(
