@@ -319,6 +319,22 @@ class WebhookTests(unittest.TestCase):
         Webhook(created["secret"]).verify(request["body"], request["headers"])
         Webhook(rotated["secret"]).verify(request["body"], request["headers"])
 
+    def test_pushes_cancelled_by_a_later_transition_are_told_as_superseded(self):
+        path, _ = endpoint("ok", "notification.superseded")
+        id = activity()
+        # No provider is configured here: the assignment's pushes stay queued until the start
+        # cancels them (or, should the start come first, fan-out records them superseded).
+        deadline = time.monotonic() + WAIT
+        while not rest("GET", f"/v1/history?activity={id}", KEY)[1]["items"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(rest("POST", f"/v1/activities/{id}/start", BOB, {})[0], 200)
+        # (Ids the dispatcher wrote in SQL are lower case; the API's objects, upper.)
+        told = RECEIVER.until(path, lambda r: any(e["data"]["activityId"] == id.lower() for e in events(r)))
+        event = next(e for e in events(told) if e["data"]["activityId"] == id.lower())
+        self.assertEqual(event["type"], "notification.superseded")
+        self.assertEqual(event["data"]["event"], "activity.assigned")
+        self.assertIn("superseded by activity.started", event["data"]["reason"])
+
     def test_zz_a_worker_killed_in_a_burst_loses_no_committed_event_and_the_rate(self):
         path, created = endpoint("ok")
         ids = [activity() for _ in range(60)]

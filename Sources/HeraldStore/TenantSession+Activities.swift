@@ -150,6 +150,18 @@ extension TenantSession {
                   -- (A Live Activity's start is never moot: the next update brings it up to date.)
                   AND n.kind <> \(LiveActivityContent.Event.start.notificationKind)
                   AND n.id >= \(id.v7Floor) AND n.id < \(ceiling) AND d.id >= \(id.v7Floor) AND d.id < \(ceiling)
+                RETURNING n.id, n.recipient_id, n.app, n.kind, n.activity_id, n.conversation_id, d.last_error
+            ), told AS (
+                -- Each notification whose pushes were cancelled, once, for a tenant with a webhook
+                -- endpoint (DESIGN §18): a row of the durable feed no socket sees.
+                INSERT INTO live_pending (tenant_id, kind, payload)
+                SELECT DISTINCT ON (s.id) \(tenantID), 'outcome', jsonb_build_object(
+                    'type', 'notification.superseded',
+                    'data', jsonb_build_object('notificationId', s.id, 'recipientId', s.recipient_id, 'app', s.app, 'event', s.kind,
+                                               'activityId', s.activity_id, 'conversationId', s.conversation_id, 'decision', 'superseded',
+                                               'reason', s.last_error, 'deferredUntil', NULL))
+                FROM superseded s
+                WHERE EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = \(tenantID))
             )
             SELECT version, updated_at FROM moved
             """)
