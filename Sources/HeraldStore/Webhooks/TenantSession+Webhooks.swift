@@ -102,12 +102,14 @@ extension TenantSession {
             WHERE tenant_id = \(tenantID) AND id = \(id) RETURNING id
             """)
         guard !rows.isEmpty else { throw Self.noWebhook(id) }
-        // A message being sent right now is left to its sender (it is sent at least once).
+        // A message being sent right now is queued again too: its sender's record then leaves
+        // it alone (the lease is gone), and it is sent once more, as asked.
         return try await connection.query(
             """
             WITH again AS (
-                UPDATE webhook_messages SET status = 'queued', attempts = 0, due_at = now(), settled_at = NULL
-                WHERE tenant_id = \(tenantID) AND endpoint_id = \(id) AND created_at >= \(since) AND status <> 'sending'
+                UPDATE webhook_messages SET status = 'queued', attempts = 0, due_at = now(), settled_at = NULL, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE tenant_id = \(tenantID) AND endpoint_id = \(id) AND created_at >= \(since)
                 RETURNING 1
             )
             SELECT count(*)::int FROM again
