@@ -20,21 +20,6 @@ extension HeraldAPI {
         let since: String
     }
 
-    /// An endpoint with its secret: the answer to create and rotate-secret, the only ones
-    /// that show it.
-    struct WebhookWithSecret: Encodable {
-        let endpoint: WebhookEndpointRecord
-        let secret: String
-
-        func encode(to encoder: any Encoder) throws {
-            try endpoint.encode(to: encoder)
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(secret, forKey: .secret)
-        }
-
-        enum Key: String, CodingKey { case secret }
-    }
-
     /// The tenant's webhook endpoints (DESIGN §18): admins and tenant keys only
     /// (`AccessPolicy.mayManageWebhooks`); a member is forbidden.
     func addWebhooks(to group: RouterGroup<APIContext>) {
@@ -56,7 +41,7 @@ extension HeraldAPI {
                 try await $0.createWebhook(url: url.absoluteString, events: events.patterns, description: description, secret: secret.text)
             }
             return try JSONBody.response(
-                WebhookWithSecret(endpoint: endpoint, secret: secret.text), status: .created,
+                WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text), status: .created,
                 headers: [.location: "/v1/webhooks/\(endpoint.id.uuidString.lowercased())"])
         }
 
@@ -75,7 +60,7 @@ extension HeraldAPI {
             let (caller, id) = try webhookRequest(context)
             let secret = WebhookSecret.generate()
             let endpoint = try await store.withTenant(caller.tenant) { try await $0.rotateWebhookSecret(id: id, secret: secret.text) }
-            return try JSONBody.response(WebhookWithSecret(endpoint: endpoint, secret: secret.text))
+            return try JSONBody.response(WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text))
         }
 
         group.get("webhooks/:id/attempts") { request, context in

@@ -13,8 +13,10 @@ public struct HTTPRequest: Sendable {
     public var urgent: Bool
     /// For URLs that others choose (webhooks): asked with the numeric address of every
     /// connection before it is made; a reason refuses it (the request fails with `.refused`).
-    /// Such a request goes through libcurl over HTTP/1.1, on a connection of its own, never
-    /// through a proxy, and follows no redirect.
+    /// Such a request goes through libcurl over HTTP/1.1, never through a proxy, and follows
+    /// no redirect. Connections are pooled per client and a reused one is not asked about
+    /// again: give guarded requests a client of their own (as the webhooks do), or one opened
+    /// by an unguarded request could carry them.
     public var connectGuard: (@Sendable (String) -> String?)?
     /// Keep at most this many bytes of the answer's body and stop reading there (the status
     /// and headers are kept); nil: the whole body.

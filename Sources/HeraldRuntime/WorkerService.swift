@@ -22,9 +22,9 @@ public struct WorkerService: Service {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 if let webhooks { group.addTask { await webhooks.run() } }
+                // However the dispatcher stops (a shutdown, a failure), so do the webhooks.
+                defer { webhooks?.shutdown() }
                 try await dispatcher.run(.forever)
-                // The dispatcher stopped (a shutdown): so do the webhooks.
-                webhooks?.shutdown()
             }
         } onGracefulShutdown: {
             dispatcher.shutdown()

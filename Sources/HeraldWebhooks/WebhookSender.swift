@@ -58,7 +58,8 @@ public final class WebhookSender: Sendable {
             }
             group.addTask {
                 var tick = 0
-                while !self.stopping.load(ordering: .relaxed) {
+                // (Cancelled, the sleep returns at once: the loop ends rather than spin.)
+                while !self.stopping.load(ordering: .relaxed), !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
                     tick += 1
                     self.wake.yield()

@@ -128,13 +128,8 @@ struct WebhookCommand: AsyncParsableCommand {
 
 /// What webhook commands print.
 enum WebhookOutput {
-    struct WithSecret: Encodable {
-        let endpoint: WebhookEndpointRecord
-        let secret: String
-    }
-
     static func printWithSecret(_ endpoint: WebhookEndpointRecord, secret: WebhookSecret, verb: String, json: Bool) throws {
-        if json { return try printJSON(WithSecret(endpoint: endpoint, secret: secret.text)) }
+        if json { return try printJSON(WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text)) }
         print("\(verb) webhook endpoint \(endpoint.id.text) → \(endpoint.url) (\(endpoint.events.joined(separator: ",")))")
         if let until = endpoint.previousSecretUntil { print("the previous secret is still signed with until \(until.shortDisplay)") }
         print("the secret is shown only now; keep it safe:")

@@ -218,21 +218,6 @@ extension Store {
         }
     }
 
-    /// When the next message is due, if one is (of an active endpoint).
-    public func nextWebhookDue() async throws -> Date? {
-        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
-            try await connection.query(
-                """
-                SELECT min(m.due_at) FROM webhook_endpoints e
-                CROSS JOIN LATERAL (
-                    SELECT m.due_at FROM webhook_messages m
-                    WHERE m.tenant_id = e.tenant_id AND m.endpoint_id = e.id AND m.status = 'queued' ORDER BY m.due_at LIMIT 1) m
-                WHERE e.state = 'active'
-                """
-            ).single().decode(Date?.self, at: 0)
-        }
-    }
-
     /// Removes attempts, and settled messages, older than `age` (history's retention), and
     /// messages still queued for a disabled endpoint after that long. - Returns: how many rows.
     @discardableResult

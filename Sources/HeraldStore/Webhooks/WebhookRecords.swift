@@ -21,6 +21,26 @@ public struct WebhookEndpointRecord: Sendable, Codable, Equatable {
     public let updatedAt: Date
 }
 
+/// An endpoint and its secret, as the two answers that show it write it (create and
+/// rotate-secret, in the API and the CLI's `--json`): the endpoint's fields and `secret`.
+public struct WebhookEndpointWithSecret: Sendable, Encodable {
+    public let endpoint: WebhookEndpointRecord
+    public let secret: String
+
+    public init(endpoint: WebhookEndpointRecord, secret: String) {
+        self.endpoint = endpoint
+        self.secret = secret
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try endpoint.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(secret, forKey: .secret)
+    }
+
+    enum Key: String, CodingKey { case secret }
+}
+
 /// An endpoint with its secrets, for signing (never leaves the server).
 public struct WebhookTarget: Sendable, Equatable {
     public let tenantID: UUID
