@@ -88,12 +88,20 @@ extension Problem {
                 .serviceUnavailable, "Outcome unknown",
                 detail: "the database connection was lost while the change was being saved, and whether it was saved cannot be told; "
                     + "look before retrying, or retry with the same Idempotency-Key")
+            headers[.retryAfter] = "2"
         case _ where Store.isUnreachable(error):
             logger.warning("the database is unreachable", metadata: ["error": "\(error)"])
             self = Problem(
                 .serviceUnavailable, "Database unavailable",
                 detail: "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says")
             headers[.retryAfter] = "2"
+        case _ where Store.isShortOfResources(error):
+            logger.warning("the database is short of resources", metadata: ["error": "\(error)"])
+            self = Problem(
+                .serviceUnavailable, "Database short of resources",
+                detail: "the database refused the work for want of disk, memory or connections; nothing was saved: "
+                    + "retry after the time Retry-After says")
+            headers[.retryAfter] = "5"
         case let error as HTTPError:
             self = Problem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase.lowercased())
         default:

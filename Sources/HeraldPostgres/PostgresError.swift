@@ -86,6 +86,18 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         return state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || isReadOnlyServer
     }
 
+    /// The server is short of something it needs to do any work, whatever the rows: class 53
+    /// (`53100` disk full, `53200` out of memory, `53300` too many connections), or a
+    /// connection refused because every slot is taken (which libpq reports without an
+    /// SQLSTATE). It passes when the shortage does; the same work may then succeed.
+    public var isResourceShortage: Bool {
+        if sqlState?.hasPrefix("53") ?? false { return true }
+        return kind == .connection && Self.noSlotMessages.contains { message.contains($0) }
+    }
+
+    /// What the server says when it refuses a connection for want of a slot.
+    static let noSlotMessages = ["too many clients already", "remaining connection slots are reserved", "too many connections"]
+
     /// The error for a `COMMIT` that went unanswered (`.commitUnknown`).
     /// - Parameter detail: what the connection said, if anything.
     public static func commitUnknown(detail: String? = nil) -> PostgresError {

@@ -13,6 +13,8 @@ public final class PostgresPool: Sendable {
     /// How long `withTransaction` keeps running a transaction again after its connection
     /// failed: long enough for a failover to promote a standby.
     public let failoverWindow: Duration
+    /// What the database refused lately, shared with the pools made from this one's store.
+    public let trouble: DatabaseTrouble
     private let logger: Logger
     private let state: Mutex<State>
     /// `herald_db_pool_wait_seconds`: how long callers waited for a connection when every
@@ -34,8 +36,13 @@ public final class PostgresPool: Sendable {
 
     /// - Parameters:
     ///   - size: the most connections open at once (at least 1).
-    public init(configuration: PostgresConfiguration, size: Int = 8, failoverWindow: Duration = .seconds(15), logger: Logger) {
+    ///   - trouble: where failures are counted and remembered (a new record by default).
+    public init(
+        configuration: PostgresConfiguration, size: Int = 8, failoverWindow: Duration = .seconds(15), trouble: DatabaseTrouble = DatabaseTrouble(),
+        logger: Logger
+    ) {
         self.configuration = configuration
+        self.trouble = trouble
         self.size = max(1, size)
         self.failoverWindow = failoverWindow
         self.logger = logger
@@ -46,12 +53,19 @@ public final class PostgresPool: Sendable {
     /// - Throws: whatever `body` throws; `PostgresError` if no connection can be opened.
     @discardableResult
     public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let connection = try await acquire()
+        let connection: PostgresConnection
+        do {
+            connection = try await acquire()
+        } catch {
+            trouble.note(error)
+            throw error
+        }
         do {
             let result = try await body(connection)
             await release(connection)
             return result
         } catch {
+            trouble.note(error)
             await release(connection)
             throw error
         }
@@ -102,6 +116,7 @@ public final class PostgresPool: Sendable {
             case .committed(let result):
                 return result
             case .unknown(let result, let commitError):
+                trouble.note(commitError)
                 guard let resolveCommit else { throw commitError }
                 logger.warning("the connection was lost during COMMIT; finding out whether it committed", metadata: ["error": "\(commitError)"])
                 let committed: Bool

@@ -8,7 +8,13 @@ extension Store {
     /// the server shutting down, a demoted primary, a COMMIT left unanswered): a surface
     /// answers 503 with `Retry-After`, not 500, and may be retried.
     public static func isUnavailable(_ error: any Error) -> Bool {
-        isUnreachable(error) || isCommitOutcomeUnknown(error)
+        isUnreachable(error) || isCommitOutcomeUnknown(error) || isShortOfResources(error)
+    }
+
+    /// The server is short of disk, memory or connection slots: nothing was saved, and the
+    /// same work may succeed once the shortage passes.
+    public static func isShortOfResources(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isResourceShortage ?? false
     }
 
     /// The database cannot be reached (connection lost or refused, the server shutting down,
@@ -42,14 +48,24 @@ extension Store {
         try await Migrator.bundled().verify(pool)
     }
 
-    /// Nil when the database answers with the schema this binary expects; otherwise why not.
+    /// Nil when the database answers with the schema this binary expects and has refused no
+    /// work for want of disk, memory or connections in the last 10 s (to this store's pool or
+    /// the pools made from it);
+    /// otherwise why not.
     public func notReadyReason() async -> String? {
         do {
             try await verifySchema()
-            return nil
         } catch {
-            return "the database is unreachable or its schema is not current"
+            // The kind only: `/readyz` answers without credentials, and the server's message
+            // names hosts and files (the log has it).
+            let kind = DatabaseTrouble.kind(of: error).map { " (\($0.rawValue))" } ?? ""
+            return "the database is unreachable or its schema is not current" + kind
         }
+        if let trouble = pool.trouble.latest(within: .seconds(10)), trouble.kind != .unreachable {
+            let ago = trouble.at.duration(to: .now).components.seconds
+            return "the database refused work \(ago) s ago: \(trouble.kind.rawValue)"
+        }
+        return nil
     }
 }
 

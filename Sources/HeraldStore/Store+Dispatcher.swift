@@ -12,7 +12,7 @@ extension Store {
     public func withDispatcherPool<Result>(size: Int, _ body: (Store) async throws -> Result) async throws -> Result {
         let configuration = pool.configuration.with(
             sessionSetup: DatabaseRole.dispatcher.forSession + "; SET plan_cache_mode = force_custom_plan")
-        let pool = PostgresPool(configuration: configuration, size: size, logger: logger)
+        let pool = PostgresPool(configuration: configuration, size: size, trouble: pool.trouble, logger: logger)
         return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
     }
 }
@@ -22,7 +22,7 @@ extension Store {
     /// same setup, closed when `body` ends: for background work that must not take the
     /// connections requests wait for (the live channel's loops).
     public func withPoolOfItsOwn<Result>(size: Int, _ body: (Store) async throws -> Result) async throws -> Result {
-        let pool = PostgresPool(configuration: pool.configuration, size: size, logger: logger)
+        let pool = PostgresPool(configuration: pool.configuration, size: size, trouble: pool.trouble, logger: logger)
         return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
     }
 }
