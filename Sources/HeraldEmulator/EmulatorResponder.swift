@@ -47,6 +47,10 @@ struct EmulatorResponder: HTTPResponder {
         case (.delete, "/emulator/messages"):
             emulator.state.clear()
             return json(200, Data(#"{"cleared": true}"#.utf8))
+        case (.get, "/emulator/faults"):
+            return encoded(FaultSettings(emulator.state.faults))
+        case (.put, "/emulator/faults"):
+            return setFaults(body)
         case (.get, "/emulator/stats"):
             let stats: [String: Int] = [
                 "connections": emulator.connectionCount, "accepted": emulator.state.accepted,
@@ -227,7 +231,7 @@ struct EmulatorResponder: HTTPResponder {
     // MARK: Helpers
 
     /// `value` as the control endpoints' JSON, or a 500 that says why it could not be.
-    private func encoded(_ value: some Encodable) -> EmulatorAnswer {
+    func encoded(_ value: some Encodable) -> EmulatorAnswer {
         do {
             return json(200, try JSONEncoder.emulator.encode(value))
         } catch {
@@ -235,7 +239,7 @@ struct EmulatorResponder: HTTPResponder {
         }
     }
 
-    private func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> EmulatorAnswer {
+    func json(_ status: Int, _ data: Data, retryAfter: Int? = nil) -> EmulatorAnswer {
         var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8", .contentLength: String(data.count)]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return EmulatorAnswer(status: .init(code: status), headers: headers, body: ByteBuffer(bytes: data))
