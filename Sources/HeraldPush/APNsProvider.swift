@@ -43,7 +43,9 @@ public final class APNsProvider: Sendable {
             headers.append((name: "authorization", value: "bearer \(token)"))
             let response: HTTPResponse
             do {
-                response = try await http.send(HTTPRequest(method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body)))
+                response = try await http.send(
+                    HTTPRequest(
+                        method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body), timeout: pushSendTimeout))
             } catch let error as HTTPClientError {
                 return ProviderAnswer(FCMProvider.transportOutcome(error, what: "APNs"), httpStatus: nil)
             }

@@ -52,7 +52,8 @@ public final class FCMProvider: Sendable {
             }
             let request = HTTPRequest(
                 method: "POST", url: sendURL,
-                headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=UTF-8")], body: body)
+                headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=UTF-8")], body: body,
+                timeout: pushSendTimeout)
             let response: HTTPResponse
             do {
                 response = try await http.send(request)

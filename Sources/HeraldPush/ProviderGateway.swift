@@ -5,6 +5,12 @@ import Synchronization
 
 /// Where the dispatcher hands a notification to a provider. The real one is
 /// `ProviderGateway`; tests of the dispatcher's decisions may use their own.
+/// How long a send waits for the provider's answer before it counts as a transient failure
+/// (retried). A provider that hangs then holds a worker's send slots for at most this long,
+/// so sending resumes within it once the provider answers again; FCM and APNs answer in well
+/// under a second when they are well.
+public let pushSendTimeout: Duration = .seconds(10)
+
 public protocol PushGateway: Sendable {
     /// Sends one notification; never throws for provider or network trouble (those are
     /// outcomes), only for cancellation.
