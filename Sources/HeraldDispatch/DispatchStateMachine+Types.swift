@@ -88,5 +88,5 @@ extension DispatchStateMachine {
     /// How often a worker reports the queue's depth and its held-back providers.
     static let gaugesEvery: Duration = .seconds(10)
     /// How often a worker reads again where live deliveries begin (`LiveWindow`).
-    static let windowEvery: Duration = .seconds(5)
+    static let windowEvery: Duration = .seconds(1)
 }

@@ -40,7 +40,8 @@ extension DeliveryQueue {
                 SELECT d.payload, d.payload -> 'recipients' AS list
                 FROM (SELECT o.payload || '{}'::jsonb AS payload OFFSET 0) d
                 OFFSET 0) r
-            WHERE fanned_out_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < now())\(tenantScope: "tenant_id", tenants)
+            WHERE fanned_out_at IS NULL AND seq >= \(outboxFloor.value)
+              AND (lease_expires_at IS NULL OR lease_expires_at < now())\(tenantScope: "tenant_id", tenants)
             ORDER BY seq LIMIT \(limit)
             FOR UPDATE OF o SKIP LOCKED
             """)

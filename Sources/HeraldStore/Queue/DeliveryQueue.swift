@@ -17,6 +17,8 @@ public struct DeliveryQueue: Sendable {
     let freshness: DeviceFreshness
     /// Where deliveries still to send lie (`refreshWindow()`).
     let window = LiveWindow()
+    /// Where events still to fan out begin (`refreshWindow()`).
+    let outboxFloor = OutboxFloor()
 
     /// The queue as `worker` works it, on `store`'s pool (which must work as
     /// `herald_dispatcher`: `Store.withDispatcherPool`), leasing for `lease`, for `tenants`
@@ -40,9 +42,27 @@ public struct DeliveryQueue: Sendable {
 
     var leaseSeconds: Double { lease.timeInterval }
 
-    /// Reads again where deliveries still to send begin (every few seconds, and at start).
+    /// Reads again where deliveries still to send and events still to fan out begin (every
+    /// second, and at start): the live window, and the outbox's floor (`OutboxFloor`).
     public func refreshWindow() async throws {
-        window.update(try await pool.query("SELECT herald_live_floor()").single().decode(UUID.self, at: 0))
+        let now = ContinuousClock.now
+        let (from, mark) = outboxFloor.nextLook(at: now)
+        let row = try await pool.query(
+            """
+            SELECT herald_live_floor(\(from)),
+                   (SELECT seq FROM outbox WHERE fanned_out_at IS NULL AND seq >= \(from) ORDER BY seq LIMIT 1),
+                   pg_current_snapshot()::text,
+                   coalesce((SELECT max(seq) FROM outbox), 0),
+                   coalesce((SELECT bool_and(pg_xact_status(x) IS DISTINCT FROM 'in progress')
+                             FROM pg_snapshot_xip(\(mark?.snapshot ?? "1:1:")::pg_snapshot) x), true)
+            """
+        ).single()
+        window.update(try row.decode(UUID.self, at: 0))
+        let settled = try row.decode(Bool.self, at: 4)
+        outboxFloor.update(
+            looked: from, lowestPending: try row.decode(Int64?.self, at: 1),
+            mark: OutboxFloor.Mark(snapshot: try row.decode(String.self, at: 2), highest: try row.decode(Int64.self, at: 3)),
+            askedMarkSettled: mark != nil && settled, at: now)
     }
 
     // MARK: Deliveries
@@ -376,7 +396,7 @@ public struct DeliveryQueue: Sendable {
             """
             SELECT (SELECT count(*) FROM deliveries
                     WHERE status IN ('queued', 'sending') AND id >= \(window.lower) AND id < \(window.upper)\(tenantScope: "tenant_id", tenants))
-                 + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL\(tenantScope: "tenant_id", tenants))
+                 + (SELECT count(*) FROM outbox WHERE fanned_out_at IS NULL AND seq >= \(outboxFloor.value)\(tenantScope: "tenant_id", tenants))
             """
         ).single().decode(Int.self, at: 0)
     }
@@ -387,7 +407,7 @@ public struct DeliveryQueue: Sendable {
     public func hasWork(within horizon: Duration, paused: [PushProvider] = []) async throws -> Bool {
         try await pool.query(
             """
-            SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL\(tenantScope: "tenant_id", tenants))
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE fanned_out_at IS NULL AND seq >= \(outboxFloor.value)\(tenantScope: "tenant_id", tenants))
                 OR EXISTS (SELECT 1 FROM deliveries
                            WHERE id >= \(window.lower) AND id < \(window.upper) AND (status = 'sending'
                                   OR (status = 'queued' AND due_at <= now() + make_interval(secs => \(horizon.timeInterval))
