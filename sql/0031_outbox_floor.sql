@@ -6,7 +6,7 @@
 -- removes it: while another session holds a snapshot (a report, pg_dump, a forgotten psql
 -- session), vacuum cannot, and every claim walked every event fanned out since the snapshot
 -- began (80 ms a claim after 7 minutes at 80 events a second). The dispatcher now keeps a
--- floor below which no event is pending or can still commit (`OutboxFloor`), and this index,
+-- floor below which no event is pending or can still commit (`QueueFloor`), and this index,
 -- ordered as the claim reads, lets a claim start there.
 CREATE INDEX outbox_pending_seq ON outbox (seq) WHERE fanned_out_at IS NULL;
 

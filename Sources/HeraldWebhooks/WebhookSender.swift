@@ -32,6 +32,8 @@ public final class WebhookSender: Sendable {
     private let worker: String
     private let logger: Logger
     private let metrics = WebhookMetrics()
+    /// Where the live feed's pending rows begin, as this sender's sequencing found.
+    private let sequencerFloor = QueueFloor()
     private let inFlight = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
     private let wakes: AsyncStream<Void>
@@ -96,7 +98,7 @@ public final class WebhookSender: Sendable {
     public func feed() async -> Int {
         var read = 0
         do {
-            try await store.sequenceLive()
+            try await store.sequenceLive(floor: sequencerFloor)
             while true {
                 let rows = try await store.feedWebhooks(limit: Self.feedBatch) { rows, subscriptions in
                     try WebhookEvents.drafts(rows, subscriptions)

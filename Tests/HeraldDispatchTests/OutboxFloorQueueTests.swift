@@ -9,7 +9,7 @@ import Testing
 /// The outbox's floor on a real database: it rises past events already fanned out (so a
 /// claim no longer walks them), and never past an event whose transaction took its `seq`
 /// before later events committed and is still open.
-@Suite struct OutboxFloorQueueTests {
+@Suite struct QueueFloorQueueTests {
     func fanOutEverything(_ harness: DispatchHarness) async throws {
         _ = try await harness.count(
             "WITH done AS (UPDATE outbox SET fanned_out_at = now() WHERE fanned_out_at IS NULL RETURNING 1) SELECT count(*) FROM done")

@@ -82,9 +82,12 @@ import Testing
 
     @Test func positionsFollowCommitOrderWhateverOrderWritersCommitIn() async throws {
         try await TestDatabase.withStore { store, _ in
+            // One floor across the rounds, as a server keeps: it rises past rows moved, never
+            // past the slow writer's.
+            let floor = QueueFloor()
             let (acme, group) = try await ChatAccessTests.crew(store)
             let chidi = try await acme.run { try await $0.person(email: "chidi@acme.test") }
-            try await store.sequenceLive()
+            try await store.sequenceLive(floor: floor)
             let start = try await store.liveHead()
             // A writer that has written its message and not yet committed…
             let (written, wrote) = AsyncStream.makeStream(of: Void.self)
@@ -101,13 +104,13 @@ import Testing
             _ = try await acme.run {
                 try await $0.sendMessage(actor: "dana@acme.test", conversation: group, text: "fast", clientID: nil, sentAt: nil)
             }
-            try await store.sequenceLive()
+            for _ in 0..<5 { try await store.sequenceLive(floor: floor) }
             let middle = try await store.liveHead()
             let early = try await acme.run { try await $0.liveRows(for: [chidi], after: start, through: middle) }
             #expect(Self.texts(early) == ["fast"])
             released.yield()
             try await slow.value
-            try await store.sequenceLive()
+            try await store.sequenceLive(floor: floor)
             let end = try await store.liveHead()
             // A reader that went on from `middle` gets the slow one: numbered after, not lost below.
             let late = try await acme.run { try await $0.liveRows(for: [chidi], after: middle, through: end) }

@@ -49,8 +49,9 @@ extension LiveHub: Service {
                     }
                 }
                 group.addTask {
+                    let floor = QueueFloor()
                     for await _ in sequencerWakes {
-                        do { try await store.sequenceLive() } catch {
+                        do { try await store.sequenceLive(floor: floor) } catch {
                             self.logger.warning("live sequencer failed", metadata: ["error": "\(error)"])
                         }
                     }

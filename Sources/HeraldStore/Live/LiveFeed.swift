@@ -94,17 +94,23 @@ extension TenantSession {
 extension Store {
     /// Numbers the committed pending rows into the feed, one sequencer at a time across
     /// servers, and NOTIFYs the feed's channel. - Returns: how many rows it moved.
+    /// - Parameter floor: where the pending rows begin, as this process's earlier rounds
+    ///   found (`QueueFloor`): the round reads from there, so that rows already moved, which a
+    ///   snapshot held elsewhere keeps from vacuum, are not walked again. A new one reads all.
     @discardableResult
-    public func sequenceLive() async throws -> Int {
+    public func sequenceLive(floor: QueueFloor = QueueFloor()) async throws -> Int {
         try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
             // Taken before the statement that reads the pending rows: that statement's
             // snapshot then sees every row the previous sequencer moved, and its positions
             // come after the previous one's.
             try await connection.query("SELECT pg_advisory_xact_lock(\(LiveFeed.sequencerLock))")
+            let now = ContinuousClock.now
+            let (from, mark) = floor.nextLook(at: now)
             let row = try await connection.query(
                 """
                 WITH moved AS (
-                    DELETE FROM live_pending WHERE id IN (SELECT id FROM live_pending ORDER BY id \(limit: LiveFeed.sequencerBatch))
+                    DELETE FROM live_pending
+                    WHERE id IN (SELECT id FROM live_pending WHERE id >= \(from) ORDER BY id \(limit: LiveFeed.sequencerBatch))
                     RETURNING *
                 ), numbered AS (
                     INSERT INTO live_feed (position, tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at)
@@ -115,10 +121,24 @@ extension Store {
                     SELECT count(*)::int AS moved, coalesce(max(position), 0) AS newest FROM numbered
                 )
                 -- The feed's NOTIFY in the same statement, only when rows moved (the gate is
-                -- checked before the function runs).
-                SELECT moved, newest, (SELECT 1 FROM pg_notify(\(LiveFeed.feedChannel), newest::text) WHERE moved > 0) FROM summary
+                -- checked before the function runs). Then what the floor needs: the lowest
+                -- row left (the moved ones are the lowest from the floor on), this snapshot
+                -- and the highest row in it, and whether the transactions the oldest noted
+                -- snapshot saw in progress have all ended.
+                SELECT moved, newest, (SELECT 1 FROM pg_notify(\(LiveFeed.feedChannel), newest::text) WHERE moved > 0),
+                       (SELECT id FROM live_pending WHERE id > coalesce((SELECT max(id) FROM moved), \(from) - 1) ORDER BY id LIMIT 1),
+                       pg_current_snapshot()::text,
+                       coalesce((SELECT max(id) FROM live_pending), 0),
+                       coalesce((SELECT bool_and(pg_xact_status(x) IS DISTINCT FROM 'in progress')
+                                 FROM pg_snapshot_xip(\(mark?.snapshot ?? "1:1:")::pg_snapshot) x), true)
+                FROM summary
                 """
             ).single()
+            let settled = try row.decode(Bool.self, at: 6)
+            floor.update(
+                looked: from, lowestPending: try row.decode(Int64?.self, at: 3),
+                mark: QueueFloor.Mark(snapshot: try row.decode(String.self, at: 4), highest: try row.decode(Int64.self, at: 5)),
+                askedMarkSettled: mark != nil && settled, at: now)
             return try row.decode(Int.self, at: 0)
         }
     }

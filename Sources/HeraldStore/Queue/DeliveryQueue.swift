@@ -18,7 +18,7 @@ public struct DeliveryQueue: Sendable {
     /// Where deliveries still to send lie (`refreshWindow()`).
     let window = LiveWindow()
     /// Where events still to fan out begin (`refreshWindow()`).
-    let outboxFloor = OutboxFloor()
+    let outboxFloor = QueueFloor()
 
     /// The queue as `worker` works it, on `store`'s pool (which must work as
     /// `herald_dispatcher`: `Store.withDispatcherPool`), leasing for `lease`, for `tenants`
@@ -43,7 +43,7 @@ public struct DeliveryQueue: Sendable {
     var leaseSeconds: Double { lease.timeInterval }
 
     /// Reads again where deliveries still to send and events still to fan out begin (every
-    /// second, and at start): the live window, and the outbox's floor (`OutboxFloor`).
+    /// second, and at start): the live window, and the outbox's floor (`QueueFloor`).
     public func refreshWindow() async throws {
         let now = ContinuousClock.now
         let (from, mark) = outboxFloor.nextLook(at: now)
@@ -61,7 +61,7 @@ public struct DeliveryQueue: Sendable {
         let settled = try row.decode(Bool.self, at: 4)
         outboxFloor.update(
             looked: from, lowestPending: try row.decode(Int64?.self, at: 1),
-            mark: OutboxFloor.Mark(snapshot: try row.decode(String.self, at: 2), highest: try row.decode(Int64.self, at: 3)),
+            mark: QueueFloor.Mark(snapshot: try row.decode(String.self, at: 2), highest: try row.decode(Int64.self, at: 3)),
             askedMarkSettled: mark != nil && settled, at: now)
     }
 

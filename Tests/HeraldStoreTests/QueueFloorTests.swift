@@ -2,16 +2,16 @@ import Testing
 
 @testable import HeraldStore
 
-/// `OutboxFloor`'s decisions: where fan-out claims start, so that the versions of events
+/// `QueueFloor`'s decisions: where fan-out claims start, so that the versions of events
 /// already fanned out that a held snapshot keeps are not walked, and never above an event that
 /// is pending or may still commit.
-@Suite struct OutboxFloorTests {
+@Suite struct QueueFloorTests {
     let start = ContinuousClock.now
 
-    func mark(_ highest: Int64) -> OutboxFloor.Mark { OutboxFloor.Mark(snapshot: "\(highest):\(highest):", highest: highest) }
+    func mark(_ highest: Int64) -> QueueFloor.Mark { QueueFloor.Mark(snapshot: "\(highest):\(highest):", highest: highest) }
 
     @Test func theFloorRisesOnlyPastTransactionsThatEndedBeforeTheLookBegan() {
-        let floor = OutboxFloor()
+        let floor = QueueFloor()
         #expect(floor.value == 0)
         // First refresh: nothing known settled yet.
         var look = floor.nextLook(at: start)
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aTransactionStillInProgressHoldsTheFloorWhereItWas() {
-        let floor = OutboxFloor()
+        let floor = QueueFloor()
         var now = start
         floor.update(looked: 0, lowestPending: nil, mark: mark(10), askedMarkSettled: false, at: now)
         for highest in stride(from: Int64(20), through: 200, by: 10) {
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func everyMinuteTheLookStartsFromTheBeginning() {
-        let floor = OutboxFloor()
+        let floor = QueueFloor()
         floor.update(looked: 0, lowestPending: nil, mark: mark(10), askedMarkSettled: false, at: start)
         floor.update(looked: 0, lowestPending: nil, mark: mark(20), askedMarkSettled: true, at: start + .seconds(1))
         floor.update(looked: 0, lowestPending: nil, mark: mark(30), askedMarkSettled: true, at: start + .seconds(2))

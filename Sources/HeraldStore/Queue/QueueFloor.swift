@@ -1,24 +1,26 @@
 import Synchronization
 
-/// Where the outbox's pending events begin, by `seq`: no event below it is pending or can
-/// still commit. Fan-out claims start there (`outbox_pending_seq`), so that the versions of
-/// events already fanned out, which vacuum cannot remove while another session holds a
-/// snapshot, are not walked by every claim.
+/// Where the pending rows of a queue table ordered by an identity column begin (the outbox
+/// by `seq`, the live channel's `live_pending` by `id`): no row below it is pending or can
+/// still commit. Claims start there, so that the versions of rows already taken, which vacuum
+/// cannot remove while another session holds a snapshot (a report, pg_dump, a forgotten psql
+/// session), are not walked by every claim.
 ///
-/// A `seq` is taken when its event is inserted, in the transaction that commits it, so an
-/// event may commit after a later one. What tells when none below a value can still appear:
-/// each refresh notes the database's snapshot and the highest `seq` committed then; once no
-/// transaction that snapshot saw in progress is still in progress, every event up to that
-/// `seq` is committed or never will be. (An event whose transaction had taken its `seq` but
+/// A row's number is taken when it is inserted, in the transaction that commits it, so a row
+/// may commit after a later one. What tells when none below a number can still appear: each
+/// look notes the database's snapshot and the highest number committed then; once no
+/// transaction that snapshot saw in progress is still in progress, every row up to that
+/// number is committed or never will be. (A row whose transaction had taken its number but
 /// not yet its transaction id when the snapshot was taken, a window of microseconds, could
 /// slip below the floor: a full look every `fullLookEvery` finds it.)
 ///
-/// The decisions only; `DeliveryQueue.refreshWindow` runs the statement they need.
-final class OutboxFloor: Sendable {
-    /// How often the lowest pending event is looked for from the start of the outbox.
+/// The decisions only; `DeliveryQueue.refreshWindow` and `Store.sequenceLive` run the
+/// statements they need.
+public final class QueueFloor: Sendable {
+    /// How often the lowest pending row is looked for from the start of the table.
     static let fullLookEvery: Duration = .seconds(60)
 
-    /// A snapshot noted at a refresh, and the highest `seq` committed in it.
+    /// A snapshot noted at a look, and the highest number committed in it.
     struct Mark: Equatable, Sendable {
         let snapshot: String
         let highest: Int64
@@ -26,14 +28,19 @@ final class OutboxFloor: Sendable {
 
     private struct State {
         var floor: Int64 = 0
-        /// Below this, every event is committed or never will be.
+        /// Below this, every row is committed or never will be.
         var settled: Int64 = 0
+        /// The highest number seen committed so far (a queue whose rows are deleted as they
+        /// are taken may be empty when looked at).
+        var highest: Int64 = 0
         /// Marks whose transactions in progress may not all have ended yet, oldest first.
         var marks: [Mark] = []
         var lastFullLook: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
+
+    public init() {}
 
     /// The floor claims start at (0 until the first refresh: the whole outbox).
     var value: Int64 { state.withLock { $0.floor } }
@@ -60,7 +67,8 @@ final class OutboxFloor: Sendable {
                 state.settled = max(state.settled, settledMark.highest + 1)
                 state.marks.removeFirst()
             }
-            state.marks.append(mark)
+            state.highest = max(state.highest, mark.highest)
+            state.marks.append(Mark(snapshot: mark.snapshot, highest: state.highest))
             // A backlog of marks means a transaction stayed open for many refreshes: keep the
             // oldest (the bound) and the newest few.
             if state.marks.count > 64 { state.marks.removeSubrange(1..<(state.marks.count - 32)) }
