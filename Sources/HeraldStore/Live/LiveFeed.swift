@@ -106,6 +106,10 @@ extension Store {
             try await connection.query("SELECT pg_advisory_xact_lock(\(LiveFeed.sequencerLock))")
             let now = ContinuousClock.now
             let (from, mark) = floor.nextLook(at: now)
+            // The highest id handed out, read before the statement whose snapshot is noted
+            // (see `QueueFloor`; max(id) over the table walked every row a held snapshot kept).
+            let highest = try await connection.query("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM live_pending_id_seq").single()
+                .decode(Int64.self, at: 0)
             let row = try await connection.query(
                 """
                 WITH moved AS (
@@ -122,22 +126,21 @@ extension Store {
                 )
                 -- The feed's NOTIFY in the same statement, only when rows moved (the gate is
                 -- checked before the function runs). Then what the floor needs: the lowest
-                -- row left (the moved ones are the lowest from the floor on), this snapshot
-                -- and the highest row in it, and whether the transactions the oldest noted
-                -- snapshot saw in progress have all ended.
+                -- row left (the moved ones are the lowest from the floor on), this snapshot,
+                -- and whether the transactions the oldest noted snapshot saw in progress have
+                -- all ended.
                 SELECT moved, newest, (SELECT 1 FROM pg_notify(\(LiveFeed.feedChannel), newest::text) WHERE moved > 0),
                        (SELECT id FROM live_pending WHERE id > coalesce((SELECT max(id) FROM moved), \(from) - 1) ORDER BY id LIMIT 1),
                        pg_current_snapshot()::text,
-                       coalesce((SELECT max(id) FROM live_pending), 0),
                        coalesce((SELECT bool_and(pg_xact_status(x) IS DISTINCT FROM 'in progress')
                                  FROM pg_snapshot_xip(\(mark?.snapshot ?? "1:1:")::pg_snapshot) x), true)
                 FROM summary
                 """
             ).single()
-            let settled = try row.decode(Bool.self, at: 6)
+            let settled = try row.decode(Bool.self, at: 5)
             floor.update(
                 looked: from, lowestPending: try row.decode(Int64?.self, at: 3),
-                mark: QueueFloor.Mark(snapshot: try row.decode(String.self, at: 4), highest: try row.decode(Int64.self, at: 5)),
+                mark: QueueFloor.Mark(snapshot: try row.decode(String.self, at: 4), highest: highest),
                 askedMarkSettled: mark != nil && settled, at: now)
             return try row.decode(Int.self, at: 0)
         }
