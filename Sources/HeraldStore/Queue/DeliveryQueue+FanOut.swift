@@ -150,10 +150,11 @@ extension DeliveryQueue {
     /// - Returns: how many deliveries were created, and the ones leased to the worker.
     static func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
-        freshness: DeviceFreshness = .default, on connection: PostgresConnection
+        freshness: DeviceFreshness = .default, outboxFloor: Int64 = 0, on connection: PostgresConnection
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         let rows = try await connection.query(
-            writeStatement(drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: freshness))
+            writeStatement(
+                drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: freshness, outboxFloor: outboxFloor))
         var created = 0
         var claimed: [ClaimedDelivery] = []
         // A notification is one event to one recipient (its id is made from the two). Only

@@ -5,9 +5,13 @@ import HeraldPostgres
 extension DeliveryQueue {
     /// The one statement of `write`: notifications, deliveries, the events marked done.
     /// (Its own function so that tests can read its plan.)
+    /// - Parameter outboxFloor: where pending events begin (`QueueFloor`): the events are
+    ///   marked done from there on, so that PostgreSQL, which may find them through the index
+    ///   of pending events, does not walk the versions of every event done before them that a
+    ///   snapshot held elsewhere keeps.
     static func writeStatement(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, claim: FanOutClaim?,
-        freshness: DeviceFreshness = .default
+        freshness: DeviceFreshness = .default, outboxFloor: Int64 = 0
     ) throws -> PostgresQuery {
         // With no drafts the same statement only marks the events done.
         let columns = try DraftColumns(drafts)
@@ -146,7 +150,7 @@ extension DeliveryQueue {
                 RETURNING id, notification_id, device_id, provider, status, deadline_at
             )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
-                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL
+                WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL AND seq >= \(outboxFloor)
             )
             SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id,
                    v.address

@@ -98,7 +98,7 @@ extension DeliveryQueue {
                        SELECT r.list -> i::int ->> 'app' FROM generate_series(\(part.lowerBound), \(part.upperBound - 1)) i ORDER BY i)
                    END
             FROM outbox o CROSS JOIN LATERAL (SELECT o.payload -> 'recipients' AS list OFFSET 0) r
-            WHERE o.tenant_id = \(tenant) AND o.id = \(event) AND o.lease_owner = \(worker) AND o.fanned_out_at IS NULL
+            WHERE o.tenant_id = \(tenant) AND o.id = \(event) AND o.lease_owner = \(worker) AND o.fanned_out_at IS NULL AND o.seq >= \(outboxFloor.value)
             FOR KEY SHARE OF o
             """)
         guard let row = rows.first else { return (false, nil) }
@@ -127,7 +127,7 @@ extension DeliveryQueue {
                 lease_expires_at = CASE WHEN o.fan_out_failures + 1 >= \(limit) THEN NULL ELSE o.lease_expires_at END
             FROM unnest(\(failures.map(\.tenant))::uuid[], \(failures.map(\.event))::uuid[], \(failures.map(\.error))::text[])
                 AS f(tenant_id, id, error)
-            WHERE o.tenant_id = f.tenant_id AND o.id = f.id AND o.fanned_out_at IS NULL
+            WHERE o.tenant_id = f.tenant_id AND o.id = f.id AND o.fanned_out_at IS NULL AND o.seq >= \(outboxFloor.value)
             RETURNING o.id, o.passed_over_at IS NOT NULL
             """)
         return try rows.compactMap { row in
@@ -142,7 +142,7 @@ extension DeliveryQueue {
         try await pool.query(
             """
             UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
-            WHERE fanned_out_at IS NULL AND lease_owner = \(worker)
+            WHERE fanned_out_at IS NULL AND lease_owner = \(worker) AND seq >= \(outboxFloor.value)
             """)
     }
 }

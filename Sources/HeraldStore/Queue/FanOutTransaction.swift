@@ -75,7 +75,8 @@ public struct FanOutTransaction: Sendable {
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
         let claim = DeliveryQueue.FanOutClaim(worker: queue.worker, lease: queue.lease, room: room, paused: paused)
         let written = try await DeliveryQueue.write(
-            drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: queue.freshness, on: connection)
+            drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: queue.freshness,
+            outboxFloor: queue.outboxFloor.value, on: connection)
         let more = written.created > written.claimed.count
         let banners = drafts.contains { $0.activityID != nil }
         if more || banners {
