@@ -14,18 +14,20 @@ struct EmulatorResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let body = Data(buffer: try await request.body.collect(upTo: Self.maximumBody))
-        let wait = delay(method: request.method, path: request.uri.path)
+        let faults = emulator.state.faults
+        let wait = delay(method: request.method, path: request.uri.path, faults: faults)
         if wait > .zero { try? await Task.sleep(for: wait) }
-        return Response(answer(method: request.method, path: request.uri.path, headers: request.headers, body: body))
+        return Response(answer(method: request.method, path: request.uri.path, headers: request.headers, body: body, faults: faults))
     }
 
     /// The largest request body the emulator reads (1 MB).
     static let maximumBody = 1 << 20
 
-    /// How long a request waits before it is answered: the injected latency for a send.
-    func delay(method: HTTPRequest.Method, path: String) -> Duration {
+    /// How long a request waits before it is answered: the injected latency for a send, as
+    /// `faults` (those in force when it arrived) say.
+    func delay(method: HTTPRequest.Method, path: String, faults: EmulatorConfiguration.Faults) -> Duration {
         guard method == .post, Self.isSend(path) else { return .zero }
-        return emulator.state.faults.latency
+        return faults.latency
     }
 
     static func isSend(_ path: String) -> Bool { isFCMSend(path) || isAPNsSend(path) }
@@ -34,14 +36,17 @@ struct EmulatorResponder: HTTPResponder {
 
     /// The answer to a request read whole, at once (every endpoint's work is a few steps under
     /// the state's lock; the latency a send waits is `delay`'s, before it).
-    func answer(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: Data) -> EmulatorAnswer {
+    /// - Parameter faults: the faults in force when the request arrived (a send that waited
+    ///   out an injected latency is answered as they said, not as faults set meanwhile say:
+    ///   503 and a latency together are a provider that hangs, then fails).
+    func answer(method: HTTPRequest.Method, path: String, headers: HTTPFields, body: Data, faults: EmulatorConfiguration.Faults) -> EmulatorAnswer {
         switch (method, path) {
         case (.post, "/token"):
             return token(body)
         case (.post, _) where Self.isFCMSend(path):
-            return fcmSend(headers, path: path, body: body)
+            return fcmSend(headers, path: path, body: body, faults: faults)
         case (.post, _) where Self.isAPNsSend(path):
-            return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body)
+            return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body, faults: faults)
         case (.get, "/emulator/messages"):
             return encoded(emulator.state.messages)
         case (.delete, "/emulator/messages"):
@@ -106,9 +111,8 @@ struct EmulatorResponder: HTTPResponder {
 
     // MARK: FCM
 
-    private func fcmSend(_ headers: HTTPFields, path: String, body: Data) -> EmulatorAnswer {
+    private func fcmSend(_ headers: HTTPFields, path: String, body: Data, faults: EmulatorConfiguration.Faults) -> EmulatorAnswer {
         let state = emulator.state
-        let faults = state.faults
         let bearer = headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
         guard let bearer, state.isValid(accessToken: bearer) else {
             state.countRejection()
@@ -135,7 +139,7 @@ struct EmulatorResponder: HTTPResponder {
             state.countRejection()
             return fcmError(404, "NOT_FOUND", "Requested entity was not found.", fcm: "UNREGISTERED")
         }
-        switch state.drawFault() {
+        switch state.drawFault(faults) {
         case .unavailable:
             state.countRejection()
             return fcmError(503, "UNAVAILABLE", "The service is currently unavailable.", fcm: "UNAVAILABLE", retryAfter: faults.retryAfterSeconds)
@@ -171,9 +175,8 @@ struct EmulatorResponder: HTTPResponder {
 
     // MARK: APNs
 
-    private func apnsSend(_ headers: HTTPFields, token: String, body: Data) -> EmulatorAnswer {
+    private func apnsSend(_ headers: HTTPFields, token: String, body: Data, faults: EmulatorConfiguration.Faults) -> EmulatorAnswer {
         let state = emulator.state
-        let faults = state.faults
         func reason(_ status: Int, _ reason: String, retryAfter: Int? = nil) -> EmulatorAnswer {
             state.countRejection()
             return json(status, Data(#"{"reason": "\#(reason)"}"#.utf8), retryAfter: retryAfter)
@@ -207,7 +210,7 @@ struct EmulatorResponder: HTTPResponder {
             return reason(400, refusal)
         }
         if let prefix = faults.deadTokenPrefix, !prefix.isEmpty, token.hasPrefix(prefix) { return reason(410, "Unregistered") }
-        switch state.drawFault() {
+        switch state.drawFault(faults) {
         case .unavailable: return reason(503, "ServiceUnavailable", retryAfter: faults.retryAfterSeconds)
         case .throttled: return reason(429, "TooManyRequests", retryAfter: faults.retryAfterSeconds)
         case .none: break

@@ -66,11 +66,11 @@ final class EmulatorState: Sendable {
     /// Which injected failure, if any, this send gets.
     enum Injected { case none, unavailable, throttled }
 
-    func drawFault() -> Injected {
+    func drawFault(_ faults: EmulatorConfiguration.Faults) -> Injected {
         storage.withLock { storage in
             let roll = Double.random(in: 0..<1, using: &storage.random)
-            if roll < storage.faults.unavailableShare { return .unavailable }
-            if roll < storage.faults.unavailableShare + storage.faults.throttledShare { return .throttled }
+            if roll < faults.unavailableShare { return .unavailable }
+            if roll < faults.unavailableShare + faults.throttledShare { return .throttled }
             return .none
         }
     }

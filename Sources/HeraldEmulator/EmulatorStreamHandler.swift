@@ -53,9 +53,10 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
             return
         }
         let bytes = body.map { Data(buffer: $0) } ?? Data()
-        let wait = responder.delay(method: head.method, path: path)
+        let faults = responder.emulator.state.faults
+        let wait = responder.delay(method: head.method, path: path, faults: faults)
         guard wait > .zero else {
-            write(responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes), context: context)
+            write(responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes, faults: faults), context: context)
             return
         }
         let responder = responder
@@ -63,7 +64,7 @@ final class EmulatorStreamHandler: ChannelInboundHandler {
         context.eventLoop.scheduleTask(in: TimeAmount(wait)) {
             // Answered (and a send recorded) even if the client gave up meanwhile, as a
             // provider that got the request does; only the writing is skipped then.
-            let answer = responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes)
+            let answer = responder.answer(method: head.method, path: path, headers: head.headerFields, body: bytes, faults: faults)
             let (handler, context) = loopBound.value
             guard !handler.removed else { return }
             handler.write(answer, context: context)
