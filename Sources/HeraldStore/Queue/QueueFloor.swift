@@ -42,11 +42,11 @@ public final class QueueFloor: Sendable {
 
     public init() {}
 
-    /// The floor claims start at (0 until the first refresh: the whole outbox).
+    /// The floor claims start at (0 until the first looks: the whole table).
     var value: Int64 { state.withLock { $0.floor } }
 
-    /// What the next refresh asks: where to look for the lowest pending event from (0 for a
-    /// full look), and the oldest mark whose transactions it should ask about.
+    /// What the next look asks: where to look for the lowest pending row from (0 for a full
+    /// look), and the oldest mark whose transactions it should ask about.
     func nextLook(at now: ContinuousClock.Instant) -> (from: Int64, mark: Mark?) {
         state.withLock { state in
             let full = state.lastFullLook.map { $0.duration(to: now) >= Self.fullLookEvery } ?? true
@@ -54,7 +54,7 @@ public final class QueueFloor: Sendable {
         }
     }
 
-    /// What a refresh found: the lowest pending event at or above where it looked (nil:
+    /// What a look found: the lowest pending row at or above where it looked (nil:
     /// none), this snapshot's mark, and whether every transaction the asked mark saw in
     /// progress has ended.
     func update(looked from: Int64, lowestPending: Int64?, mark: Mark, askedMarkSettled: Bool, at now: ContinuousClock.Instant) {
