@@ -61,6 +61,14 @@ struct Problem: Error, Sendable {
         tooManyRequests("too many requests without valid credentials came from this address; retry after the time Retry-After says", wait: wait)
     }
 
+    /// A 503 the database's state caused, with `Retry-After` in seconds: nothing was saved, or
+    /// whether it was cannot be told (the detail says which).
+    static func unavailable(_ title: String, _ detail: String, retryAfter seconds: Int) -> Problem {
+        var problem = Problem(.serviceUnavailable, title, detail: detail)
+        problem.headers[.retryAfter] = String(seconds)
+        return problem
+    }
+
     static func notFound(_ detail: String = "there is nothing here") -> Problem {
         Problem(.notFound, "Not found", detail: detail)
     }
@@ -84,24 +92,22 @@ extension Problem {
             self = Problem(.contentTooLarge, "Body too large", detail: "a request body may be at most 64 KiB")
         case _ where Store.isCommitOutcomeUnknown(error):
             logger.error("the database connection was lost during COMMIT", metadata: ["error": "\(error)"])
-            self = Problem(
-                .serviceUnavailable, "Outcome unknown",
-                detail: "the database connection was lost while the change was being saved, and whether it was saved cannot be told; "
-                    + "look before retrying, or retry with the same Idempotency-Key")
-            headers[.retryAfter] = "2"
+            self = .unavailable(
+                "Outcome unknown",
+                "the database connection was lost while the change was being saved, and whether it was saved cannot be told; "
+                    + "look before retrying, or retry with the same Idempotency-Key", retryAfter: 2)
         case _ where Store.isUnreachable(error):
             logger.warning("the database is unreachable", metadata: ["error": "\(error)"])
-            self = Problem(
-                .serviceUnavailable, "Database unavailable",
-                detail: "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says")
-            headers[.retryAfter] = "2"
+            self = .unavailable(
+                "Database unavailable",
+                "the database cannot be reached (a failover may be under way); nothing was saved: retry after the time Retry-After says",
+                retryAfter: 2)
         case _ where Store.isShortOfResources(error):
             logger.warning("the database is short of resources", metadata: ["error": "\(error)"])
-            self = Problem(
-                .serviceUnavailable, "Database short of resources",
-                detail: "the database refused the work for want of disk, memory or connections; nothing was saved: "
-                    + "retry after the time Retry-After says")
-            headers[.retryAfter] = "5"
+            self = .unavailable(
+                "Database short of resources",
+                "the database refused the work for want of disk, memory or connections; nothing was saved: retry after the time Retry-After says",
+                retryAfter: 5)
         case let error as HTTPError:
             self = Problem(error.status, error.status.reasonPhrase, detail: error.body ?? error.status.reasonPhrase.lowercased())
         default:
