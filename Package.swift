@@ -57,10 +57,14 @@ let package = Package(
         .executableTarget(name: "EmbedFilesTool"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedFilesTool"]),
 
+        // What every long-running loop shares: the pause before a retry, and a repeated
+        // failure logged once with a count rather than once a turn.
+        .target(name: "HeraldLoops", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HeraldPostgres",
             dependencies: [
                 "CLibPQ",
+                "HeraldLoops",
                 // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
                 "HeraldCore",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -96,6 +100,7 @@ let package = Package(
         .target(
             name: "HeraldWebhooks",
             dependencies: [
+                "HeraldLoops",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldHTTP",
@@ -147,6 +152,7 @@ let package = Package(
         .target(
             name: "HeraldDispatch",
             dependencies: [
+                "HeraldLoops",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldTemplates",
@@ -187,6 +193,7 @@ let package = Package(
         .target(
             name: "HeraldAPI",
             dependencies: [
+                "HeraldLoops",
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldStore",
@@ -265,8 +272,9 @@ let package = Package(
             ]
         ),
 
-        // Shared by every test target, and needing nothing: a manual clock, instants, the CLI fixture.
-        .target(name: "HeraldTesting", path: "Tests/HeraldTesting"),
+        // Shared by every test target, and needing nothing but swift-log: a manual clock, instants, the CLI
+        // fixture, a log to read back.
+        .target(name: "HeraldTesting", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/HeraldTesting"),
         // Shared by the test targets only: a throwaway database per test.
         .target(
             name: "HeraldTestSupport",
@@ -275,6 +283,7 @@ let package = Package(
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"]),
+        .testTarget(name: "HeraldLoopsTests", dependencies: ["HeraldLoops", "HeraldTesting"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore"]),
         .testTarget(
@@ -305,14 +314,16 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
-        .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport", "HeraldTesting"]),
         .testTarget(
             name: "HeraldStoreTests", dependencies: ["HeraldCluster", "HeraldCore", "HeraldRuntime", "HeraldStore", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldDispatchTests",
             dependencies: [
-                "HeraldCluster", "HeraldDispatch", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime", "HeraldTestSupport",
+                "HeraldCluster", "HeraldDispatch", "HeraldLoops", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime",
+                "HeraldTestSupport", "HeraldWebhooks",
                 "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto")
             ]
         ),

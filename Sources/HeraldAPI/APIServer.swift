@@ -47,6 +47,24 @@ public struct APIServer: Sendable {
         return UInt64(limit.rlim_cur)
     }
 
+    /// What keeps this server from listening, as one line (`cannot listen on 127.0.0.1:8080:
+    /// address already in use`), when `error` is why it could not start; nil for anything else.
+    public func listenFailure(_ error: any Error) -> String? {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        let reason: String
+        switch error {
+        case let error as IOError where error.description.hasPrefix("bind("):
+            reason = String(cString: strerror(error.errnoCode)).lowercased()
+        case let error as SocketAddressError.UnknownHost:
+            reason = "the host name cannot be resolved (\(error.errorDescription.lowercased()))"
+        case SocketAddressError.unsupported:
+            reason = "the address family is not supported"
+        default:
+            return nil
+        }
+        return "cannot listen on \(shownHost):\(port): \(reason)"
+    }
+
     /// The application, a `Service` for a `ServiceGroup` (SIGTERM: stop accepting, finish
     /// the requests in flight). `onRunning` gets the base URL once it listens (port 0 picks one).
     public func application(onRunning: @escaping @Sendable (String) async -> Void = { _ in }) throws -> some ApplicationProtocol {

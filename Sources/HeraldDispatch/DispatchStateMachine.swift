@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldLoops
 import HeraldStore
 
 /// Every decision of a dispatcher's loops, as a value: each `mutating` function takes one
@@ -127,7 +128,7 @@ struct DispatchStateMachine {
     /// - Returns: when to look again (or sooner, when woken).
     mutating func claimFailed(at now: Instant) -> Instant {
         claimFailures += 1
-        return now + LoopBackoff.after(failures: claimFailures)
+        return now + RetryPause.after(failures: claimFailures)
     }
 
     /// The store said whether anything is due within the drain's horizon.
@@ -285,7 +286,7 @@ struct DispatchStateMachine {
         writeAgain = true
         acknowledgements = batch + acknowledgements
         if writeFailures > 50, sendingDone { return .finish }
-        return .sleep(until: now + LoopBackoff.after(failures: writeFailures))
+        return .sleep(until: now + RetryPause.after(failures: writeFailures))
     }
 
     // MARK: Upkeep

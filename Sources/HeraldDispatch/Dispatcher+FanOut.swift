@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldLoops
 import HeraldStore
 import HeraldTemplates
 
@@ -7,12 +8,11 @@ import HeraldTemplates
 /// tenant's scope, one transaction per batch (a large event part by part).
 extension Dispatcher {
     func fanOutLoop() async {
-        var failures = 0
         var oneByOne = false
         while !isStopping {
             do {
                 let (events, _) = try await fanOutOnce(claiming: true, oneByOne: oneByOne)
-                failures = 0
+                failures.fanOut.succeeded()
                 oneByOne = false
                 if events == 0 {
                     state.withLock { $0.outboxLooked(idle: true) }
@@ -27,14 +27,13 @@ extension Dispatcher {
                     await eventSignal.wait(timeout: jitteredPoll)
                 }
             } catch {
-                failures += 1
                 // An error the events' own rows may raise: the next batch is written event
                 // by event, so that the one at fault is found and the others go through.
                 oneByOne = FanOutFailure.mayBeTheEvents(error)
-                logger.error(oneByOne ? "fan-out failed; retrying event by event" : "fan-out failed; retrying", metadata: ["error": "\(error)"])
+                let inARow = failures.fanOut.failed(error, metadata: ["event_by_event": "\(oneByOne)"])
                 // Or sooner, when the listener is back (the database is, then: a failover's new
                 // primary is used within a moment of its promotion), or at shutdown.
-                await eventSignal.wait(timeout: LoopBackoff.after(failures: failures))
+                await eventSignal.wait(timeout: RetryPause.after(failures: inARow))
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldLoops
 
 /// History's week partitions: made ahead, and dropped whole once the retention has passed;
 /// and devices not registered again for `DeviceFreshness.removeAfter`, removed.
@@ -7,7 +8,6 @@ extension Dispatcher {
     static let historyUpkeepEvery: Duration = .seconds(3600)
 
     func historyLoop() async {
-        var failures = 0
         var next = ContinuousClock.now
         while !isStopping {
             // Short waits: a stop signal taken by another loop must not leave this one asleep.
@@ -38,11 +38,9 @@ extension Dispatcher {
                         "removed devices their apps have not registered again, and the tokens of Live Activities that ended",
                         metadata: ["devices": "\(expired)", "after": "\(store.deviceFreshness.removeAfter)"])
                 }
-                failures = 0
+                failures.history.succeeded()
             } catch {
-                failures += 1
-                next = .now + LoopBackoff.after(failures: failures)
-                logger.warning("history partition upkeep failed; retrying", metadata: ["error": "\(error)"])
+                next = .now + RetryPause.after(failures: failures.history.failed(error))
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLoops
 
 /// Reminders, escalations and deadline notices: every worker looks for due timers about once
 /// a second and fires them (DESIGN.md §14); their events then fan out like any other.
@@ -7,12 +8,12 @@ extension Dispatcher {
     static let timerBatch = 100
 
     func timerLoop() async {
-        var failures = 0
         while !isStopping {
             var full = false
+            var inARow = 0
             do {
                 let firings = try await store.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
-                failures = 0
+                failures.timers.succeeded()
                 full = firings.count >= Self.timerBatch
                 var fired = 0
                 var skipped = 0
@@ -30,11 +31,10 @@ extension Dispatcher {
                 }
                 if fired > 0 { eventSignal.signal() }
             } catch {
-                failures += 1
-                logger.error("firing due timers failed; retrying", metadata: ["error": "\(error)"])
+                inARow = failures.timers.failed(error)
             }
-            if full, failures == 0 { continue }
-            await stopSignal.wait(timeout: failures > 0 ? LoopBackoff.after(failures: failures) : jitteredPoll)
+            if full, inARow == 0 { continue }
+            await stopSignal.wait(timeout: inARow > 0 ? RetryPause.after(failures: inARow) : jitteredPoll)
         }
     }
 }

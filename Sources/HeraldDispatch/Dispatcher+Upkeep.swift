@@ -15,8 +15,9 @@ extension Dispatcher {
                         case .heldBack(let provider, let reason, let duration): try await queue.pause(provider, reason: reason, for: duration)
                         case .resumed(let provider): try await queue.resume(provider)
                         }
+                        failures.pauses.succeeded()
                     } catch {
-                        logger.error("could not record a provider pause or resumption", metadata: ["error": "\(error)"])
+                        failures.pauses.failed(error)
                     }
                 }
                 let then: DispatchStateMachine.AfterWrite
@@ -25,6 +26,7 @@ extension Dispatcher {
                 var wakeUp = ackSignal
                 do {
                     let counted = batch.isEmpty ? [] : try await queue.acknowledge(batch, again: again)
+                    failures.outcomes.succeeded()
                     let written = state.withLock { $0.acknowledgementsWritten(batch, counted: counted.count, at: .now) }
                     if !batch.isEmpty { sendSignal.signal() }
                     for acknowledgement in batch where counted.contains(acknowledgement.deliveryID) {
@@ -35,7 +37,7 @@ extension Dispatcher {
                     }
                     then = written.then
                 } catch {
-                    logger.error("recording delivery outcomes failed; retrying", metadata: ["error": "\(error)"])
+                    failures.outcomes.failed(error)
                     then = state.withLock { $0.acknowledgementsFailed(batch, at: .now) }
                     wakeUp = stopSignal
                 }
@@ -99,8 +101,9 @@ extension Dispatcher {
                     logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
                     hintQueue()
                 }
+                failures.upkeep.succeeded()
             } catch {
-                logger.warning("lease upkeep failed; retrying", metadata: ["error": "\(error)"])
+                failures.upkeep.failed(error)
             }
         }
     }

@@ -34,6 +34,8 @@ public final class Dispatcher: Sendable {
     let listens: Bool
     let metrics = DispatchMetrics()
     let logger: Logger
+    /// Each loop's failures, told once a streak.
+    let failures: DispatchFailures
     let eventSignal = Signal()
     let sendSignal = Signal()
     let ackSignal = Signal()
@@ -59,6 +61,7 @@ public final class Dispatcher: Sendable {
         var logger = logger
         logger[metadataKey: "worker"] = "\(configuration.worker)"
         self.logger = logger
+        self.failures = DispatchFailures(logger: logger)
     }
 
     /// A dispatcher on `store`'s database, with a pool of its own working as
@@ -107,8 +110,21 @@ public final class Dispatcher: Sendable {
     /// does: in-flight sends finish and are acknowledged; leases on anything else are given
     /// back.
     public func run(_ mode: Mode = .forever) async throws {
+        // The loops run in a task of their own, out of reach of this one's cancellation, so
+        // that what they owe the database when they stop (the outcomes of sends in flight, the
+        // leases given back) can still be written; the cancellation only asks them to stop
+        // (after `start`, which it would otherwise undo).
         let drain: Duration? = if case .drain(let horizon) = mode { horizon } else { nil }
         state.withLock { $0.start(drain: drain, at: .now) }
+        let work = Task { await self.work() }
+        await withTaskCancellationHandler {
+            await work.value
+        } onCancel: {
+            self.shutdown()
+        }
+    }
+
+    private func work() async {
         let listener = listens ? QueueListener(store: store, logger: logger) : nil
         defer { listener?.stop() }
         do {
@@ -117,27 +133,23 @@ public final class Dispatcher: Sendable {
             logger.warning("could not read where live deliveries begin; looking in every week until it can", metadata: ["error": "\(error)"])
         }
         logger.info("dispatcher started", metadata: ["concurrency": "\(configuration.concurrency)"])
-        await withTaskCancellationHandler {
-            await withDiscardingTaskGroup { group in
-                if let listener {
-                    group.addTask { await self.listen(listener) }
-                }
-                group.addTask { await self.fanOutLoop() }
-                group.addTask { await self.ackLoop() }
-                group.addTask { await self.maintenanceLoop() }
-                group.addTask { await self.timerLoop() }
-                group.addTask { await self.historyLoop() }
-                group.addTask {
-                    await self.sendLoop()
-                    self.state.withLock { $0.sendingEnded() }
-                    self.ackSignal.signal()
-                    // Stop the helpers: the listener's stream ends when it is stopped.
-                    self.shutdown()
-                    listener?.stop()
-                }
+        await withDiscardingTaskGroup { group in
+            if let listener {
+                group.addTask { await self.listen(listener) }
             }
-        } onCancel: {
-            self.shutdown()
+            group.addTask { await self.fanOutLoop() }
+            group.addTask { await self.ackLoop() }
+            group.addTask { await self.maintenanceLoop() }
+            group.addTask { await self.timerLoop() }
+            group.addTask { await self.historyLoop() }
+            group.addTask {
+                await self.sendLoop()
+                self.state.withLock { $0.sendingEnded() }
+                self.ackSignal.signal()
+                // Stop the helpers: the listener's stream ends when it is stopped.
+                self.shutdown()
+                listener?.stop()
+            }
         }
         // Whatever is still claimed was not sent: give it back at once rather than at expiry.
         do {
@@ -185,10 +197,11 @@ public final class Dispatcher: Sendable {
                 case .claim(let limit, let paused):
                     do {
                         let claimed = try await queue.claimDeliveries(limit: limit, paused: paused)
+                        failures.claims.succeeded()
                         let start = state.withLock { $0.claimed(claimed, at: .now) }
                         for delivery in start { group.addTask { await self.deliver(delivery) } }
                     } catch {
-                        logger.error("claiming deliveries failed; retrying", metadata: ["error": "\(error)"])
+                        failures.claims.failed(error)
                         // Or sooner, when the listener is back (so is the database) or at shutdown.
                         await sendSignal.wait(until: state.withLock { $0.claimFailed(at: .now) })
                     }
@@ -211,10 +224,11 @@ public final class Dispatcher: Sendable {
     /// come back does), and no timer either.
     func drainIsComplete(horizon: Duration, paused: [PushProvider]) async -> Bool {
         do {
+            defer { failures.drain.succeeded() }
             if try await queue.hasWork(within: horizon, paused: paused) { return false }
             return try await !store.hasTimers(dueWithin: horizon, tenants: configuration.tenants)
         } catch {
-            logger.warning("cannot check for remaining work", metadata: ["error": "\(error)"])
+            failures.drain.failed(error)
             return false
         }
     }

@@ -40,6 +40,11 @@ public struct PostgresConfiguration: Sendable {
         return result
     }
 
+    /// The database the string names (`dbname`), if it names one.
+    public var database: String? {
+        (try? Self.parse(connectionString))?["dbname"]
+    }
+
     /// Host, port, database and user, never the password: for messages.
     public var redacted: String {
         guard let options = try? Self.parse(connectionString) else { return "(invalid)" }

@@ -1,13 +1,17 @@
 import CLibPQ
 import Foundation
+import HeraldLoops
 import Logging
 import Synchronization
 
 /// LISTENs on channels over a connection of its own, on a thread of its own, and
-/// reconnects by itself.
+/// reconnects by itself: at once after a lost connection, then waiting longer after each
+/// attempt that fails (`RetryPause`, at most 2 s). A database that stays away is logged once,
+/// then once a minute with the count (`FailureLog`), and yields one `.disconnected`.
 ///
 /// Events arrive on `events`. After a reconnect it yields `.connected(reconnected: true)`:
 /// notifications sent while it was away are lost, so the user should look for missed work.
+/// The thread ends at `stop()`, or when nobody reads `events` any more.
 public final class PostgresListener: Sendable {
     public enum Event: Sendable, Equatable {
         /// Listening; `reconnected` is true after a lost connection came back.
@@ -21,28 +25,27 @@ public final class PostgresListener: Sendable {
     private let continuation: AsyncStream<Event>.Continuation
     private let configuration: PostgresConfiguration
     private let channels: [String]
+    private let failures: FailureLog
     private let logger: Logger
-    private let retryDelay: Duration
     private let stopping = Mutex(false)
     private let wakePipe: (read: Int32, write: Int32)
 
     /// Starts listening at once.
-    /// - Parameters:
-    ///   - retryDelay: the wait between reconnection attempts.
-    public init(
-        configuration: PostgresConfiguration, channels: [String], retryDelay: Duration = .milliseconds(250),
-        logger: Logger
-    ) {
+    public init(configuration: PostgresConfiguration, channels: [String], logger: Logger) {
         self.configuration = configuration
         self.channels = channels
         self.logger = logger
-        self.retryDelay = retryDelay
+        self.failures = FailureLog("listening for \(channels.joined(separator: ", "))", logger: logger)
         (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(10_000))
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) != 0 { fds = [-1, -1] }
         wakePipe = (fds[0], fds[1])
         Thread.start(named: "herald.listen") { [self] in self.loop() }
+        continuation.onTermination = { [weak self] _ in self?.stop() }
     }
+
+    /// Failed connection attempts in a row now (0 while listening).
+    public var failuresInARow: Int { failures.failures }
 
     /// Stops listening and finishes `events`. Safe to call twice.
     public func stop() {
@@ -59,7 +62,6 @@ public final class PostgresListener: Sendable {
 
     private func loop() {
         var everConnected = false
-        var lastFailure: String?
         while !isStopping {
             do {
                 let (handle, sink) = try PostgresConnection.openHandle(configuration, logger: logger)
@@ -70,21 +72,18 @@ public final class PostgresListener: Sendable {
                 try listen(on: handle)
                 continuation.yield(.connected(reconnected: everConnected))
                 everConnected = true
-                lastFailure = nil
-                let reason = watch(handle)
-                if let reason {
+                failures.succeeded()
+                if let reason = watch(handle) {
+                    // Once listening, a lost connection is tried again at once.
                     logger.warning("listener connection lost", metadata: ["reason": "\(reason)"])
                     continuation.yield(.disconnected(reason: reason))
+                    continue
                 }
             } catch {
-                let reason = "\(error)"
-                if reason != lastFailure {
-                    logger.warning("listener cannot connect", metadata: ["reason": "\(reason)"])
-                    continuation.yield(.disconnected(reason: reason))
-                    lastFailure = reason
-                }
+                if isStopping { break }
+                if failures.failed(error) == 1 { continuation.yield(.disconnected(reason: "\(error)")) }
+                pause(RetryPause.after(failures: failures.failures))
             }
-            if !isStopping { pause(retryDelay) }
         }
         close(wakePipe.read)
         close(wakePipe.write)

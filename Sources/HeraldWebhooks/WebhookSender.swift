@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import HeraldHTTP
+import HeraldLoops
 import HeraldStore
 import Logging
 import Synchronization
@@ -11,6 +12,10 @@ import Synchronization
 /// subscribe (`WebhookEvents`), and sends due messages, at most `maxInFlight` at once and
 /// `WebhookQueue.perEndpoint` to one endpoint across every worker, so that one slow or dead
 /// endpoint never holds back another's. Woken by the feed's NOTIFYs, and every second.
+///
+/// Messages are leased for `WebhookQueue.lease` (seconds), renewed every second while their
+/// request is in flight (which its own 10 s limit bounds): a worker that dies leaves its
+/// messages to the next claim within seconds, as the dispatcher's deliveries are.
 public final class WebhookSender: Sendable {
     public struct Configuration: Sendable {
         public var policy: WebhookDestinationPolicy
@@ -35,7 +40,10 @@ public final class WebhookSender: Sendable {
     /// Where the live feed's pending rows begin, as this sender's sequencing found.
     private let sequencerFloor = QueueFloor()
     private let inFlight = Atomic<Int>(0)
+    /// The messages whose requests are in flight: the only leases renewed.
+    private let sending = Mutex<Set<WebhookMessageKey>>([])
     private let stopping = Atomic<Bool>(false)
+    let failures: Failures
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -47,39 +55,88 @@ public final class WebhookSender: Sendable {
         self.configuration = configuration
         self.worker = worker
         self.logger = logger
+        self.failures = Failures(logger: logger)
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Runs until `shutdown()`; the requests in flight then finish and are recorded, and the
-    /// leases of messages claimed but not sent are given back.
+    /// Each loop's failures, told once a streak (`FailureLog`).
+    struct Failures: Sendable {
+        let feed: FailureLog
+        let claims: FailureLog
+        let records: FailureLog
+        let leases: FailureLog
+        let upkeep: FailureLog
+
+        init(logger: Logger) {
+            feed = FailureLog("webhook feeder", logger: logger)
+            claims = FailureLog("claiming webhook messages", logger: logger)
+            records = FailureLog("recording webhook attempts", logger: logger)
+            leases = FailureLog("renewing webhook leases", logger: logger)
+            upkeep = FailureLog("webhook upkeep", logger: logger)
+        }
+
+        var all: [FailureLog] { [feed, claims, records, leases, upkeep] }
+    }
+
+    /// Failures in a row of each loop now (for tests).
+    var failuresInARow: [Int] { failures.all.map(\.failures) }
+
+    /// Runs until `shutdown()` or the task is cancelled; the requests in flight then finish
+    /// and are recorded, and the leases of messages claimed but not sent are given back.
     public func run() async {
+        // As the dispatcher's: the work runs in a task of its own, out of reach of this one's
+        // cancellation, which only asks it to stop, so that the attempts in flight are still
+        // recorded and the leases given back.
+        let work = Task { await self.work() }
+        await withTaskCancellationHandler {
+            await work.value
+        } onCancel: {
+            self.shutdown()
+        }
+    }
+
+    private func work() async {
         let listener = store.feedWakes(logger: logger)
+        let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
         await withDiscardingTaskGroup { group in
+            // The wake-ups and the ticker, until the rounds end.
             group.addTask {
-                for await _ in listener.wakes { self.wake.yield() }
-            }
-            group.addTask {
-                var tick = 0
-                // (Cancelled, the sleep returns at once: the loop ends rather than spin.)
-                while !self.stopping.load(ordering: .relaxed), !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    tick += 1
-                    self.wake.yield()
-                    if tick % 15 == 0 { await self.upkeep(prune: tick % 3_600 == 15) }
+                await withTaskGroup(of: Void.self) { helpers in
+                    helpers.addTask {
+                        for await _ in listener.wakes { self.wake.yield() }
+                    }
+                    helpers.addTask {
+                        var tick = 0
+                        while true {
+                            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+                            tick += 1
+                            self.wake.yield()
+                            await self.renewLeases()
+                            await self.upkeep(prune: tick % 3_600 == 15)
+                        }
+                    }
+                    for await _ in stopped {}
+                    helpers.cancelAll()
                 }
-                listener.stop()
-                self.wake.finish()
             }
             for await _ in wakes {
                 // Wake-ups that come meanwhile (every transition NOTIFYs) are one round: at 200
                 // events a second, at most 50 rounds instead of 200, each a few transactions.
-                try? await Task.sleep(for: Self.gathering)
+                do { try await Task.sleep(for: Self.gathering) } catch { break }
                 if stopping.load(ordering: .relaxed) { break }
-                await feed()
-                for message in await claim() {
+                let fed = await feed()
+                let claimed = await claim()
+                for message in claimed {
                     group.addTask { await self.deliver(message) }
                 }
+                // A round that failed waits before the next (the ticker wakes it every second).
+                if fed == nil || claimed.isEmpty && failures.claims.failures > 0 {
+                    let inARow = max(failures.feed.failures, failures.claims.failures)
+                    guard await RetryPause.wait(afterFailures: inARow) else { break }
+                }
             }
+            stop.finish()
+            listener.stop()
         }
         do { try await store.releaseWebhookLeases(worker: worker) } catch {
             logger.warning("cannot give back webhook leases", metadata: ["error": "\(error)"])
@@ -93,9 +150,9 @@ public final class WebhookSender: Sendable {
     }
 
     /// Numbers the feed and writes the messages of new rows, until none are left.
-    /// - Returns: how many feed rows were read.
+    /// - Returns: how many feed rows were read; nil when it failed.
     @discardableResult
-    public func feed() async -> Int {
+    public func feed() async -> Int? {
         var read = 0
         do {
             try await store.sequenceLive(floor: sequencerFloor)
@@ -106,10 +163,12 @@ public final class WebhookSender: Sendable {
                 read += rows
                 if rows < Self.feedBatch { break }
             }
+            failures.feed.succeeded()
+            return read
         } catch {
-            logger.warning("webhook feeder failed", metadata: ["error": "\(error)"])
+            if !Task.isCancelled { failures.feed.failed(error) }
+            return nil
         }
-        return read
     }
 
     /// Sends what is due now and waits for the answers (for tests and the bench).
@@ -128,16 +187,19 @@ public final class WebhookSender: Sendable {
         guard room > 0 else { return [] }
         do {
             let messages = try await store.claimWebhookMessages(worker: worker, limit: room)
+            failures.claims.succeeded()
             inFlight.add(messages.count, ordering: .relaxed)
+            sending.withLock { $0.formUnion(messages.map(\.key)) }
             return messages
         } catch {
-            logger.warning("cannot claim webhook messages", metadata: ["error": "\(error)"])
+            if !Task.isCancelled { failures.claims.failed(error) }
             return []
         }
     }
 
     private func deliver(_ message: ClaimedWebhookMessage) async {
         defer {
+            sending.withLock { _ = $0.remove(message.key) }
             inFlight.subtract(1, ordering: .relaxed)
             wake.yield()
         }
@@ -153,27 +215,42 @@ public final class WebhookSender: Sendable {
         }
         let result = WebhookDelivery.result(of: message, answer: answer, failure: failure, startedAt: started, finishedAt: Date())
         metrics.record(result, seconds: result.at.timeIntervalSince(started))
-        // Recorded until it is: the lease keeps anyone else from sending it meanwhile, and a
-        // record that never lands leaves the message to be sent again when the lease runs out.
-        for pause in [0.2, 1, 5, 0] {
+        // Recorded until it is, a few times (the lease, renewed meanwhile, keeps anyone else
+        // from sending it); a record that never lands leaves the message to be sent again when
+        // its lease runs out.
+        for attempt in 1...4 {
             do {
                 try await store.recordWebhookAttempts([result], worker: worker)
+                failures.records.succeeded()
                 return
             } catch {
-                logger.warning("cannot record a webhook attempt", metadata: ["error": "\(error)"])
-                guard pause > 0 else { return }
-                try? await Task.sleep(for: .seconds(pause))
+                let inARow = failures.records.failed(error)
+                guard attempt < 4, await RetryPause.wait(afterFailures: inARow) else { return }
             }
         }
     }
 
+    /// Renews the leases of the messages whose requests are in flight.
+    private func renewLeases() async {
+        let held = sending.withLock { Array($0) }
+        guard !held.isEmpty else { return }
+        do {
+            try await store.renewWebhookLeases(held, worker: worker)
+            failures.leases.succeeded()
+        } catch {
+            if !Task.isCancelled { failures.leases.failed(error) }
+        }
+    }
+
+    /// Queues again what a dead worker held (every second: its leases are short), and prunes.
     private func upkeep(prune: Bool) async {
         do {
             let reclaimed = try await store.reclaimExpiredWebhookLeases()
             if reclaimed > 0 { logger.notice("webhook messages queued again after their lease ran out", metadata: ["count": "\(reclaimed)"]) }
             if prune { try await store.pruneWebhookRecords(olderThan: configuration.retention) }
+            failures.upkeep.succeeded()
         } catch {
-            logger.warning("webhook upkeep failed", metadata: ["error": "\(error)"])
+            if !Task.isCancelled { failures.upkeep.failed(error) }
         }
     }
 

@@ -122,7 +122,13 @@ struct ServeCommand: AsyncParsableCommand {
             // Last: shut down first, so sockets close with 1001 while requests still finish.
             services.append(.init(service: api.live))
             let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await group.run()
+            do {
+                try await group.run()
+            } catch {
+                // One line, not the socket call's own words; every other service has ended.
+                if let failure = server.listenFailure(error) { throw UserFacingMessage(failure) }
+                throw error
+            }
         }
         if worker {
             try await dispatcher.withWorker(storePoolSize: 8) { worker in try await serve(worker.store, worker) }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldLoops
 import HeraldPush
 import Testing
 
@@ -70,7 +71,7 @@ struct SettlementTests {
 
     @Test func loopsBackOffUpToTwoSeconds() {
         #expect(
-            (0...8).map { LoopBackoff.after(failures: $0) }
+            (0...8).map { RetryPause.after(failures: $0) }
                 == [
                     .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600),
                     .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000), .milliseconds(2_000)

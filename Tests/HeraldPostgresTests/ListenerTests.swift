@@ -1,6 +1,7 @@
 import Foundation
 import HeraldPostgres
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 @Suite struct ListenerTests {
@@ -20,7 +21,7 @@ import Testing
     @Test func notificationsArriveAndKeepArrivingAfterTheConnectionIsKilled() async throws {
         try await TestDatabase.with { pool, configuration in
             let listener = PostgresListener(
-                configuration: configuration, channels: ["herald_outbox"], retryDelay: .milliseconds(100), logger: testLogger)
+                configuration: configuration, channels: ["herald_outbox"], logger: testLogger)
             defer { listener.stop() }
             var events = listener.events.makeAsyncIterator()
 
@@ -51,6 +52,45 @@ import Testing
             #expect(await events.next() == .connected(reconnected: false))
             listener.stop()
             #expect(await events.next() == nil)
+        }
+    }
+
+    /// A database that refuses connections: one `.disconnected`, a line when it starts and one
+    /// when it is over, and attempts that wait longer each time (not one every 250 ms for ever).
+    @Test func aDatabaseThatStaysAwayIsOneLineAndOneEvent() async throws {
+        try await TestDatabase.with { _, configuration in
+            let log = CapturedLog()
+            let listener = PostgresListener(configuration: configuration, channels: ["a"], logger: log.logger)
+            defer { listener.stop() }
+            var events = listener.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(reconnected: false))
+            try await TestDatabase.refuseConnections(to: configuration)
+            #expect(await eventually { listener.failuresInARow >= 6 })
+            try await TestDatabase.allowConnections(to: configuration)
+            let seen = await next(&events) { $0 == .connected(reconnected: true) }
+            #expect(seen != nil)
+            #expect(log.lines.map(\.message) == ["listener connection lost", "listening for a failed; retrying", "listening for a works again"])
+        }
+    }
+
+    func listening(_ pool: PostgresPool) async throws -> Int {
+        try await pool.query("SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+            .single().decode(Int.self, at: 0)
+    }
+
+    /// Nobody reads the events any more (the consuming task was cancelled): the thread stops
+    /// and its connection closes, with no `stop()`.
+    @Test func aListenerNobodyReadsStops() async throws {
+        try await TestDatabase.with { pool, configuration in
+            let listener = PostgresListener(configuration: configuration, channels: ["gone"], logger: testLogger)
+            let reader = Task {
+                for await _ in listener.events {}
+            }
+            let opened = try await eventually { try await listening(pool) == 1 }
+            #expect(opened)
+            reader.cancel()
+            let closed = try await eventually { try await listening(pool) == 0 }
+            #expect(closed)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldLoops
 import HeraldStore
 import Logging
 import ServiceLifecycle
@@ -14,7 +15,8 @@ extension LiveHub: Service {
     /// The hub's loops until a graceful shutdown (SIGTERM): the wake-ups from other servers,
     /// the sequencer, the rounds, and the upkeep (this server's stamp, dead servers' presence,
     /// revoked credentials, viewing renewals, pruning). On shutdown every socket is closed with
-    /// 1001 and this server's presence removed.
+    /// 1001 and this server's presence removed. Cancelled (another service of the process
+    /// failed), every loop ends at once and the sockets are closed the same way.
     public func run() async throws {
         try await store.withPoolOfItsOwn(size: 3) { own in
             loopStore.withLock { $0 = own }
@@ -32,6 +34,14 @@ extension LiveHub: Service {
         let (sequencerWakes, sequencerWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
+                // However the loops end, every other loop ends with them.
+                defer {
+                    listener.stop()
+                    sequencerWake.finish()
+                    self.roundWake.finish()
+                    self.presenceWake.finish()
+                    self.presenceHeardWake.finish()
+                }
                 group.addTask {
                     for await event in listener.events {
                         switch event {
@@ -50,27 +60,21 @@ extension LiveHub: Service {
                 }
                 group.addTask {
                     let floor = QueueFloor()
-                    for await _ in sequencerWakes {
-                        do { try await store.sequenceLive(floor: floor) } catch {
-                            self.logger.warning("live sequencer failed", metadata: ["error": "\(error)"])
-                        }
-                    }
+                    await self.failures.sequencer.forEach(sequencerWakes) { try await store.sequenceLive(floor: floor) }
                 }
                 group.addTask {
-                    for await _ in self.presenceWake.wakes { await self.recordPresence() }
+                    await self.failures.presence.forEach(self.presenceWake.wakes) { try await self.recordPresence() }
                 }
                 group.addTask {
-                    for await _ in self.presenceHeardWake.wakes { await self.tellPresence() }
+                    await self.failures.tellPresence.forEach(self.presenceHeardWake.wakes) { try await self.tellPresence() }
                 }
                 group.addTask {
-                    for await _ in self.roundWake.wakes {
-                        do { try await self.round() } catch { self.logger.warning("live round failed", metadata: ["error": "\(error)"]) }
-                    }
+                    await self.failures.rounds.forEach(self.roundWake.wakes) { try await self.round() }
                 }
                 group.addTask {
                     var tick = 0
                     while !self.isStopping {
-                        try? await Task.sleep(for: .seconds(1))
+                        do { try await Task.sleep(for: .seconds(1)) } catch { break }
                         tick += 1
                         self.beat(second: tick)
                         // Hints can be lost (a reconnect); the tables are read anyway.
@@ -85,17 +89,20 @@ extension LiveHub: Service {
                         }
                         if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
-                    listener.stop()
-                    sequencerWake.finish()
-                    self.roundWake.finish()
-                    self.presenceWake.finish()
-                    self.presenceHeardWake.finish()
                 }
+                // The first loop to end (the ticker at a shutdown, any of them when the task is
+                // cancelled) ends the others.
+                await group.next()
+                group.cancelAll()
             }
         } onGracefulShutdown: {
             self.stop()
         }
+        stop()
         await socketsEnded(within: .seconds(3))
+        // Cancelled, nothing more can be written: the server's row expires, and with it its
+        // presence, as a dead server's does.
+        guard !Task.isCancelled else { return }
         do { try await store.leaveLive(server: server) } catch { logger.warning("cannot remove presence", metadata: ["error": "\(error)"]) }
     }
 
@@ -159,8 +166,10 @@ extension LiveHub: Service {
         do {
             try await background.stampLiveServer(server)
             metrics.presenceChanges.increment(by: try await background.reapLiveServers().count)
+            failures.upkeep.succeeded()
         } catch {
-            logger.warning("live upkeep failed", metadata: ["error": "\(error)"])
+            if Task.isCancelled { return }
+            failures.upkeep.failed(error)
         }
         for socket in sockets {
             guard let conversation = socket.viewing else { continue }
@@ -190,12 +199,13 @@ extension LiveHub: Service {
                 credentialsCheckedAt.withLock { $0 = checkedAt }
                 ended = failures
             }
+            failures.credentials.succeeded()
             guard !ended.isEmpty else { return }
             for socket in all {
                 if let failure = ended[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
             }
         } catch {
-            logger.warning("cannot check live credentials", metadata: ["error": "\(error)"])
+            if !Task.isCancelled { failures.credentials.failed(error) }
         }
     }
 
@@ -213,8 +223,9 @@ extension LiveHub: Service {
                 socket.send(text)
                 metrics.sent("typing")
             }
+            failures.typing.succeeded()
         } catch {
-            logger.warning("cannot send typing", metadata: ["error": "\(error)"])
+            if !Task.isCancelled { failures.typing.failed(error) }
         }
     }
 }

@@ -9,7 +9,7 @@ extension LiveHub {
     /// nothing. One transaction for all of them; on failure they are tried again at the next
     /// wake (every second). While the server stops, nobody is recorded offline one by one:
     /// the server's leaving takes them all.
-    func recordPresence() async {
+    func recordPresence() async throws {
         let (online, offline) = registry.withLock { registry -> ([LivePersonKey], [LivePersonKey]) in
             var online: [LivePersonKey] = []
             var offline: [LivePersonKey] = []
@@ -34,20 +34,23 @@ extension LiveHub {
             metrics.presenceChanges.increment(by: changes.count)
         } catch {
             registry.withLock { $0.presenceDirty.formUnion(online + offline) }
-            logger.warning("cannot record presence", metadata: ["error": "\(error)"])
+            throw error
         }
     }
 
     /// The presence changes heard from every server (this one's included) since the last time,
     /// to the local sockets of those who may see them: one query a tenant for all of them, and
-    /// each socket's frames in one write.
-    func tellPresence() async {
+    /// each socket's frames in one write. A tenant whose query fails is skipped (its changes are
+    /// not told again: presence frames are hints, `GET …/presence` is the truth); the failure is
+    /// thrown once every tenant was tried.
+    func tellPresence() async throws {
         let heard = registry.withLock { registry -> [LivePresenceChange] in
             defer { registry.presenceHeard = [] }
             return registry.presenceHeard.filter(\.shown)
         }
         guard !heard.isEmpty else { return }
         let local = sockets
+        var failure: (any Error)?
         for (tenantID, changes) in Dictionary(grouping: heard, by: \.tenant) {
             let sockets = local.filter { $0.tenant.id == tenantID }
             guard let tenant = sockets.first?.tenant else { continue }
@@ -70,8 +73,9 @@ extension LiveHub {
                     metrics.sent("presence", count: texts.count)
                 }
             } catch {
-                logger.warning("cannot send presence", metadata: ["error": "\(error)"])
+                failure = error
             }
         }
+        if let failure { throw failure }
     }
 }

@@ -61,6 +61,8 @@ public final class LiveHub: Sendable {
     let loopStore = Mutex<Store?>(nil)
     var background: Store { loopStore.withLock { $0 } ?? store }
     let metrics = LiveMetrics()
+    /// Each loop's failures, told once a streak.
+    let failures: LiveFailures
     /// The database's time of the last credentials check (`closeRevoked`).
     let credentialsCheckedAt = Mutex<Date?>(nil)
     /// Asks for a round (new feed rows, or a socket to catch up).
@@ -74,6 +76,7 @@ public final class LiveHub: Sendable {
         self.store = store
         self.settings = settings
         self.logger = logger
+        self.failures = LiveFailures(logger: logger)
     }
 
     /// Asks the loop for a round (new feed rows, or a socket to catch up).

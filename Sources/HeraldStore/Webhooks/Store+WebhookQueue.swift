@@ -9,8 +9,9 @@ import Logging
 public enum WebhookQueue {
     /// Requests in flight to one endpoint, across every worker.
     public static let perEndpoint = 10
-    /// How long a sender holds a message: well past the 10 s a request may take.
-    public static let lease: Duration = .seconds(60)
+    /// How long a claim holds a message: its sender renews the lease every second while the
+    /// request is in flight (10 s at most), so a worker that dies holds nothing for longer.
+    public static let lease: Duration = .seconds(5)
     /// The advisory locks that make the feeder, and the claim, one at a time across workers.
     static let feederLock: Int64 = 0x4865_7261_6C64_5746
     static let claimLock: Int64 = 0x4865_7261_6C64_5743
@@ -183,6 +184,21 @@ extension Store {
                 UPDATE webhook_endpoints e SET state = 'disabled', disabled_reason = i.reason, disabled_at = i.at, updated_at = now()
                 FROM input i
                 WHERE i.outcome = 'disable' AND e.tenant_id = i.tenant_id AND e.id = i.endpoint_id AND e.state = 'active'
+                """)
+        }
+    }
+
+    /// Renews `worker`'s leases on `messages` (those whose requests are in flight).
+    public func renewWebhookLeases(_ messages: [WebhookMessageKey], worker: String) async throws {
+        guard !messages.isEmpty else { return }
+        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
+            try await connection.query(
+                """
+                UPDATE webhook_messages m SET lease_expires_at = now() + make_interval(secs => \(WebhookQueue.lease.timeInterval))
+                FROM unnest(\(messages.map(\.tenantID))::uuid[], \(messages.map(\.endpointID))::uuid[], \(messages.map(\.id))::uuid[])
+                     AS i(tenant_id, endpoint_id, id)
+                WHERE m.tenant_id = i.tenant_id AND m.endpoint_id = i.endpoint_id AND m.id = i.id
+                  AND m.status = 'sending' AND m.lease_owner = \(worker)
                 """)
         }
     }

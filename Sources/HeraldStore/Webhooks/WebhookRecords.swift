@@ -126,6 +126,15 @@ public struct ClaimedWebhookMessage: Sendable, Equatable {
     public let body: String
     /// This attempt's number (1 for the first).
     public let attempt: Int
+
+    public var key: WebhookMessageKey { WebhookMessageKey(tenantID: target.tenantID, endpointID: target.id, id: id) }
+}
+
+/// Names one webhook message (its table's key).
+public struct WebhookMessageKey: Sendable, Hashable {
+    public let tenantID: UUID
+    public let endpointID: UUID
+    public let id: UUID
 }
 
 /// What an attempt came to, for the record.
