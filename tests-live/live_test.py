@@ -43,6 +43,21 @@ def rest(method, base, path, token, body=None):
         return error.code, (json.loads(text) if text else None)
 
 
+def uuids(value):
+    """Every string in a JSON value that is a UUID, in either case."""
+    if isinstance(value, str):
+        try:
+            uuid.UUID(value)
+            return [value] if len(value) == 36 else []
+        except ValueError:
+            return []
+    if isinstance(value, list):
+        return [found for item in value for found in uuids(item)]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in uuids(item)]
+    return []
+
+
 def ws_url(base, **query):
     url = base.replace("http://", "ws://") + "/v1/live"
     if query:
@@ -178,6 +193,8 @@ class LiveChannelTests(unittest.TestCase):
             for socket in (bob, carol, alice):  # the sender's other sockets too
                 frame = await socket.until(is_message_in(conversation))
                 self.assertEqual(frame["message"]["id"], message["id"])
+                # Ids in one spelling (RFC 9562's lower case), as the API writes them.
+                self.assertTrue(uuids(frame) and all(i == i.lower() for i in uuids(frame)), frame)
                 self.assertEqual(frame["message"]["text"], "to both servers")
                 self.assertGreater(int(frame["cursor"]), int(socket.hello["cursor"]) - 1)
             for socket in (bob, carol, alice):
@@ -314,6 +331,7 @@ class LiveChannelTests(unittest.TestCase):
             for socket in (alice, bob):
                 frame = await socket.until(lambda f: f["type"] == "activity" and f["activity"]["id"] == activity["id"])
                 self.assertEqual(frame["event"], "activity.assigned")
+                self.assertTrue(all(i == i.lower() for i in uuids(frame) + uuids(activity)), (frame, activity))
             marker = group("carol", "dave")
             post(marker, "marker")
             # Carol's socket gets the later frame, and none about an activity she may not see.

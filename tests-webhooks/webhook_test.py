@@ -328,9 +328,11 @@ class WebhookTests(unittest.TestCase):
         while not rest("GET", f"/v1/history?activity={id}", KEY)[1]["items"] and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual(rest("POST", f"/v1/activities/{id}/start", BOB, {})[0], 200)
-        # (Ids the dispatcher wrote in SQL are lower case; the API's objects, upper.)
-        told = RECEIVER.until(path, lambda r: any(e["data"]["activityId"] == id.lower() for e in events(r)))
-        event = next(e for e in events(told) if e["data"]["activityId"] == id.lower())
+        # One spelling of ids everywhere: the API's, the dispatcher's (written in SQL) and the
+        # webhook's are the same lower-case text.
+        self.assertEqual(id, id.lower())
+        told = RECEIVER.until(path, lambda r: any(e["data"]["activityId"] == id for e in events(r)))
+        event = next(e for e in events(told) if e["data"]["activityId"] == id)
         self.assertEqual(event["type"], "notification.superseded")
         self.assertEqual(event["data"]["event"], "activity.assigned")
         self.assertIn("superseded by activity.started", event["data"]["reason"])

@@ -83,7 +83,7 @@ enum JSONBody {
 
     static let decoder = JSONDecoder()
 
-    static let encoder = JSONEncoder.herald()
+    static let encoder = HeraldJSONEncoder()
 
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {

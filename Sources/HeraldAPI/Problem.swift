@@ -149,12 +149,8 @@ extension Problem: Encodable {
 }
 
 extension Problem: HTTPResponseError {
-    /// As the API's other answers: `/` is written as it is, not as `\/`.
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return encoder
-    }()
+    /// As the API's other answers.
+    private static let encoder = HeraldJSONEncoder()
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         response()

@@ -60,7 +60,7 @@ extension HeraldAPI {
                 }
                 return try JSONBody.answer(
                     activity, status: .created,
-                    headers: [.location: "/v1/activities/\(activity.id.uuidString.lowercased())", .eTag: Self.eTag(activity)])
+                    headers: [.location: "/v1/activities/\(activity.id.lowercasedString)", .eTag: Self.eTag(activity)])
             }
         }
 

@@ -51,7 +51,7 @@ extension HeraldAPI {
                     try await $0.createConversation(actor: actor.email, with: others, name: body.name, photoURL: body.photo, team: body.team)
                 }
                 return try JSONBody.answer(
-                    conversation, status: .created, headers: [.location: "/v1/conversations/\(conversation.id.uuidString.lowercased())"])
+                    conversation, status: .created, headers: [.location: "/v1/conversations/\(conversation.id.lowercasedString)"])
             }
         }
 

@@ -28,13 +28,13 @@ extension HeraldAPI {
             let email = try field("email") { try Input.email(try context.parameters.require("email")) }
             let body = try await JSONBody.decode(TokenBody.self, from: request, context: context)
             let lifetime = try body.expiresIn.map { text in try field("expiresIn") { try Input.duration(text, field: "expiresIn") } }
-            let creator = caller.person.map { "person \($0.email)" } ?? "tenant key \(caller.credentialID.uuidString.lowercased())"
+            let creator = caller.person.map { "person \($0.email)" } ?? "tenant key \(caller.credentialID.lowercasedString)"
             let (credential, secret) = try await store.withTenant(caller.tenant) {
                 try await $0.createPersonToken(for: email, name: body.name, lifetime: lifetime, by: creator)
             }
             return try JSONBody.response(
                 CreatedToken(credential: credential, secret: secret), status: .created,
-                headers: [.location: "/v1/people/\(pathSegment(email))/tokens/\(credential.id.uuidString.lowercased())"])
+                headers: [.location: "/v1/people/\(pathSegment(email))/tokens/\(credential.id.lowercasedString)"])
         }
 
         group.get("people/:email/tokens") { _, context in

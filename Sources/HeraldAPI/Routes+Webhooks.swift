@@ -42,7 +42,7 @@ extension HeraldAPI {
             }
             return try JSONBody.response(
                 WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text), status: .created,
-                headers: [.location: "/v1/webhooks/\(endpoint.id.uuidString.lowercased())"])
+                headers: [.location: "/v1/webhooks/\(endpoint.id.lowercasedString)"])
         }
 
         group.get("webhooks/:id") { _, context in
@@ -70,7 +70,7 @@ extension HeraldAPI {
                 try await $0.webhookAttempts(id: id, after: paging.cursor, limit: paging.limit)
             }
             let headers = paging.headers(
-                path: "/v1/webhooks/\(id.uuidString.lowercased())/attempts", next: page.next, filters: [], from: request.uri.queryParameters)
+                path: "/v1/webhooks/\(id.lowercasedString)/attempts", next: page.next, filters: [], from: request.uri.queryParameters)
             return try JSONBody.response(PageBody(items: page.items, next: page.next?.token), headers: headers)
         }
 

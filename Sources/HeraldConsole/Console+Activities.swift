@@ -70,7 +70,7 @@ extension Console {
                 return html(
                     "activity",
                     [
-                        "pageTitle": activity.name, "name": activity.name, "id": activity.id.uuidString.lowercased(), "team": activity.team.name,
+                        "pageTitle": activity.name, "name": activity.name, "id": activity.id.lowercasedString, "team": activity.team.name,
                         "priority": activity.priority.rawValue,
                         "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
                         "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,

@@ -81,18 +81,18 @@ extension Console {
 
     static func row(_ entry: HistoryEntry) -> [String: Any] {
         var row: [String: Any] = [
-            "id": entry.id.uuidString.lowercased(), "event": entry.event, "recipientName": entry.recipient.name,
+            "id": entry.id.lowercasedString, "event": entry.event, "recipientName": entry.recipient.name,
             "recipientEmail": entry.recipient.email, "app": entry.app.rawValue, "title": entry.title, "body": entry.body,
             "status": entry.status, "devices": entry.devices, "devicesSent": entry.devicesSent, "createdAt": shown(entry.createdAt)
         ]
         if let reason = entry.reason { row["reason"] = reason }
-        if let activity = entry.activityID { row["activityID"] = activity.uuidString.lowercased() }
+        if let activity = entry.activityID { row["activityID"] = activity.lowercasedString }
         return row
     }
 
     static func delivery(_ delivery: DeliveryRecord) -> [String: Any] {
         var values: [String: Any] = [
-            "id": delivery.id.uuidString.lowercased(), "platform": delivery.platform, "provider": delivery.provider,
+            "id": delivery.id.lowercasedString, "platform": delivery.platform, "provider": delivery.provider,
             "tokenPreview": delivery.tokenPreview, "isFID": delivery.address == "fid", "status": delivery.status,
             "deviceState": delivery.deviceState,
             "attemptCount": delivery.attemptCount, "dueAt": shown(delivery.dueAt), "deadlineAt": shown(delivery.deadlineAt),

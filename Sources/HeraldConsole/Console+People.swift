@@ -47,7 +47,7 @@ extension Console {
                             case .alert: break
                             case .liveActivity: values["liveActivity"] = "Live Activity push-to-start"
                             case .liveActivityUpdate:
-                                values["liveActivity"] = "Live Activity of " + (device.activityID?.uuidString.lowercased().prefix(8) ?? "")
+                                values["liveActivity"] = "Live Activity of " + (device.activityID?.lowercasedString.prefix(8) ?? "")
                             }
                             return values
                         }

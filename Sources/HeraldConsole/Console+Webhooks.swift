@@ -28,7 +28,7 @@ extension Console {
                         "pageTitle": "Webhooks",
                         "endpoints": endpoints.map { endpoint, attempts in
                             [
-                                "id": endpoint.id.uuidString.lowercased(), "url": endpoint.url, "events": endpoint.events.joined(separator: ", "),
+                                "id": endpoint.id.lowercasedString, "url": endpoint.url, "events": endpoint.events.joined(separator: ", "),
                                 "description": endpoint.description ?? "", "active": endpoint.state == .active,
                                 "disabledReason": endpoint.disabledReason ?? "", "disabledAt": endpoint.disabledAt.map(Self.shown) ?? "",
                                 "attempts": attempts.map { attempt in

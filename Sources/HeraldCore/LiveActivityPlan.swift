@@ -52,7 +52,7 @@ public enum LiveActivityPlan {
         let content = LiveActivityContent(
             event: event,
             attributes: event == .start
-                ? .init(activityId: payload.activityID.uuidString.lowercased(), name: payload.activityName, team: payload.teamName) : nil,
+                ? .init(activityId: payload.activityID.lowercasedString, name: payload.activityName, team: payload.teamName) : nil,
             contentState: state, timestamp: occurred, staleDate: event == .end ? nil : stale,
             dismissalDate: event == .end ? occurred + Int64(LiveActivityContent.dismissalDelay) : nil,
             priority: routine.contains(payload.event) ? 5 : 10)

@@ -33,7 +33,7 @@ public struct PageCursor: Sendable, Equatable {
     /// The text a client sends back (microseconds, as PostgreSQL keeps time).
     public var token: String {
         let micros = Int64((at.timeIntervalSince1970 * 1_000_000).rounded())
-        let base64 = Data("\(micros) \(id.uuidString.lowercased())".utf8).base64EncodedData()
+        let base64 = Data("\(micros) \(id.lowercasedString)".utf8).base64EncodedData()
         return String(
             decoding: base64.compactMap { byte -> UInt8? in
                 switch byte {

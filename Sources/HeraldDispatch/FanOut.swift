@@ -13,7 +13,7 @@ struct FanOut: Sendable {
 
         var description: String {
             switch self {
-            case .unreadable(let event, let reason): "event \(event.uuidString.lowercased()) cannot be read: \(reason)"
+            case .unreadable(let event, let reason): "event \(event.lowercasedString) cannot be read: \(reason)"
             }
         }
     }
@@ -92,9 +92,9 @@ struct FanOut: Sendable {
         let variables = TemplateVariables.Activity(payload)
         // The same for every recipient: made once, and shared (a dictionary and three UUID
         // strings a recipient otherwise, and every draft's copy hashed again to be written).
-        let activity = payload.activityID.uuidString.lowercased()
+        let activity = payload.activityID.lowercasedString
         var shared = [
-            "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.uuidString.lowercased(),
+            "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.lowercasedString,
             "priority": payload.priority.rawValue, "status": payload.status.rawValue
         ]
         // What the app needs to offer buttons on the push (DESIGN §19): the version a button
@@ -137,11 +137,11 @@ struct FanOut: Sendable {
         let templateEvent: TemplateEvent = payload.isGroup ? .chatGroup : .chatDirect
         let variables = TemplateVariables.Chat(
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
-        let conversation = payload.conversationID.uuidString.lowercased()
+        let conversation = payload.conversationID.lowercasedString
         // The same for every recipient: made once, and shared (see `activityDrafts`).
         let data = [
             "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
-            "messageID": payload.messageID.uuidString.lowercased(), "senderID": payload.sender.id.uuidString.lowercased(),
+            "messageID": payload.messageID.lowercasedString, "senderID": payload.sender.id.lowercasedString,
             "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds)
         ]
         var drafts: [NotificationDraft] = []

@@ -33,7 +33,7 @@ final class EmulatorState: Sendable {
     var rejected: Int { storage.withLock { $0.rejected } }
 
     func issueAccessToken() -> String {
-        let token = "emu-" + UUID().uuidString.lowercased()
+        let token = "emu-" + UUID().lowercasedString
         storage.withLock { _ = $0.accessTokens.insert(token) }
         return token
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// A `Codable` value stored in a `jsonb` column, bound and decoded through JSON.
 public struct PostgresJSON<Value: Codable & Sendable>: Sendable, PostgresEncodable, PostgresDecodable {
@@ -8,10 +9,8 @@ public struct PostgresJSON<Value: Codable & Sendable>: Sendable, PostgresEncodab
     public static var postgresType: PostgresType { .jsonb }
 
     public var postgresText: String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        // Instants as numbers, to the microsecond (as the rows written before hold them).
+        try? HeraldJSONEncoder(dates: .referenceSeconds).string(value)
     }
 
     public init(postgresText text: String, type: PostgresType) throws {

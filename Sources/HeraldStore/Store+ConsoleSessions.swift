@@ -40,7 +40,7 @@ extension Store {
             ).single().decode(Date.self, at: 0)
         }
         let session = ConsoleSession(id: id, authentication: authentication, csrfToken: csrf, expiresAt: expiresAt)
-        return (session, id.uuidString.lowercased() + "." + cookieSecret)
+        return (session, id.lowercasedString + "." + cookieSecret)
     }
 
     /// The live session a cookie names: not signed out, not expired, and its credential

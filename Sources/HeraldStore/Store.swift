@@ -109,7 +109,7 @@ public struct Store: Sendable {
     /// `herald_app` role, which row-level security binds, and the tenant's id.
     static func tenantScope(_ tenantID: UUID) -> String {
         // The id is a UUID, so its text is only hex digits and dashes.
-        "\(DatabaseRole.app.forTransaction); SET LOCAL herald.tenant_id = '\(tenantID.uuidString.lowercased())'"
+        "\(DatabaseRole.app.forTransaction); SET LOCAL herald.tenant_id = '\(tenantID.lowercasedString)'"
     }
 }
 

@@ -111,9 +111,9 @@ extension TenantSession {
         let actorRole: TeamRole? = try rows.first.flatMap { try $0.decode(String?.self, column: "actor_role") }.map(Self.decodeEnum)
         guard let row = rows.first, case let activity = try Self.activity(row),
             !concealingInvisible || AccessPolicy(actor).maySeeActivity(assignee: activity.assignee.id, role: actorRole)
-        else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
+        else { throw StoreError(.notFound, "no activity \(id.lowercasedString) in tenant \(tenant.slug)") }
         if let expectedVersion, expectedVersion != activity.version {
-            throw StoreError(.stale, "activity \(id.uuidString.lowercased()) is at version \(activity.version), not \(expectedVersion); look again")
+            throw StoreError(.stale, "activity \(id.lowercasedString) is at version \(activity.version), not \(expectedVersion); look again")
         }
         let relation = ActivityStateMachine.Actor(
             isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
@@ -169,7 +169,7 @@ extension TenantSession {
             let now = try await self.activity(id: id)
             throw StoreError(
                 expectedVersion == nil ? .conflict : .stale,
-                "activity \(id.uuidString.lowercased()) was changed by someone else meanwhile (it is now \(now.status.rawValue)); "
+                "activity \(id.lowercasedString) was changed by someone else meanwhile (it is now \(now.status.rawValue)); "
                     + "look again and retry")
         }
         let (version, updatedAt) = try row.decode((Int, Date).self)
@@ -210,7 +210,7 @@ extension TenantSession {
     }
 
     private static func describe(_ activity: ActivityRecord) -> String {
-        "activity \(activity.id.uuidString.lowercased()) (\"\(activity.name)\")"
+        "activity \(activity.id.lowercasedString) (\"\(activity.name)\")"
     }
 
     /// Appends the transition's event with its snapshot to the outbox (the transition row
@@ -241,7 +241,7 @@ extension TenantSession {
         let rows = try await connection.query(
             "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id)")
         guard let row = rows.first else {
-            throw StoreError(.notFound, "no activity \(id.uuidString.lowercased()) in tenant \(tenant.slug)")
+            throw StoreError(.notFound, "no activity \(id.lowercasedString) in tenant \(tenant.slug)")
         }
         return try Self.activity(row)
     }

@@ -104,7 +104,7 @@ extension TenantSession {
         let participation = try await participation(of: actor, in: id)
         let policy = AccessPolicy(actor)
         guard participation != nil, allowLeft || policy.mayTakePart(participation) else {
-            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(actor.email) takes part in")
+            throw StoreError(.notFound, "no conversation \(id.lowercasedString) that \(actor.email) takes part in")
         }
         return conversation
     }
@@ -124,7 +124,7 @@ extension TenantSession {
             WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
             """)
         guard let row = rows.first else {
-            throw StoreError(.notFound, "no conversation \(id.uuidString.lowercased()) that \(viewer.email) takes part in")
+            throw StoreError(.notFound, "no conversation \(id.lowercasedString) that \(viewer.email) takes part in")
         }
         let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
             try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)

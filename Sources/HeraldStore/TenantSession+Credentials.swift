@@ -72,7 +72,7 @@ extension TenantSession {
             SELECT \(unsafeRaw: Self.credentialColumns) FROM credentials c LEFT JOIN people p ON p.tenant_id = c.tenant_id AND p.id = c.person_id
             WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
             """)
-        guard let row = rows.first else { throw StoreError(.notFound, "no credential \(id.uuidString.lowercased())") }
+        guard let row = rows.first else { throw StoreError(.notFound, "no credential \(id.lowercasedString)") }
         return try Self.credential(row)
     }
 

@@ -235,7 +235,7 @@ extension TenantSession {
             JOIN notifications x ON x.tenant_id = \(tenantID) AND x.id = h.id
             """)
         guard let row = rows.first else {
-            throw StoreError(.notFound, "no notification \(id.uuidString.lowercased()) that \(viewer?.email ?? "the tenant") may see")
+            throw StoreError(.notFound, "no notification \(id.lowercasedString) that \(viewer?.email ?? "the tenant") may see")
         }
         let entry = try Self.historyEntry(row)
         let width = row.columns.count

@@ -35,7 +35,7 @@ extension TenantSession {
                 VALUES (\(tenantID), \(id), \(kind.rawValue), \(activityID), \(messageID), \(actor), \(recipients),
                         \(Self.payloadText(payload).map(PostgresJSONText.init)), \(occurredAt))
             )\(timers: timers, tenant: tenantID)
-            SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))
+            SELECT pg_notify(\(Store.outboxChannel), \(tenantID.lowercasedString))
             """)
         ledger.record(id)
         return id

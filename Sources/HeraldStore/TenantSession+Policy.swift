@@ -61,7 +61,7 @@ extension TenantSession {
         ).single().decode((Int, Int).self)
         if counts.0 > 0 {
             // A timer now due at once: wake the workers rather than wait for their next look.
-            try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.uuidString.lowercased()))")
+            try await connection.query("SELECT pg_notify(\(Store.outboxChannel), \(tenantID.lowercasedString))")
         }
         return PolicyChange(policy: policy, scheduled: counts.0, cancelled: counts.1)
     }

@@ -44,7 +44,7 @@ extension TenantSession {
     public func activity(id: UUID, viewer: Person?) async throws -> ActivityRecord {
         let rows = try await connection.query(
             "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(activityVisibleTo: AccessPolicy(viewer))")
-        guard let row = rows.first else { throw StoreError(.notFound, "no activity \(id.uuidString.lowercased())") }
+        guard let row = rows.first else { throw StoreError(.notFound, "no activity \(id.lowercasedString)") }
         return try Self.activity(row)
     }
 }

@@ -132,7 +132,7 @@ extension TenantSession {
                 """
             ).first?.decode(Bool.self, at: 0)
             if system == true { return [] }
-            throw StoreError(.notFound, "no message \(id.uuidString.lowercased()) in tenant \(tenant.slug)")
+            throw StoreError(.notFound, "no message \(id.lowercasedString) in tenant \(tenant.slug)")
         }
         // A participant sees the conversation's people anyway.
         return try await trace(events, filter: HistoryFilter(recipient: recipient, limit: 10_000), viewer: viewer, seesAllCandidates: true)

@@ -57,7 +57,7 @@ public struct TenantSession: Sendable {
     public func person(id: UUID) async throws -> Person {
         let rows = try await connection.query(
             "SELECT \(unsafeRaw: Self.personColumns) FROM people WHERE tenant_id = \(tenantID) AND id = \(id)")
-        guard let row = rows.first else { throw StoreError(.notFound, "no person \(id.uuidString.lowercased()) in tenant \(tenant.slug)") }
+        guard let row = rows.first else { throw StoreError(.notFound, "no person \(id.lowercasedString) in tenant \(tenant.slug)") }
         return try Self.person(row)
     }
 

@@ -14,7 +14,7 @@ public enum WebhookDelivery {
 
     /// `webhook-id`: `msg_` and the message id's hex.
     public static func webhookID(_ id: UUID) -> String {
-        "msg_" + id.uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        "msg_" + id.lowercasedString.replacingOccurrences(of: "-", with: "")
     }
 
     /// The signed request for `message`, sent at `now`.

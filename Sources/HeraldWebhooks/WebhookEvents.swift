@@ -46,8 +46,7 @@ public enum WebhookEvents {
 
     /// The events a feed row reports (none for a live banner: `notification.*` tell of it).
     public static func events(of payload: WebhookFeedRow.Payload) throws -> [Event] {
-        let encoder = JSONEncoder.herald()
-        func json(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
+        func json(_ value: some Encodable) throws -> String { try HeraldJSONEncoder().string(value) }
         switch payload {
         case .live(.activity(let change)):
             return [Event(type: WebhookEventType(change.event), data: try json(["activity": change.activity]))]

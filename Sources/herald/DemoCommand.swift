@@ -203,8 +203,8 @@ struct DemoStory {
                     actor: "alice@demo.test", team: "field-ops", assignee: assignee, name: name, deadline: Self.deadline(), priority: priority)
             }
             let id = activity.id
-            printStyled(style.dim("  activity \(id.uuidString.lowercased())"))
-            if assignee == "carol@demo.test" { ids.carolsActivity = id.uuidString.lowercased() }
+            printStyled(style.dim("  activity \(id.lowercasedString)"))
+            if assignee == "carol@demo.test" { ids.carolsActivity = id.lowercasedString }
             if priority == .p0 {
                 // What Alice's app does once the Live Activity runs: it uploads its update token.
                 try await store.withTenant(tenant) { session in
@@ -239,7 +239,7 @@ struct DemoStory {
                     "Reminder for tomorrow: the pump room is closed from 7 to 11 while the seal is replaced. Use the north entrance, and wear your badge. 🛠️",
                 clientID: "alice-msg-1", sentAt: nil)
         }
-        ids.alicesMessage = posted.message.id.uuidString.lowercased()
+        ids.alicesMessage = posted.message.id.lowercasedString
         printStyled(style.dim("  message \(ids.alicesMessage)"))
         _ = try await step("Bob reads the group and replies") { session in
             try await session.changeConversation(actor: "bob@demo.test", conversation: conversation, .read)

@@ -43,7 +43,7 @@ extension DemoStory {
             let (shown, cursor, message) = try await client.session(token: carol.secret) { session -> (String, String, MessageRecord) in
                 guard let hello = try await session.receive(type: "hello") else { throw UserFacingMessage("Carol's socket got no hello") }
                 printStyled(style.dim("  ⇠ hello: \(hello["person"] as? String ?? "?"), cursor \(hello["cursor"] as? String ?? "?")"))
-                try await session.send(#"{"type":"viewing","conversation":"\#(conversation.uuidString.lowercased())"}"#)
+                try await session.send(#"{"type":"viewing","conversation":"\#(conversation.lowercasedString)"}"#)
                 // Frames are handled in order: once the pong is back, the viewing is stored.
                 try await session.send(#"{"type":"ping"}"#)
                 guard try await session.receive(type: "pong") != nil else { throw UserFacingMessage("Carol's socket got no pong") }
@@ -52,7 +52,7 @@ extension DemoStory {
                 }
                 // Frames the feed numbered after hello's cursor come first (the story's, when the
                 // server started before they were numbered): Alice's message is the one with its id.
-                let id = posted.message.id.uuidString.lowercased()
+                let id = posted.message.id.lowercasedString
                 let frame = try await session.receive(type: "message") { frame in
                     ((frame["message"] as? [String: Any])?["id"] as? String)?.lowercased() == id
                 }
@@ -64,13 +64,13 @@ extension DemoStory {
             }
             printStyled("  ⚡ " + style.bold("Carol's app, live") + "  " + style.dim("[cursor \(cursor)]") + "\n     " + TerminalText.escaped(shown))
             let entries = try await store.withTenant(tenant) {
-                try await $0.history(viewer: "ada@demo.test", filter: .init(conversation: conversation.uuidString.lowercased(), limit: 100))
+                try await $0.history(viewer: "ada@demo.test", filter: .init(conversation: conversation.lowercasedString, limit: 100))
             }
             if let entry = entries.first(where: { $0.recipient.email == "carol@demo.test" && $0.eventAt >= message.storedAt.addingTimeInterval(-1) })
             {
                 printStyled(
                     style.dim(
-                        "  herald why --message \(message.id.uuidString.lowercased()): carol@demo.test — \(entry.decision?.rawValue ?? entry.status)")
+                        "  herald why --message \(message.id.lowercasedString): carol@demo.test — \(entry.decision?.rawValue ?? entry.status)")
                         + style.dim(entry.reason.map { " (\($0))" } ?? ""))
             }
         } catch {

@@ -96,7 +96,7 @@ struct DeviceCommand: AsyncParsableCommand {
         /// `alert`, `liveactivity`, or the update token's activity (`update 0193a1b2`).
         static func kind(_ device: Device) -> String {
             guard let activity = device.activityID else { return device.kind.rawValue }
-            return "update " + activity.uuidString.lowercased().prefix(8)
+            return "update " + activity.lowercasedString.prefix(8)
         }
     }
 }

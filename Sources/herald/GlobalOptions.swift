@@ -10,10 +10,7 @@ struct GlobalOptions: ParsableArguments {
 
 /// Writes `value` as one JSON document on stdout.
 func printJSON<Value: Encodable>(_ value: Value) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .rfc3339
-    let data = try encoder.encode(value)
+    let data = try HeraldJSONEncoder(pretty: true).encode(value)
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 

@@ -54,5 +54,5 @@ extension InputError: UserFacingError {}
 
 extension UUID {
     /// Ids as herald prints them: lowercase.
-    var text: String { uuidString.lowercased() }
+    var text: String { lowercasedString }
 }

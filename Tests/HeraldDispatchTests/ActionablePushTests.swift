@@ -91,4 +91,26 @@ import Testing
         #expect(NotificationCategory.offered(for: .approved, to: .manager) == nil)
         #expect(NotificationCategory.offered(for: .completionRequested, on: .manager) == .activityApproval)
     }
+
+    /// The ids a push carries are the API's, in its one spelling (lower case): an app compares
+    /// the push's `activityId` with the id it fetched, as text.
+    @Test func aPushCarriesIdsSpelledAsTheAPIWritesThem() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: Self.memberAPNs, app: .member, platform: .ios, provider: .apns)
+            try await harness.register("chidi@acme.test", token: "chidi-android-member", app: .member)
+            let activity = try await harness.assign()
+            _ = try await harness.drain()
+            let apiJSON = try HeraldJSONEncoder().string(activity)
+            let messages = await harness.emulator.messages()
+            #expect(messages.count == 2)
+            for message in messages {
+                let (aps, data) = try Self.parts(message)
+                #expect(data["activityId"] as? String == activity.id.lowercasedString)
+                #expect(apiJSON.contains("\"id\":\"\(activity.id.lowercasedString)\""))
+                #expect(aps["thread-id"] as? String == activity.id.lowercasedString)
+                let ids = data.values.compactMap { $0 as? String }.filter { UUID(uuidString: $0) != nil }
+                #expect(!ids.isEmpty && ids.allSatisfy { $0 == $0.lowercased() }, "\(data)")
+            }
+        }
+    }
 }

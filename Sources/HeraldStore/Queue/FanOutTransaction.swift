@@ -84,7 +84,7 @@ public struct FanOutTransaction: Sendable {
             // written: wake the live channel's sequencer.
             try await connection.query(
                 """
-                SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased())) WHERE \(more)
+                SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.lowercasedString)) WHERE \(more)
                 UNION ALL SELECT pg_notify(\(LiveFeed.pendingChannel), '') WHERE \(banners)
                 """)
         }
@@ -100,7 +100,7 @@ public struct FanOutTransaction: Sendable {
         let queued = try await DeliveryQueue.writeLiveActivities(
             drafts, tenant: tenant, deadline: deadline, freshness: queue.freshness, on: connection)
         if queued > 0 {
-            try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.uuidString.lowercased()))")
+            try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenant.lowercasedString))")
         }
         return queued
     }

@@ -118,7 +118,7 @@ extension TenantSession {
     }
 
     private static func noWebhook(_ id: UUID) -> StoreError {
-        StoreError(.notFound, "no webhook endpoint \(id.uuidString.lowercased())")
+        StoreError(.notFound, "no webhook endpoint \(id.lowercasedString)")
     }
 
     static let webhookColumns = """
