@@ -46,7 +46,7 @@ struct APIHarness: Sendable {
 
     static func with(
         _ transport: Transport = .router, limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(),
-        tls: APIServer.TLSFiles? = nil, _ body: @Sendable (APIHarness) async throws -> Void
+        tls: APIServer.TLSFiles? = nil, live: LiveSettings = LiveSettings(), _ body: @Sendable (APIHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
             let acme = try await store.createTenant(slug: "acme", name: "Acme")
@@ -59,7 +59,8 @@ struct APIHarness: Sendable {
                 _ = try await session.addPerson(email: "chidi@acme.test", name: "Another Chidi")
             }
             let server = APIServer(
-                api: HeraldAPI(store: store, limits: limits, logger: testLogger), host: "127.0.0.1", port: 0, tls: tls, connections: connections)
+                api: HeraldAPI(store: store, limits: limits, logger: testLogger, live: live), host: "127.0.0.1", port: 0, tls: tls,
+                connections: connections)
             switch transport {
             case .router:
                 try await server.application().test(.router) { client in

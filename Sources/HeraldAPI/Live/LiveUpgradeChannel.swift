@@ -11,12 +11,15 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
 
-/// HTTP/1.1 with the upgrade to the live channel's WebSocket (`GET /v1/live`).
+/// HTTP/1.1 with the upgrade to the live channel's WebSocket (`GET /v1/live`, and the
+/// console's `GET /console/live`).
 ///
-/// An upgrade request first goes through the API's router like any request (authentication,
-/// rate limits, metrics, the route's checks), with a slot the route fills when it accepts.
-/// Accepted: the connection becomes the socket. Refused: the request goes on to the router as
-/// an ordinary one and gets the same problem document any request would (401, 429, 422…).
+/// Only a `GET` of one of those paths, with no body, may upgrade (`UpgradeGate`): any other
+/// request that carries upgrade headers is an ordinary request, routed once like any other.
+/// An upgrade request goes through the API's router like any request (authentication, rate
+/// limits, metrics, the route's checks), with a slot the route fills when it accepts, and is
+/// routed only that once: accepted, the connection becomes the socket; refused, the router's
+/// answer (401, 429, 422…) is the request's answer.
 struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     enum Outcome: Sendable {
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
@@ -27,9 +30,14 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     struct Value: ServerChildChannelValue {
         let outcome: EventLoopFuture<Outcome>
         let channel: any Channel
+        /// The router's answer to an upgrade it refused: the first request's answer.
+        let refusal: NIOLockedValueBox<Response?>
     }
 
-    let responder: HTTPChannelHandler.Responder
+    /// The paths that may become a socket.
+    static let upgradePaths: Set<Substring> = ["/v1/live", "/console/live"]
+
+    var responder: HTTPChannelHandler.Responder
     let configuration: HTTP1Channel.Configuration
     /// The API's router, asked whether an upgrade request may become a socket.
     let preflight: @Sendable (Request, APIContext) async throws -> Response
@@ -40,6 +48,7 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let accepted = NIOLockedValueBox<LivePlan?>(nil)
+            let refusal = NIOLockedValueBox<Response?>(nil)
             let preflight = self.preflight
             let isTLS = self.isTLS
             let upgrader = NIOTypedWebSocketServerUpgrader<Outcome>(
@@ -52,7 +61,10 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         var context = APIContext(source: .init(channel: channel, logger: logger))
                         context.liveUpgrade = slot
                         let response = try await preflight(Request(head: request, body: .init(buffer: ByteBuffer())), context)
-                        guard response.status == .ok, let plan = slot.plan else { return nil }
+                        guard response.status == .ok, let plan = slot.plan else {
+                            refusal.withLockedValue { $0 = response }
+                            return nil
+                        }
                         accepted.withLockedValue { $0 = plan }
                         return HTTPHeaders()
                     }
@@ -88,7 +100,7 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         // NIO keeps no copy of a refused upgrade request's head, nor of its end
                         // when it came while the upgrade was being decided: they go to the routes
                         // from here (anything after them, NIO replays).
-                        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self), let head = keeper.head,
+                        if let keeper = try? pipeline.handler(type: UpgradeGate.self), let head = keeper.head,
                             let upgrader = try? pipeline.context(handlerType: NIOTypedHTTPServerUpgradeHandler<Outcome>.self)
                         {
                             upgrader.fireChannelRead(NIOAny(HTTPServerRequestPart.head(head)))
@@ -112,8 +124,8 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let outcome = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: pipeline)
             let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<Outcome>.self)
             try channel.pipeline.syncOperations.addHandler(FirstRequestParseErrorAnswer(), position: .before(upgradeHandler))
-            try channel.pipeline.syncOperations.addHandler(UpgradeHeadKeeper(), position: .before(upgradeHandler))
-            return Value(outcome: outcome, channel: channel)
+            try channel.pipeline.syncOperations.addHandler(UpgradeGate(), position: .before(upgradeHandler))
+            return Value(outcome: outcome, channel: channel, refusal: refusal)
         }
     }
 
@@ -121,14 +133,34 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// errors, the head a refused upgrade replays), gone once the upgrade is accepted.
     static func removeFirstRequestHandlers(from pipeline: ChannelPipeline.SynchronousOperations) {
         if let deadline = try? pipeline.handler(type: FirstHeadDeadline.self) { pipeline.removeHandler(deadline, promise: nil) }
-        if let keeper = try? pipeline.handler(type: UpgradeHeadKeeper.self) { pipeline.removeHandler(keeper, promise: nil) }
+        if let keeper = try? pipeline.handler(type: UpgradeGate.self) { pipeline.removeHandler(keeper, promise: nil) }
         if let answer = try? pipeline.handler(type: FirstRequestParseErrorAnswer.self) { pipeline.removeHandler(answer, promise: nil) }
     }
 
     func handle(value: Value, logger: Logger) async {
         do {
             switch try await value.outcome.get() {
-            case .http(let http): await handleHTTP(asyncChannel: http, logger: logger)
+            case .http(let http):
+                guard let refused = value.refusal.withLockedValue({ $0 }) else { return await handleHTTP(asyncChannel: http, logger: logger) }
+                // The refused upgrade's request comes round again (NIO hands it on as an
+                // ordinary one): it is answered with what the router said, not routed twice.
+                var handler = self
+                let routes = responder
+                let first = NIOLockedValueBox<Response?>(refused)
+                handler.responder = { request, writer, channel in
+                    guard
+                        var answer = first.withLockedValue({ answer in
+                            defer { answer = nil }
+                            return answer
+                        })
+                    else {
+                        return try await routes(request, writer, channel)
+                    }
+                    answer.headers[.date] = HTTPDate.text(Date())
+                    answer.headers[.server] = "herald"
+                    try await writer.write(response: answer.head, body: answer.body)
+                }
+                await handler.handleHTTP(asyncChannel: http, logger: logger)
             case .live: break
             }
         } catch {
@@ -166,9 +198,12 @@ public final class LiveUpgradeSlot: Sendable {
     }
 }
 
-/// Keeps the first request's head when it asks for an upgrade (NIO drops it if the upgrade is
-/// refused, and the request must still be answered).
-final class UpgradeHeadKeeper: ChannelInboundHandler, RemovableChannelHandler {
+/// Decides whether the first request may upgrade at all: only a `GET` of a path that may
+/// become a socket, with no body. Any other request loses its `Upgrade` header here, so that
+/// NIO hands it on as the ordinary request it is (NIO would otherwise fail an upgrade request
+/// that has a body, leaving it unanswered). Keeps the head of a request that may upgrade: NIO
+/// drops it if the upgrade is refused, and the request must still be answered.
+final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
@@ -179,14 +214,29 @@ final class UpgradeHeadKeeper: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head) where first:
+        case .head(var head) where first:
             first = false
-            if !head.headers[canonicalForm: "upgrade"].isEmpty { self.head = head }
+            guard !head.headers[canonicalForm: "upgrade"].isEmpty else { break }
+            if Self.mayUpgrade(head) {
+                self.head = head
+            } else {
+                head.headers.remove(name: "upgrade")
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+                return
+            }
         case .end where head != nil && !sawEnd:
             sawEnd = true
         default:
             break
         }
         context.fireChannelRead(data)
+    }
+
+    /// A `GET` of `/v1/live` or `/console/live` (any query), with no body.
+    static func mayUpgrade(_ head: HTTPRequestHead) -> Bool {
+        guard head.method == .GET, head.headers["transfer-encoding"].isEmpty else { return false }
+        guard head.headers["content-length"].allSatisfy({ $0.trimmingCharacters(in: .whitespaces) == "0" }) else { return false }
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return LiveUpgradeChannel.upgradePaths.contains(path)
     }
 }
