@@ -31,14 +31,15 @@ extension HeraldAPI {
         group.post("webhooks") { request, context in
             let caller = try webhookManager(context)
             let body = try await JSONBody.decode(WebhookBody.self, from: request, context: context)
-            let url = try field("url") { try webhookPolicy.url(body.url) }
+            // Checked, then stored as given (`url` refuses what it would have to rewrite).
+            _ = try field("url") { try webhookPolicy.url(body.url) }
             let events = try field("events") { try WebhookEventFilter(body.events) }
             let description = try body.description.map { text in
                 try field("description") { try Input.text(text, field: "description") }
             }
             let secret = WebhookSecret.generate()
             let endpoint = try await store.withTenant(caller.tenant) {
-                try await $0.createWebhook(url: url.absoluteString, events: events.patterns, description: description, secret: secret.text)
+                try await $0.createWebhook(url: body.url, events: events.patterns, description: description, secret: secret.text)
             }
             return try JSONBody.response(
                 WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text), status: .created,

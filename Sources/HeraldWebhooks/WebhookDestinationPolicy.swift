@@ -32,12 +32,17 @@ public struct WebhookDestinationPolicy: Sendable, Equatable {
         self.init(allowHTTP: try flag("HERALD_WEBHOOK_ALLOW_HTTP"), allowPrivate: try flag("HERALD_WEBHOOK_ALLOW_PRIVATE"))
     }
 
-    /// An endpoint's URL as a tenant gives it: absolute, `https` (or `http` when allowed), a
-    /// host, no user name or password (they would be shown and logged with it), no fragment, at
-    /// most 2,048 characters; an address written in it is checked as a connection to it would be.
+    /// An endpoint's URL as a tenant gives it, stored as given: a URL as RFC 3986 writes it
+    /// (ASCII, every other character percent-encoded, every `%` followed by two hex digits),
+    /// absolute, `https` (or `http` when allowed), a host, a port from 1 to 65535 if any, no
+    /// user name or password (they would be shown and logged with it), no fragment, at most
+    /// 2,048 characters; an address written in it, in any notation a connection would read it
+    /// in (`127.1`, `0x7f000001`, `[::ffff:127.0.0.1]`…), is checked as a connection to it would
+    /// be, and an IPv6 zone (`%25lo`) is refused.
     /// - Throws: `InputError` that says what is wrong.
     public func url(_ text: String) throws -> URL {
         guard text.utf8.count <= Self.maxURLLength else { throw InputError("a webhook URL is at most \(Self.maxURLLength) characters") }
+        if let refusal = URISyntax.refusal(text) { throw InputError("\"\(Input.printable(text))\" is not a URL: \(refusal)") }
         guard let parts = URLComponents(string: text), let scheme = parts.scheme?.lowercased(), let url = parts.url else {
             throw InputError("\"\(Input.printable(text))\" is not a URL")
         }
@@ -47,10 +52,12 @@ public struct WebhookDestinationPolicy: Sendable, Equatable {
                     ? "a webhook URL must be https:// (the operator may allow http:// with HERALD_WEBHOOK_ALLOW_HTTP=1)"
                     : "a webhook URL must be https://")
         }
-        guard let host = parts.host, !host.isEmpty else { throw InputError("a webhook URL names a host") }
+        guard let host = parts.percentEncodedHost, !host.isEmpty else { throw InputError("a webhook URL names a host") }
+        guard !host.contains("%") else { throw InputError("a webhook URL's host is a name or an address, without % (nor an IPv6 zone)") }
         guard parts.user == nil, parts.password == nil else { throw InputError("a webhook URL carries no user name or password") }
         guard parts.fragment == nil else { throw InputError("a webhook URL has no #fragment") }
-        if let address = IPAddress(host), let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
+        if let port = parts.port, !(1...65_535).contains(port) { throw InputError("a webhook URL's port is from 1 to 65535") }
+        if let address = IPAddress(urlHost: host), let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
         return url
     }
 

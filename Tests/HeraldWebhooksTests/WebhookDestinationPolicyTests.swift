@@ -14,7 +14,11 @@ import Testing
         ("::ffff:10.0.0.1", .private), ("::ffff:169.254.169.254", .metadata), ("64:ff9b::7f00:1", .loopback),
         ("0.0.0.0", .reserved), ("::", .reserved), ("224.0.0.1", .reserved), ("255.255.255.255", .reserved), ("ff02::1", .reserved),
         ("192.0.2.10", .reserved), ("2001:db8::1", .reserved),
-        ("93.184.216.34", .public), ("172.32.0.1", .public), ("2606:4700:4700::1111", .public), ("::ffff:8.8.8.8", .public)
+        ("93.184.216.34", .public), ("172.32.0.1", .public), ("2606:4700:4700::1111", .public), ("::ffff:8.8.8.8", .public),
+        // IPv6 that carries IPv4, judged by what it carries; ranges no webhook goes through.
+        ("::127.0.0.1", .loopback), ("::ffff:0:7f00:1", .loopback), ("2002:7f00:1::", .loopback), ("2002:a9fe:a9fe::1", .metadata),
+        ("2002:5db8:d822::1", .public), ("fec0::1", .private), ("64:ff9b:1::a9fe:a9fe", .reserved), ("2001:0:4136:e378::1", .reserved),
+        ("100::1", .reserved)
     ])
     func everyAddressLiesInItsRange(_ text: String, _ range: IPAddress.Range) throws {
         #expect(try #require(IPAddress(text)).range == range)
@@ -49,6 +53,44 @@ import Testing
         let tests = WebhookDestinationPolicy(allowHTTP: true, allowPrivate: true)
         #expect(try tests.url("http://127.0.0.1:9000/hook").port == 9000)
         #expect(throws: InputError.self) { try tests.url("http://169.254.169.254/") }
+    }
+
+    /// An address in any notation a connection reads it in is refused at registration (they
+    /// were accepted, and refused only at connect time); a zone is no address.
+    @Test(arguments: [
+        "https://2130706433/", "https://0x7f000001/", "https://017700000001/", "https://0x7f.1/", "https://127.1/", "https://0/",
+        "https://127.0.0.1./", "https://[fe80::1%25lo]/", "https://[::127.0.0.1]/", "https://[2002:7f00:1::]/", "https://[fec0::1]/",
+        "https://[::ffff:0:7f00:1]/", "https://[64:ff9b:1::a9fe:a9fe]/", "https://0251.0376.0251.0376/"
+    ])
+    func anInsideAddressInAnyNotationIsRefused(url: String) {
+        #expect(throws: InputError.self, "\(url)") { try WebhookDestinationPolicy().url(url) }
+    }
+
+    @Test func legacyIPv4NotationsAreReadAsTheCLibraryReadsThem() {
+        #expect(IPAddress(urlHost: "127.1")?.description == "127.0.0.1")
+        #expect(IPAddress(urlHost: "0x7f.1")?.description == "127.0.0.1")
+        #expect(IPAddress(urlHost: "2130706433")?.description == "127.0.0.1")
+        #expect(IPAddress(urlHost: "017700000001")?.description == "127.0.0.1")
+        #expect(IPAddress(urlHost: "0")?.description == "0.0.0.0")
+        #expect(IPAddress(urlHost: "hooks.example.com") == nil && IPAddress(urlHost: "deadbeef.example") == nil)
+        #expect(IPAddress(urlHost: "[::1]")?.range == .loopback && IPAddress(urlHost: "[fe80::1%lo]") == nil)
+    }
+
+    /// Refuse what is not a URL as RFC 3986 writes it, and store what was given: a URL that
+    /// grew when encoded broke the length check (a 500); CR, LF and NUL were encoded and stored;
+    /// `%zz` was rewritten; ports 0 and 99999 were accepted.
+    @Test func whatIsNotAURLAsWrittenIsRefused() throws {
+        let strict = WebhookDestinationPolicy()
+        for bad in [
+            "https://hooks.example.com/" + String(repeating: "é", count: 1_000), "https://hooks.example.com/" + String(repeating: "^", count: 2_000),
+            "https://hooks.example.com/a\rb", "https://hooks.example.com/a\nb", "https://hooks.example.com/a\u{0}b", "https://hooks.example.com/%zz",
+            "https://hooks.example.com/a b", "https://hooks.example.com:0/", "https://hooks.example.com:99999/", "https://hooks.example.com/%4",
+            "https://hook%73.example.com/"
+        ] {
+            #expect(throws: InputError.self, "\(bad.prefix(60))") { try strict.url(bad) }
+        }
+        let given = "https://hooks.example.com:8443/in/%E2%9C%93?tenant=acme&x=a%20b"
+        #expect(try strict.url(given).absoluteString == given)
     }
 
     @Test func theOperatorsSwitchesAreReadStrictly() throws {
