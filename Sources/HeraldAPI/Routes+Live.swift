@@ -24,11 +24,11 @@ extension HeraldAPI {
             }
             let device = request.uri.queryParameters.get("device")
             if let device {
-                let devices = try await store.withTenant(caller.tenant) { try await $0.devices(email: person.email) }
-                guard devices.contains(where: { $0.token == device }) else {
+                // A device that is theirs now: not logged out, not a Live Activity's token.
+                guard try await store.withTenant(caller.tenant, { try await $0.liveDevice(token: String(device), of: person) }) != nil else {
                     throw Problem(
                         .unprocessableContent, "Invalid fields", detail: "device is not one of \(person.email)'s registered devices",
-                        errors: [.init(field: "device", detail: "a token registered with POST /v1/devices")])
+                        errors: [.init(field: "device", detail: "a token registered with POST /v1/devices and not removed since")])
                 }
             }
             try live.checkRoom(for: person)

@@ -68,4 +68,28 @@ import Testing
             #expect(try await harness.count("SELECT count(*) FROM live_devices") == 1)
         }
     }
+
+    /// A socket's `device=` speaks for that phone only while it is its person's: Bob's app is
+    /// open on token X, X then registers as Carol's (Dana's here), and her pushes to X are sent.
+    /// (They were cancelled as `live`, though she had no socket.)
+    @Test func aTokenThatChangedHandsIsPushedToItsNewOwner() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: "shared-pixel", app: .member)
+            let server = UUID.v7()
+            try await harness.store.stampLiveServer(server)
+            try await harness.store.withTenant(harness.tenant) { session in
+                let chidi = try await session.person(email: "chidi@acme.test")
+                try await session.setLiveForeground(true, device: "shared-pixel", of: chidi, server: server)
+            }
+            try await harness.register("dana@acme.test", token: "shared-pixel", app: .member)
+            try await harness.store.withTenant(harness.tenant) { session in
+                let direct = try await session.createConversation(
+                    actor: "alice@acme.test", with: ["dana@acme.test"], name: nil, photoURL: nil, team: nil)
+                _ = try await session.sendMessage(actor: "alice@acme.test", conversation: direct.id, text: "For Dana", clientID: nil, sentAt: nil)
+            }
+            _ = try await harness.drain(horizon: .seconds(1))
+            #expect(await harness.emulator.messages().map(\.token) == ["shared-pixel"])
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE last_error LIKE 'live:%'") == 0)
+        }
+    }
 }

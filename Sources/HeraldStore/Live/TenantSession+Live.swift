@@ -40,13 +40,14 @@ extension TenantSession {
     }
 
     /// Marks whether `person`'s device `token` has its app in the foreground with a live
-    /// socket on `server`: while it does, chat pushes to that device are skipped (reason `live`).
+    /// socket on `server`: while it does, and while the device is still theirs, chat pushes to
+    /// it are skipped (reason `live`).
     public func setLiveForeground(_ foreground: Bool, device token: String, of person: Person, server: UUID) async throws {
         if foreground {
             try await connection.query(
                 """
-                INSERT INTO live_devices (tenant_id, device_id, server_id)
-                SELECT \(tenantID), d.id, \(server) FROM devices d
+                INSERT INTO live_devices (tenant_id, device_id, server_id, person_id)
+                SELECT \(tenantID), d.id, \(server), d.person_id FROM devices d
                 WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person.id) AND d.token = \(token) AND d.removed_at IS NULL
                 ON CONFLICT DO NOTHING
                 """)
@@ -54,9 +55,21 @@ extension TenantSession {
             try await connection.query(
                 """
                 DELETE FROM live_devices v USING devices d
-                WHERE v.tenant_id = \(tenantID) AND v.server_id = \(server) AND d.tenant_id = v.tenant_id AND d.id = v.device_id
-                  AND d.person_id = \(person.id) AND d.token = \(token)
+                WHERE v.tenant_id = \(tenantID) AND v.server_id = \(server) AND v.person_id = \(person.id) AND d.tenant_id = v.tenant_id
+                  AND d.id = v.device_id AND d.token = \(token)
                 """)
         }
+    }
+
+    /// `person`'s device `token`, if a live socket may speak for it (`device=`): registered,
+    /// not logged out nor deactivated, and a device alerts go to (not a Live Activity's token).
+    public func liveDevice(token: String, of person: Person) async throws -> Device? {
+        try await connection.query(
+            """
+            SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
+            WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person.id) AND d.token = \(token) AND d.kind = 'alert'
+              AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+            """
+        ).first.map(device(_:))
     }
 }

@@ -125,11 +125,12 @@ extension DeliveryQueue {
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL AND d.kind = 'alert'
                 -- A chat push to a device whose app is open in the foreground on a live socket
-                -- (of a server still alive) is skipped: the app shows the message itself.
+                -- of the device's owner (on a server still alive) is skipped: the app shows the
+                -- message itself.
                 CROSS JOIN LATERAL (
                     SELECT n.conversation_id IS NOT NULL AND EXISTS (
                         SELECT FROM live_devices v JOIN live_servers s ON s.id = v.server_id
-                        WHERE v.tenant_id = d.tenant_id AND v.device_id = d.id
+                        WHERE v.tenant_id = d.tenant_id AND v.device_id = d.id AND v.person_id = d.person_id
                           AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))) AS live,
                     d.last_seen_at <= now() - make_interval(secs => \(staleSeconds)) AS stale
                 ) x
