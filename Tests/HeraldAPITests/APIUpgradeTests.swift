@@ -93,4 +93,32 @@ import Testing
             #expect(statuses == [401, 401, 401, 429])
         }
     }
+
+    /// `device=` names a phone of the caller's that pushes go to: not one logged out, nor a
+    /// Live Activity's update token (both were accepted).
+    @Test func aSocketSpeaksOnlyForARegisteredAlertDevice() async throws {
+        try await APIHarness.with(.live) { api in
+            let alice = try await api.token("alice@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
+            let phone = "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"
+            let update = "0ddba11000000000000000000000000000000000000000000000000000000001"
+            #expect(
+                try await api.call("POST", "/v1/devices", token: chidi, json: ["token": phone, "app": "member", "platform": "ios", "provider": "apns"])
+                    .status == 201)
+            let created = try await api.call(
+                "POST", "/v1/activities", token: alice,
+                json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01", "priority": "p0"])
+            let activity = try #require(created.json["id"] as? String)
+            let uploaded = try await api.call("PUT", "/v1/activities/\(activity)/live-activity", token: chidi, json: ["token": update])
+            #expect((200..<300).contains(uploaded.status), "\(uploaded.status)")
+            func upgrade(_ device: String) async throws -> Int {
+                try await RawHTTP(base: api.base).exchange(RawHTTP.upgradeRequest("GET", "/v1/live?device=\(device)", headers: Self.bearer(chidi)))
+                    .status
+            }
+            #expect(try await upgrade(phone) == 101)
+            #expect(try await upgrade(update) == 422)
+            #expect(try await api.call("DELETE", "/v1/devices/\(phone)", token: chidi).status == 204)
+            #expect(try await upgrade(phone) == 422)
+        }
+    }
 }
