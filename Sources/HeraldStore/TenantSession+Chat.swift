@@ -279,7 +279,7 @@ extension TenantSession {
                 """
                 INSERT INTO conversation_participants (tenant_id, conversation_id, person_id) VALUES (\(tenantID), \(id), \(person.id))
                 ON CONFLICT (tenant_id, conversation_id, person_id) DO UPDATE
-                    SET left_at = NULL, joined_at = now(),
+                    SET left_at = NULL, left_snapshot = NULL, joined_at = now(),
                         last_read_seq = (SELECT coalesce(max(seq), 0) FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(id))
                     WHERE conversation_participants.left_at IS NOT NULL
                 RETURNING person_id
@@ -340,10 +340,14 @@ extension TenantSession {
         }
     }
 
+    /// `person` leaves (or is removed): what they go on seeing of the conversation is kept as
+    /// it is now, without them (`DepartureSnapshot`).
     private func setLeft(_ person: Person, conversation: UUID) async throws {
+        let now = try await self.conversation(id: conversation, viewer: person)
+        let snapshot = DepartureSnapshot(leaving: person.id, from: now)
         let rows = try await connection.query(
             """
-            UPDATE conversation_participants SET left_at = now(), viewing_until = NULL
+            UPDATE conversation_participants SET left_at = now(), viewing_until = NULL, left_snapshot = \(PostgresJSON(snapshot))
             WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation) AND person_id = \(person.id) AND left_at IS NULL
             RETURNING person_id
             """)

@@ -109,6 +109,8 @@ extension TenantSession {
         return conversation
     }
 
+    /// The conversation as `viewer` sees it: as it is now, or, for someone who left it (or was
+    /// removed), as it was when they left (`DepartureSnapshot`): nothing that happened later.
     /// - Parameter withParticipants: list them (a large group has thousands; sending a
     ///   message does not need them).
     func conversation(id: UUID, viewer: Person, withParticipants: Bool = true) async throws -> ConversationRecord {
@@ -119,15 +121,24 @@ extension TenantSession {
                     JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
                                                       AND v.person_id = \(viewer.id)
                     WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
-                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id))
+                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id)),
+                   (SELECT v.left_snapshot::text FROM conversation_participants v
+                    WHERE v.tenant_id = c.tenant_id AND v.conversation_id = c.id AND v.person_id = \(viewer.id) AND v.left_at IS NOT NULL)
             FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
             WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
             """)
         guard let row = rows.first else {
             throw StoreError(.notFound, "no conversation \(id.lowercasedString) that \(viewer.email) takes part in")
         }
-        let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread) =
-            try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int).self)
+        let (conversationID, teamID, slug, teamName, kind, name, photo, createdAt, unread, departed) =
+            try row.decode((UUID, UUID, String, String, String, String?, String?, Date, Int, String?).self)
+        let team = ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName)
+        if let departed {
+            let snapshot = try PostgresJSON<DepartureSnapshot>(postgresText: departed, type: .jsonb).value
+            return ConversationRecord(
+                id: conversationID, team: team, kind: try Self.decodeEnum(kind), name: snapshot.name, photoURL: snapshot.photoURL,
+                participants: withParticipants ? snapshot.participants.map(\.record) : [], unread: unread, createdAt: createdAt)
+        }
         let participants: [ParticipantRecord] =
             !withParticipants
             ? []
@@ -152,8 +163,7 @@ extension TenantSession {
                     lastReceivedSequence: lastReceived, viewing: viewing, online: online, lastSeen: lastSeen)
             }
         return ConversationRecord(
-            id: conversationID, team: ActivityRecord.TeamReference(id: teamID, slug: slug, name: teamName), kind: try Self.decodeEnum(kind),
-            name: name,
-            photoURL: photo, participants: participants, unread: unread, createdAt: createdAt)
+            id: conversationID, team: team, kind: try Self.decodeEnum(kind), name: name, photoURL: photo, participants: participants,
+            unread: unread, createdAt: createdAt)
     }
 }

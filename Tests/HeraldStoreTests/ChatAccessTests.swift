@@ -47,6 +47,44 @@ import Testing
         }
     }
 
+    /// After leaving, the conversation is as it was when they left: not its later name,
+    /// participants, read positions or presence (it answered with all of them as they are now).
+    @Test func aDepartedParticipantSeesTheConversationAsItWasWhenTheyLeft() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await Self.crew(store)
+            let first = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "first", clientID: nil, sentAt: nil)
+            }
+            _ = try await acme.run { try await $0.changeConversation(actor: "dana@acme.test", conversation: group, .leave) }
+            let second = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "second", clientID: nil, sentAt: nil)
+            }
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .rename("Crew after Dana")) }
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .read) }
+
+            let (seen, messages) = try await acme.run {
+                try await $0.conversationDetail(viewer: "dana@acme.test", conversation: group, receipts: true)
+            }
+            #expect(seen.name == "Crew")
+            #expect(seen.participants.map(\.person.email).sorted() == ["alice@acme.test", "chidi@acme.test"])
+            let chidi = try #require(seen.participants.first { $0.person.email == "chidi@acme.test" })
+            #expect(chidi.lastReadSequence < second.message.sequence, "a read position from after Dana left")
+            #expect(seen.participants.allSatisfy { !$0.online && $0.lastSeen == nil && !$0.viewing })
+            #expect(messages.contains { $0.id == first.message.id } && !messages.contains { $0.id == second.message.id })
+            // The one still in it sees it as it is.
+            let (now, _) = try await acme.run {
+                try await $0.conversationDetail(viewer: "chidi@acme.test", conversation: group, receipts: false)
+            }
+            #expect(now.name == "Crew after Dana" && now.participants.count == 2)
+            // Back in it (added again), Dana sees it as it is too.
+            _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .add(email: "dana@acme.test")) }
+            let (back, _) = try await acme.run {
+                try await $0.conversationDetail(viewer: "dana@acme.test", conversation: group, receipts: false)
+            }
+            #expect(back.name == "Crew after Dana" && back.participants.count == 3)
+        }
+    }
+
     /// Removing others and renaming are for the group's creator, the team's managers and
     /// admins; a plain member may do neither (not even to the creator).
     @Test func onlyTheCreatorAManagerOrAnAdminRemovesOthersOrRenames() async throws {
