@@ -13,7 +13,9 @@ import subprocess
 import threading
 import time
 import unittest
+import re
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -41,6 +43,13 @@ def rest(method, base, path, token, body=None):
     except urllib.error.HTTPError as error:
         text = error.read()
         return error.code, (json.loads(text) if text else None)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Keeps a 303 as the answer (its cookies are what the test wants)."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
 
 
 def uuids(value):
@@ -525,6 +534,149 @@ class LiveChannelTests(unittest.TestCase):
                 while True:
                     await asyncio.wait_for(connection.recv(), WAIT)
             self.assertEqual(closed.exception.rcvd.code, 4401)
+
+        run(scenario())
+
+    def test_rfc6455_violations_close_with_their_codes(self):
+        """What RFC 6455 says fails the connection closes it with its code (they were answered
+        with pongs, or ignored): an unmasked frame, a reserved opcode or bit (1002), a text
+        message that is not UTF-8 (1007)."""
+        ping = b'{"type":"ping"}'
+        masked = RawSocket.frame(0x1, ping)
+        cases = [
+            ("unmasked", bytes([0x81, len(ping)]) + ping, 1002),
+            ("opcode 3", RawSocket.frame(0x3, b"x"), 1002),
+            ("RSV1", bytes([masked[0] | 0x40]) + masked[1:], 1002),
+            ("invalid UTF-8", RawSocket.frame(0x1, b'{"type":"ping","x":"\xff\xfe"}'), 1007),
+        ]
+        for name, frame, code in cases:
+            with self.subTest(name), RawSocket(A, TOKENS["bob"]) as raw:
+                raw.connection.sendall(raw.request())
+                self.assertTrue(raw.read_head().startswith(b"HTTP/1.1 101"))
+                self.assertEqual(json.loads(raw.next_frame()[1])["type"], "hello")
+                raw.connection.sendall(frame)
+                while True:
+                    opcode, payload = raw.next_frame()
+                    if opcode == 0x8:
+                        break
+                self.assertEqual(int.from_bytes(payload[:2], "big"), code, payload)
+
+    def test_a_field_of_the_wrong_type_is_named(self):
+        async def scenario():
+            conversation = group("bob", "carol")
+            bob = await Socket.open(A, "bob")
+            for frame, field in [
+                ({"type": "read", "conversation": conversation, "sequence": 1.5}, "sequence"),
+                ({"type": "typing", "conversation": 5}, "conversation"),
+                ({"type": "foreground", "value": "yes"}, "value"),
+            ]:
+                await bob.send(frame)
+                error = await bob.until(lambda f: f["type"] == "error")
+                self.assertEqual(error["code"], "invalid_frame")
+                self.assertTrue(error["detail"].startswith(field), (frame, error))
+            await bob.close()
+
+        run(scenario())
+
+    def test_typing_is_told_once_every_few_seconds(self):
+        """Ten sockets of Bob's sending 99 typing frames each: Carol is told a few times, not
+        990 (each was relayed in a transaction of its own)."""
+        async def scenario():
+            conversation = group("bob", "carol")
+            carol = await Socket.open(B, "carol")
+            sockets = [await Socket.open(A, "bob") for _ in range(10)]
+            started = time.monotonic()
+            for socket in sockets:
+                for _ in range(99):
+                    await socket.send({"type": "typing", "conversation": conversation})
+            # Every socket has had its frames handled once it answers a ping after them.
+            for socket in sockets:
+                await socket.send({"type": "ping"})
+                await socket.until(lambda f: f["type"] == "pong")
+            elapsed = time.monotonic() - started
+            post(conversation, "marker", sender="bob")
+            typing = 0
+            while True:
+                frame = await carol.next()
+                if frame["type"] == "typing" and frame["conversation"] == conversation:
+                    typing += 1
+                if is_message_in(conversation)(frame):
+                    break
+            self.assertGreaterEqual(typing, 1)
+            self.assertLessEqual(typing, 1 + int(elapsed // 3) + 1, f"{typing} typing frames in {elapsed:.1f} s")
+            for socket in sockets + [carol]:
+                await socket.close()
+
+        run(scenario())
+
+    def test_a_replay_after_leaving_shows_the_conversation_as_it_was(self):
+        """Dave leaves; the group is renamed; Dave's replay from before he left shows its name
+        as it was then (it showed the later name)."""
+        async def scenario():
+            name = f"before {uuid.uuid4().hex[:6]}"
+            status, conversation = rest(
+                "POST", A, "/v1/conversations", TOKENS["alice"],
+                {"with": ["dave@demo.test", "erin@demo.test"], "name": name, "team": "field-ops"})
+            self.assertEqual(status, 201, conversation)
+            dave = await Socket.open(A, "dave")
+            cursor = dave.hello["cursor"]
+            await dave.close()
+            self.assertEqual(rest("POST", A, f"/v1/conversations/{conversation['id']}/leave", TOKENS["dave"])[0], 200)
+            self.assertEqual(rest("PATCH", A, f"/v1/conversations/{conversation['id']}", TOKENS["alice"], {"name": "renamed later"})[0], 200)
+            code, seen = rest("GET", A, f"/v1/conversations/{conversation['id']}", TOKENS["dave"])
+            self.assertEqual(code, 200)
+            self.assertEqual(seen["name"], name)
+            self.assertNotIn("dave@demo.test", [p["person"]["email"] for p in seen["participants"]])
+            self.assertTrue(all(not p["online"] and p.get("lastSeen") is None for p in seen["participants"]), seen)
+            dave = await Socket.open(B, "dave", after=cursor)
+            frame = await dave.until(lambda f: f["type"] == "conversation" and f["conversation"]["id"] == conversation["id"])
+            self.assertEqual(frame["conversation"]["name"], name)
+            await dave.close()
+
+        run(scenario())
+
+    def test_signing_out_of_the_console_closes_its_socket(self):
+        """/console/live kept delivering 46 s after sign-out; signing out now closes it (4401)."""
+        async def scenario():
+            host = A.removeprefix("http://")
+            def form(path, fields, cookies):
+                body = urllib.parse.urlencode(fields).encode()
+                request = urllib.request.Request(A + path, data=body, method="POST")
+                request.add_header("Content-Type", "application/x-www-form-urlencoded")
+                request.add_header("Cookie", "; ".join(f"{k}={v}" for k, v in cookies.items()))
+                opener = urllib.request.build_opener(NoRedirect)
+                try:
+                    with opener.open(request, timeout=30) as answer:
+                        return answer.status, answer.headers, answer.read().decode()
+                except urllib.error.HTTPError as error:
+                    return error.code, error.headers, error.read().decode()
+            cookies = {}
+            with urllib.request.urlopen(A + "/console/sign-in", timeout=30) as answer:
+                page = answer.read().decode()
+                for header in answer.headers.get_all("Set-Cookie"):
+                    name, value = header.split(";")[0].split("=", 1)
+                    cookies[name] = value
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+            status, headers, _ = form("/console/sign-in", {"token": TOKENS["ada"], "csrf": csrf}, cookies)
+            self.assertEqual(status, 303)
+            for header in headers.get_all("Set-Cookie"):
+                name, value = header.split(";")[0].split("=", 1)
+                cookies[name] = value
+            cookie = "; ".join(f"{k}={v}" for k, v in cookies.items() if v)
+            socket = await websockets.connect(
+                A.replace("http://", "ws://") + "/console/live", additional_headers={"Cookie": cookie, "Origin": A})
+            self.assertEqual(json.loads(await socket.recv())["type"], "hello")
+            request = urllib.request.Request(A + "/console/history")
+            request.add_header("Cookie", cookie)
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                session_csrf = re.search(r'name="csrf" value="([^"]+)"', answer.read().decode()).group(1)
+            status, _, _ = form("/console/sign-out", {"csrf": session_csrf}, {k: v for k, v in cookies.items() if v})
+            self.assertEqual(status, 303)
+            with self.assertRaises(websockets.exceptions.ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(socket.recv(), WAIT)
+            self.assertEqual(closed.exception.rcvd.code, 4401)
+            self.assertIn("signed out", closed.exception.rcvd.reason)
 
         run(scenario())
 

@@ -21,7 +21,9 @@ extension Console {
             }
             guard let person = session.authentication.person else { return Response(status: .forbidden) }
             guard let slot = context.liveUpgrade else { return Response(status: .upgradeRequired) }
-            try await slot.admit(tenant: session.authentication.tenant, person: person, credentialID: session.authentication.credentialID)
+            try await slot.admit(
+                tenant: session.authentication.tenant, person: person, credentialID: session.authentication.credentialID,
+                consoleSession: session.id)
             return Response(status: .ok)
         }
     }

@@ -22,32 +22,42 @@ public enum LiveClientFrame: Sendable, Equatable {
         }
     }
 
-    /// The frame `text` holds, or why not.
+    /// The frame `text` holds, or why not: a field of the wrong type is named.
     public static func parse(_ text: String) -> Result<LiveClientFrame, Refusal> {
-        guard let fields = try? JSONDecoder().decode(Fields.self, from: Data(text.utf8)) else {
+        guard case .object(let fields)? = try? JSONDecoder().decode(JSONNode.self, from: Data(text.utf8)) else {
             return .failure(Refusal("invalid_frame", "a frame is one JSON object with a string type"))
         }
+        guard case .string(let type)? = fields["type"] else {
+            return .failure(Refusal("invalid_frame", "type must be a string (\(fields["type"]?.kind ?? "it is missing"))"))
+        }
         func conversation() -> Result<UUID, Refusal> {
-            guard case .some(.some(let text)) = fields.conversation else {
-                return .failure(Refusal("invalid_frame", "\(fields.type) needs conversation: the conversation's id"))
+            switch fields["conversation"] {
+            case nil, .null?:
+                return .failure(Refusal("invalid_frame", "\(type) needs conversation: the conversation's id"))
+            case .string(let text)?:
+                guard let id = UUID(uuidString: text) else { return .failure(Refusal("invalid_frame", "conversation is not a conversation's id")) }
+                return .success(id)
+            case let other?:
+                return .failure(Refusal("invalid_frame", "conversation must be a string, a conversation's id (not \(other.kind))"))
             }
-            guard let id = UUID(uuidString: text) else { return .failure(Refusal("invalid_frame", "conversation is not a conversation's id")) }
-            return .success(id)
         }
         func sequence() -> Result<Int64, Refusal> {
-            guard let sequence = fields.sequence, sequence >= 0 else {
-                return .failure(Refusal("invalid_frame", "\(fields.type) needs sequence: a message's sequence, 0 or more"))
+            guard let field = fields["sequence"] else {
+                return .failure(Refusal("invalid_frame", "\(type) needs sequence: a message's sequence, 0 or more"))
+            }
+            guard let sequence = field.integer, sequence >= 0 else {
+                return .failure(Refusal("invalid_frame", "sequence must be a whole number, 0 or more (not \(Self.shown(field)))"))
             }
             return .success(sequence)
         }
-        switch fields.type {
+        switch type {
         case "ping":
             return .success(.ping)
         case "viewing":
-            switch fields.conversation {
-            case .none: return .failure(Refusal("invalid_frame", "viewing needs conversation: an id, or null for none"))
-            case .some(.none): return .success(.viewing(nil))
-            case .some(.some): return conversation().map { .viewing($0) }
+            switch fields["conversation"] {
+            case nil: return .failure(Refusal("invalid_frame", "viewing needs conversation: an id, or null for none"))
+            case .null?: return .success(.viewing(nil))
+            default: return conversation().map { .viewing($0) }
             }
         case "received":
             return conversation().flatMap { id in sequence().map { .received(conversation: id, sequence: $0) } }
@@ -56,36 +66,23 @@ public enum LiveClientFrame: Sendable, Equatable {
         case "typing":
             return conversation().map { .typing(conversation: $0) }
         case "foreground":
-            guard let value = fields.value else { return .failure(Refusal("invalid_frame", "foreground needs value: true or false")) }
-            return .success(.foreground(value))
+            switch fields["value"] {
+            case .bool(let value)?: return .success(.foreground(value))
+            case nil: return .failure(Refusal("invalid_frame", "foreground needs value: true or false"))
+            case let other?: return .failure(Refusal("invalid_frame", "value must be true or false (not \(other.kind))"))
+            }
         default:
             return .failure(
                 Refusal(
                     "unknown_type",
-                    "no frame type \(String(String.UnicodeScalarView(fields.type.unicodeScalars.prefix(40)))); "
+                    "no frame type \(String(String.UnicodeScalarView(type.unicodeScalars.prefix(40)))); "
                         + "send ping, viewing, received, read, typing or foreground"))
         }
     }
 
-    /// The fields a client frame may carry. `conversation` tells absent from `null`.
-    private struct Fields: Decodable {
-        let type: String
-        let conversation: String??
-        let sequence: Int64?
-        let value: Bool?
-
-        enum CodingKeys: String, CodingKey { case type, conversation, sequence, value }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            type = try container.decode(String.self, forKey: .type)
-            if container.contains(.conversation) {
-                conversation = .some(try container.decodeNil(forKey: .conversation) ? nil : try container.decode(String.self, forKey: .conversation))
-            } else {
-                conversation = .none
-            }
-            sequence = try container.decodeIfPresent(Int64.self, forKey: .sequence)
-            value = try container.decodeIfPresent(Bool.self, forKey: .value)
-        }
+    /// A number as it was sent, another value by its kind.
+    private static func shown(_ value: JSONNode) -> String {
+        if case .number(let text) = value { return String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))) }
+        return value.kind
     }
 }

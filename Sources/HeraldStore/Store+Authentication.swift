@@ -17,12 +17,15 @@ public enum AuthenticationFailure: Error, Sendable, Equatable, CustomStringConve
     case unknown
     case revoked
     case expired
+    /// The console session was signed out.
+    case signedOut
 
     public var description: String {
         switch self {
         case .unknown: "the credential is not valid"
         case .revoked: "the credential was revoked"
         case .expired: "the credential has expired"
+        case .signedOut: "the console session was signed out"
         }
     }
 }

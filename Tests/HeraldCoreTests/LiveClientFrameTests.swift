@@ -36,6 +36,24 @@ struct LiveClientFrameTests {
         #expect(code(#"{"type":"typing","conversation":null}"#) == "invalid_frame")
     }
 
+    /// A field of the wrong type gets an error that names it (it used to say only that the
+    /// frame was not an object with a string type).
+    @Test func aFieldOfTheWrongTypeIsNamed() {
+        func detail(_ text: String) -> String? {
+            if case .failure(let refusal) = LiveClientFrame.parse(text) { return refusal.detail }
+            return nil
+        }
+        let text = id.lowercasedString
+        #expect(detail(#"{"type":"read","conversation":"\#(text)","sequence":1.5}"#)?.hasPrefix("sequence must be a whole number") == true)
+        #expect(detail(#"{"type":"read","conversation":"\#(text)","sequence":"3"}"#)?.hasPrefix("sequence must be a whole number") == true)
+        #expect(detail(#"{"type":"read","conversation":"\#(text)","sequence":true}"#)?.hasPrefix("sequence must be a whole number") == true)
+        #expect(detail(#"{"type":"typing","conversation":5}"#)?.hasPrefix("conversation must be a string") == true)
+        #expect(detail(#"{"type":"foreground","value":"yes"}"#)?.hasPrefix("value must be true or false") == true)
+        #expect(detail(#"{"type":7}"#)?.hasPrefix("type must be a string") == true)
+        // Either case of an id is read.
+        #expect(LiveClientFrame.parse(#"{"type":"typing","conversation":"\#(text.uppercased())"}"#) == .success(.typing(conversation: id)))
+    }
+
     @Test func anUnknownTypeIsQuotedOnlyInPart() {
         guard case .failure(let refusal) = LiveClientFrame.parse(#"{"type":"\#(String(repeating: "x", count: 500))"}"#) else {
             Issue.record("refused")

@@ -5,6 +5,11 @@ import NIOWebSocket
 /// The WebSocket protocol of one live socket (RFC 6455 over NIO's frame codec), on its
 /// channel's event loop: messages of up to `maxFrameBytes` in one frame or several, pings,
 /// pongs and the close. Whole messages go to the socket's inbox for the hub; nothing here waits.
+///
+/// What RFC 6455 says a server must fail the connection for, it closes with its code: a frame
+/// the client did not mask, reserved bits or opcodes, a continuation with nothing to continue or
+/// a new message in the middle of one, a malformed close (1002); a text message that is not
+/// UTF-8 (1007). NIO's codec answers oversized or fragmented control frames itself.
 final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
 
@@ -35,11 +40,15 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        if draining {
+            if frame.opcode == .connectionClose { closed(by: frame, context: context) }
+            return
+        }
+        guard frame.maskKey != nil else { return fail("a client's frames are masked (RFC 6455 §5.1)") }
+        guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else { return fail("no extension was agreed: reserved bits must be 0") }
         switch frame.opcode {
         case .connectionClose:
             closed(by: frame, context: context)
-        case _ where draining:
-            return
         case .text, .binary, .continuation:
             read(frame)
         case .ping:
@@ -47,19 +56,24 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .pong:
             socket.ponged()
         default:
-            return
+            fail("opcode \(frame.opcode) is reserved")
         }
+    }
+
+    /// Fails the connection as RFC 6455 §7.1.7 says: the close, then nothing more is read.
+    private func fail(_ reason: String, code: UInt16 = LiveCloseCode.protocolError) {
+        message = nil
+        draining = true
+        socket.close(code: code, reason: reason)
     }
 
     private func read(_ frame: WebSocketFrame) {
         if frame.opcode != .continuation {
+            guard message == nil else { return fail("a new message began before the last one ended") }
             message = ByteBuffer()
             isBinary = frame.opcode == .binary
         }
-        guard var buffer = message else {
-            refuse(LiveClientFrame.Refusal("invalid_frame", "a continuation without a message before it"))
-            return
-        }
+        guard var buffer = message else { return fail("a continuation without a message before it") }
         var data = frame.unmaskedData
         guard buffer.readableBytes + data.readableBytes <= maxFrameBytes else {
             message = nil
@@ -80,7 +94,10 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
             refuse(LiveClientFrame.Refusal("invalid_frame", "frames are JSON text"))
             return
         }
-        socket.take(String(buffer: buffer), handle: receive)
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            return fail("a text message must be UTF-8", code: LiveCloseCode.invalidData)
+        }
+        socket.take(text, handle: receive)
     }
 
     /// The app closes: answered with its code, unless this side closed first (then the
@@ -91,8 +108,26 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         var data = frame.unmaskedData
-        let code = data.readWebSocketErrorCode().map { UInt16(webSocketErrorCode: $0) } ?? 1000
-        socket.close(code: code == 1005 ? 1000 : code, reason: "", answering: true)
+        // A close carries nothing, or a code and a UTF-8 reason (RFC 6455 §5.5.1, §7.4).
+        guard data.readableBytes != 1 else { return answerClose(LiveCloseCode.protocolError) }
+        guard let code = data.readWebSocketErrorCode().map({ UInt16(webSocketErrorCode: $0) }) else { return answerClose(1000) }
+        guard Self.mayBeSent(code) else { return answerClose(LiveCloseCode.protocolError) }
+        guard String(validating: data.readableBytesView, as: UTF8.self) != nil else { return answerClose(LiveCloseCode.invalidData) }
+        answerClose(code)
+    }
+
+    private func answerClose(_ code: UInt16) {
+        draining = true
+        socket.close(code: code, reason: "", answering: true)
+    }
+
+    /// The close codes an endpoint may send (RFC 6455 §7.4): those defined for it, and the
+    /// ranges for libraries and applications.
+    static func mayBeSent(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1011, 3000...4999: true
+        default: false
+        }
     }
 
     private func refuse(_ refusal: LiveClientFrame.Refusal) {

@@ -51,6 +51,9 @@ extension LiveHub {
                 try await $0.changeConversation(actor: person.email, conversation: conversation, .readUpTo(sequence))
             }
         case .typing(let conversation):
+            // One frame every few seconds is told; the rest cost nothing (no transaction).
+            let key = TypingThrottle.Key(person: person.id, conversation: conversation)
+            guard typingThrottle.withLock({ $0.admit(key, at: .now) }) else { return }
             try await store.withTenant(socket.tenant) { try await $0.announceTyping(person, in: conversation) }
         case .foreground(let value):
             socket.setForeground(value)

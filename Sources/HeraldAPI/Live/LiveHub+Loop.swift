@@ -179,7 +179,8 @@ extension LiveHub: Service {
         }
     }
 
-    /// Closes, within seconds, the sockets of credentials revoked or expired since they opened:
+    /// Closes, within seconds, the sockets of credentials revoked or expired since they opened, and
+    /// those of console sessions signed out or expired:
     /// a call asks for what ended since the last (`credentialsEnded`); a `full` one (the first,
     /// then every `fullCheckEvery` seconds) for the standing of every credential held, which
     /// also finds those removed outright.
@@ -195,14 +196,17 @@ extension LiveHub: Service {
                 for (key, failure) in found { ended[key.id] = failure }
             } else {
                 let (failures, checkedAt) = try await background.credentialStanding(
-                    Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })))
+                    Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })),
+                    sessions: Array(Set(all.compactMap { socket in socket.consoleSession.map { CredentialKey(tenant: socket.tenant.id, id: $0) } })))
                 credentialsCheckedAt.withLock { $0 = checkedAt }
                 ended = failures
             }
             failures.credentials.succeeded()
             guard !ended.isEmpty else { return }
             for socket in all {
-                if let failure = ended[socket.credentialID] { socket.close(code: LiveCloseCode.unauthorized, reason: failure.description) }
+                if let failure = ended[socket.credentialID] ?? socket.consoleSession.flatMap({ ended[$0] }) {
+                    socket.close(code: LiveCloseCode.unauthorized, reason: failure.description)
+                }
             }
         } catch {
             if !Task.isCancelled { failures.credentials.failed(error) }

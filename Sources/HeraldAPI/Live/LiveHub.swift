@@ -63,6 +63,8 @@ public final class LiveHub: Sendable {
     let metrics = LiveMetrics()
     /// Each loop's failures, told once a streak.
     let failures: LiveFailures
+    /// Typing told at most once every few seconds per person and conversation.
+    let typingThrottle = Mutex(TypingThrottle())
     /// The database's time of the last credentials check (`closeRevoked`).
     let credentialsCheckedAt = Mutex<Date?>(nil)
     /// Asks for a round (new feed rows, or a socket to catch up).
@@ -127,7 +129,8 @@ public final class LiveHub: Sendable {
             return registry.next
         }
         let socket = LiveSocket(
-            id: id, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, device: plan.device, after: start,
+            id: id, tenant: plan.tenant, person: plan.person, credentialID: plan.credentialID, consoleSession: plan.consoleSession,
+            device: plan.device, after: start,
             channel: channel, settings: settings, metrics: metrics)
         let handler = LiveFrameHandler(
             socket: socket, settings: settings,
@@ -213,6 +216,8 @@ struct LivePlan: Sendable {
     let tenant: Tenant
     let person: Person
     let credentialID: UUID
+    /// The console session it was opened in (`/console/live`): signing out closes it.
+    var consoleSession: UUID? = nil
     let after: Int64?
     let device: String?
     let head: Int64

@@ -33,6 +33,8 @@ final class LiveSocket: Sendable {
     let tenant: Tenant
     let person: Person
     let credentialID: UUID
+    /// The console session it was opened in, if any: signing out closes it (4401).
+    let consoleSession: UUID?
     let device: String?
     private let channel: any Channel
     private let state: Mutex<State>
@@ -40,13 +42,15 @@ final class LiveSocket: Sendable {
     private let metrics: LiveMetrics
 
     init(
-        id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, device: String?, after position: Int64, channel: any Channel,
+        id: UInt64, tenant: Tenant, person: Person, credentialID: UUID, consoleSession: UUID?, device: String?, after position: Int64,
+        channel: any Channel,
         settings: LiveSettings, metrics: LiveMetrics
     ) {
         self.id = id
         self.tenant = tenant
         self.person = person
         self.credentialID = credentialID
+        self.consoleSession = consoleSession
         self.device = device
         self.channel = channel
         self.queueLimit = settings.queueLimit
@@ -217,6 +221,8 @@ final class LiveSocket: Sendable {
 /// The close codes the live channel uses (RFC 6455 §7.4 and the application range).
 enum LiveCloseCode {
     static let goingAway: UInt16 = 1001
+    static let protocolError: UInt16 = 1002
+    static let invalidData: UInt16 = 1007
     static let policyViolation: UInt16 = 1008
     static let tooBig: UInt16 = 1009
     static let tryAgainLater: UInt16 = 1013

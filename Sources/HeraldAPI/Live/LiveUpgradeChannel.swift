@@ -191,10 +191,14 @@ public final class LiveUpgradeSlot: Sendable {
     /// Accepts the upgrade as a socket of `person`, from the feed's head, for a route that has
     /// authenticated them itself. - Throws: the route's problem when the person or the server
     /// holds as many sockets as it may.
-    public func admit(tenant: Tenant, person: Person, credentialID: UUID) async throws {
+    /// - Parameter consoleSession: the console session it opens in, which closes it when it ends.
+    public func admit(tenant: Tenant, person: Person, credentialID: UUID, consoleSession: UUID?) async throws {
         try hub.checkRoom(for: person)
         let (head, horizon) = try await hub.positions()
-        accept(LivePlan(tenant: tenant, person: person, credentialID: credentialID, after: nil, device: nil, head: head, horizon: horizon))
+        accept(
+            LivePlan(
+                tenant: tenant, person: person, credentialID: credentialID, consoleSession: consoleSession, after: nil, device: nil, head: head,
+                horizon: horizon))
     }
 }
 

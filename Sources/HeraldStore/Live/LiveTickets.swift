@@ -62,9 +62,10 @@ extension Store {
     }
 
     /// The credentials revoked or expired since `since` (the `checkedAt` of the call before;
-    /// the database's clock), and why: the live channel's check every few seconds, which costs
-    /// what changed rather than what it holds sockets for. Credentials removed outright are
-    /// found by `credentialStanding`, less often.
+    /// the database's clock), and the console sessions signed out or expired since, by id, and
+    /// why: the live channel's check every few seconds, which costs what changed rather than
+    /// what it holds sockets for. Credentials removed outright are found by
+    /// `credentialStanding`, less often.
     public func credentialsEnded(since: Date) async throws -> (ended: [CredentialKey: AuthenticationFailure], checkedAt: Date) {
         try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
             let checkedAt = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
@@ -78,13 +79,25 @@ extension Store {
                 let (tenant, id, revoked) = try row.decode((UUID, UUID, Bool).self)
                 ended[CredentialKey(tenant: tenant, id: id)] = revoked ? .revoked : .expired
             }
+            for row in try await connection.query(
+                """
+                SELECT s.tenant_id, s.id, s.ended_at IS NOT NULL FROM console_sessions s
+                WHERE s.ended_at >= \(since) OR (s.expires_at >= \(since) AND s.expires_at <= now())
+                """)
+            {
+                let (tenant, id, signedOut) = try row.decode((UUID, UUID, Bool).self)
+                ended[CredentialKey(tenant: tenant, id: id)] = signedOut ? .signedOut : .expired
+            }
             return (ended, checkedAt)
         }
     }
 
-    /// Of `credentials`, those no longer good, and why (revoked, expired, or gone), and the
-    /// database's time of the check: the live channel closes their sockets.
-    public func credentialStanding(_ credentials: [CredentialKey]) async throws -> (failures: [UUID: AuthenticationFailure], checkedAt: Date) {
+    /// Of `credentials`, and of the console `sessions`, those no longer good, by id, and why
+    /// (revoked, expired, signed out, or gone), and the database's time of the check: the
+    /// live channel closes their sockets.
+    public func credentialStanding(
+        _ credentials: [CredentialKey], sessions: [CredentialKey] = []
+    ) async throws -> (failures: [UUID: AuthenticationFailure], checkedAt: Date) {
         try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
             guard !credentials.isEmpty else { return ([:], try await connection.query("SELECT now()").single().decode(Date.self, at: 0)) }
             // The time comes with the rows, a row a credential (a socket opened by ticket waits on this).
@@ -103,6 +116,23 @@ extension Store {
                     failures[id] = .unknown
                 } else if revoked {
                     failures[id] = .revoked
+                } else if expired {
+                    failures[id] = .expired
+                }
+            }
+            guard !sessions.isEmpty else { return (failures, checkedAt) }
+            for row in try await connection.query(
+                """
+                SELECT x.id, s.id IS NULL, s.ended_at IS NOT NULL, coalesce(s.expires_at <= now(), false)
+                FROM unnest(\(sessions.map(\.tenant))::uuid[], \(sessions.map(\.id))::uuid[]) AS x(tenant_id, id)
+                LEFT JOIN console_sessions s ON s.tenant_id = x.tenant_id AND s.id = x.id
+                """)
+            {
+                let (id, gone, signedOut, expired) = try row.decode((UUID, Bool, Bool, Bool).self)
+                if gone {
+                    failures[id] = .unknown
+                } else if signedOut {
+                    failures[id] = .signedOut
                 } else if expired {
                     failures[id] = .expired
                 }
