@@ -20,7 +20,7 @@ extension HeraldAPI {
         }
 
         let events: [Event]?
-        /// Absent: unchanged; `null`: removed.
+        /// Absent: unchanged; `"off"` (or `null`): removed.
         let quietHours: Window??
         /// Others see them online and when last seen (the live channel).
         let showPresence: Bool?
@@ -31,10 +31,18 @@ extension HeraldAPI {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             events = try container.decodeIfPresent([Event].self, forKey: .events)
             showPresence = try container.decodeIfPresent(Bool.self, forKey: .showPresence)
-            if container.contains(.quietHours) {
-                quietHours = .some(try container.decodeNil(forKey: .quietHours) ? nil : try container.decode(Window.self, forKey: .quietHours))
-            } else {
+            if !container.contains(.quietHours) {
                 quietHours = .none
+            } else if try container.decodeNil(forKey: .quietHours) {
+                quietHours = .some(nil)
+            } else if let text = try? container.decode(String.self, forKey: .quietHours) {
+                guard text == "off" else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .quietHours, in: container, debugDescription: "quietHours is a window, or \"off\" to have none")
+                }
+                quietHours = .some(nil)
+            } else {
+                quietHours = .some(try container.decode(Window.self, forKey: .quietHours))
             }
         }
     }

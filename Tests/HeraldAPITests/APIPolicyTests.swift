@@ -110,11 +110,15 @@ import Testing
             #expect(cleared.status == 200 && cleared.json["quietHours"] == nil)
             let still = (cleared.json["entries"] as? [[String: Any]])?.first { $0["event"] as? String == "activity.started" }
             #expect(still?["enabled"] as? Bool == false)
+            // "off" removes them too: what a generated client can send (it cannot send a null).
+            _ = try await api.call("PUT", "/v1/me/preferences", token: alice, json: ["quietHours": ["window": "22:00-07:00"]])
+            let off = try await api.call("PUT", "/v1/me/preferences", token: alice, json: ["quietHours": "off"])
+            #expect(off.status == 200 && off.json["quietHours"] == nil)
 
             for (json, field) in [
                 (["events": [["event": "activity.started", "app": "member", "enabled": false]]], "events[0].app"),
                 (["events": [["event": "activity.nope", "enabled": false]]], "events[0].event"),
-                (["quietHours": ["window": "late"]], "quietHours")
+                (["quietHours": ["window": "late"]], "quietHours"), (["quietHours": "sometimes"], "quietHours")
             ] as [([String: Any], String)] {
                 let reply = try await api.call("PUT", "/v1/me/preferences", token: alice, json: json)
                 let fields = (reply.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []
