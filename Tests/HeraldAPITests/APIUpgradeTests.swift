@@ -103,8 +103,10 @@ import Testing
             let phone = "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"
             let update = "0ddba11000000000000000000000000000000000000000000000000000000001"
             #expect(
-                try await api.call("POST", "/v1/devices", token: chidi, json: ["token": phone, "app": "member", "platform": "ios", "provider": "apns"])
-                    .status == 201)
+                try await api.call(
+                    "POST", "/v1/devices", token: chidi, json: ["token": phone, "app": "member", "platform": "ios", "provider": "apns"]
+                )
+                .status == 201)
             let created = try await api.call(
                 "POST", "/v1/activities", token: alice,
                 json: ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship", "deadline": "2026-12-01", "priority": "p0"])
