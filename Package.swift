@@ -95,7 +95,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
-        // Webhooks for tenants' backends (DESIGN §18): signing, secrets, where they may send,
+        // Webhooks for tenants' backends (docs/webhooks.md): signing, secrets, where they may send,
         // the events of the durable feed, and the sender that leases and posts them.
         .target(
             name: "HeraldWebhooks",
@@ -189,7 +189,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
-        // The HTTP API of `herald serve` (DESIGN.md §12): routes, authentication, problem documents.
+        // The HTTP API of `herald serve` (docs/api.md): routes, authentication, problem documents.
         .target(
             name: "HeraldAPI",
             dependencies: [

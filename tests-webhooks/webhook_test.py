@@ -1,4 +1,4 @@
-"""Webhooks end to end (DESIGN §18), against the real `herald serve --worker` and real local
+"""Webhooks end to end (docs/webhooks.md), against the real `herald serve --worker` and real local
 receivers; signatures are checked with the Standard Webhooks library, not Herald's signer.
 Run by scripts/webhook-test, which sets the environment this reads."""
 

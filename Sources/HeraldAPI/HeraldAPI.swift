@@ -3,7 +3,7 @@ import HeraldWebhooks
 import Hummingbird
 import Logging
 
-/// The HTTP API of DESIGN.md §12, as a Hummingbird router: operators' `/healthz` and
+/// The HTTP API of docs/api.md, as a Hummingbird router: operators' `/healthz` and
 /// `/readyz` without credentials, everything under `/v1` behind `AuthenticationMiddleware`,
 /// and every error as a problem document. Each request works in one transaction of the
 /// caller's tenant.

@@ -4,7 +4,7 @@ import HeraldCore
 import Hummingbird
 import Synchronization
 
-/// How many requests a credential may make (DESIGN.md §12): a sustained rate a second and a
+/// How many requests a credential may make (docs/api.md): a sustained rate a second and a
 /// burst, for person tokens and for tenant keys.
 public struct RateLimits: Sendable, Equatable {
     public var personRate: Double

@@ -72,7 +72,7 @@ extension HeraldAPI {
         }
 
         // "Why (not)": every event of the activity and what became of it for each recipient
-        // the caller may see (DESIGN.md §15), oldest first.
+        // the caller may see (docs/notifications.md), oldest first.
         group.get("activities/:id/notifications") { request, context in
             let caller = try context.requireCaller()
             let id = try Self.activityID(context)
@@ -81,7 +81,7 @@ extension HeraldAPI {
             return try JSONBody.response(["items": events])
         }
 
-        // The app's update token for a P0 activity's Live Activity (DESIGN §19): its assignee's
+        // The app's update token for a P0 activity's Live Activity (docs/apps.md): its assignee's
         // or its manager's, for their own phone.
         group.put("activities/:id/live-activity") { request, context in
             let caller = try context.requireCaller()

@@ -9,7 +9,7 @@ extension HeraldAPI {
         let expiresAt: Date
     }
 
-    /// The live channel's routes (DESIGN §17): the WebSocket, its tickets, presence, receipts.
+    /// The live channel's routes (docs/live-protocol.md): the WebSocket, its tickets, presence, receipts.
     func addLive(to group: RouterGroup<APIContext>) {
         group.get("live") { request, context in
             let caller = try context.requireCaller()

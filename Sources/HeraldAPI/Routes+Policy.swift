@@ -7,7 +7,7 @@ extension ReminderPolicy: FieldNamed {}
 
 extension HeraldAPI {
     /// `GET /v1/policy` (anyone in the tenant) and `PUT /v1/policy` (admins and tenant keys):
-    /// the reminder policy of DESIGN.md §14 as one document; a PUT names every field.
+    /// the reminder policy of docs/notifications.md as one document; a PUT names every field.
     func addPolicy(to group: RouterGroup<APIContext>) {
         group.get("policy") { _, context in
             let caller = try context.requireCaller()

@@ -47,7 +47,7 @@ extension HeraldAPI {
         }
     }
 
-    /// A person's own preferences and quiet hours (DESIGN.md §15).
+    /// A person's own preferences and quiet hours (docs/notifications.md).
     func addPreferences(to group: RouterGroup<APIContext>) {
         group.get("me/preferences") { _, context in
             let caller = try context.requireCaller()

@@ -20,7 +20,7 @@ extension HeraldAPI {
         let since: String
     }
 
-    /// The tenant's webhook endpoints (DESIGN §18): admins and tenant keys only
+    /// The tenant's webhook endpoints (docs/webhooks.md): admins and tenant keys only
     /// (`AccessPolicy.mayManageWebhooks`); a member is forbidden.
     func addWebhooks(to group: RouterGroup<APIContext>) {
         group.get("webhooks") { _, context in

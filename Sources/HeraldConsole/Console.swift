@@ -6,7 +6,7 @@ import HeraldStore
 import Hummingbird
 import Logging
 
-/// The admin console of DESIGN.md §13 at `/console`: server-rendered pages (Mustache, HTML
+/// The admin console of docs/console.md at `/console`: server-rendered pages (Mustache, HTML
 /// escaped), a session cookie exchanged for a person token or tenant key, a CSRF token on
 /// every form, and a Content-Security-Policy that allows nothing but the page's own style
 /// sheet. Role-aware exactly like the API: it reads through the same store calls with the

@@ -21,7 +21,7 @@ public struct AccessPolicy: Sendable, Equatable {
     /// they see every activity, every notification's history and every message's trace.
     public var runsTheTenant: Bool { isAdmin }
 
-    /// The tenant's webhook endpoints (DESIGN §18) tell its backend of everything that
+    /// The tenant's webhook endpoints (docs/webhooks.md) tell its backend of everything that
     /// happens in it: only those who run the tenant see or change them.
     public var mayManageWebhooks: Bool { runsTheTenant }
 

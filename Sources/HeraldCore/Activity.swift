@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where an activity is in its life (DESIGN.md §2).
+/// Where an activity is in its life (docs/concepts.md).
 public enum ActivityStatus: String, Sendable, CaseIterable, Codable {
     case assigned
     case running
@@ -38,7 +38,7 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case activityApproved = "activity.approved"
     case activityRejected = "activity.rejected"
     case chatMessage = "chat.message"
-    /// Still waiting for approval after the tenant's reminder interval (DESIGN.md §14).
+    /// Still waiting for approval after the tenant's reminder interval (docs/notifications.md).
     case activityApprovalReminder = "activity.approval_reminder"
     /// Still waiting after the escalation interval: the tenant's admins hear of it.
     case activityEscalated = "activity.escalated"
@@ -47,7 +47,7 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     /// The deadline date has ended and the activity is not approved.
     case activityOverdue = "activity.overdue"
 
-    /// The apps this event reaches (DESIGN.md §3, §14): where a preference about it applies.
+    /// The apps this event reaches (docs/concepts.md, docs/notifications.md): where a preference about it applies.
     public var apps: [AppKind] {
         switch self {
         case .activityAssigned, .activityApproved, .activityRejected, .activityDeadlineSoon: [.member]

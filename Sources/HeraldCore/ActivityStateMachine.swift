@@ -1,4 +1,4 @@
-/// The activity state machine of DESIGN.md §2, as a pure function of the status, the action
+/// The activity state machine of docs/concepts.md, as a pure function of the status, the action
 /// and how the actor relates to the activity. No I/O: the store loads the facts, asks, and
 /// applies the answer.
 public enum ActivityStateMachine {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What an activity timer chases (DESIGN.md §14).
+/// What an activity timer chases (docs/notifications.md).
 public enum TimerKind: String, Sendable, CaseIterable, Codable {
     case approvalReminder = "approval_reminder"
     case escalation

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a credential is for (DESIGN.md §12).
+/// What a credential is for (docs/api.md).
 public enum CredentialKind: String, Sendable, Codable, CaseIterable {
     /// Acts as one person, with that person's roles.
     case personToken = "person_token"

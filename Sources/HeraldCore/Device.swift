@@ -10,14 +10,14 @@ public enum PushProvider: String, Sendable, Codable, CaseIterable {
     case fcm, apns
 }
 
-/// How a device is addressed at its provider (DESIGN §19): by the registration token the app
+/// How a device is addressed at its provider (docs/apps.md): by the registration token the app
 /// obtained, or (FCM only) by its Firebase Installation ID, which apps on the newest Firebase
 /// SDKs report instead of a token.
 public enum DeviceAddress: String, Sendable, Codable, CaseIterable {
     case token, fid
 }
 
-/// What a token is for (DESIGN §19): ordinary pushes, or a P0 activity's Live Activity on iOS
+/// What a token is for (docs/apps.md): ordinary pushes, or a P0 activity's Live Activity on iOS
 /// (through APNs).
 public enum DeviceKind: String, Sendable, Codable, CaseIterable {
     /// Alerts: every push Herald sends.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How long a device registration stays good without the app registering it again (FCM's
-/// guidance, DESIGN §19): the apps re-register about monthly, and each registration stamps
+/// guidance, docs/apps.md): the apps re-register about monthly, and each registration stamps
 /// the device (`lastSeenAt`). Past `staleAfter` a device is `stale`: nothing is sent to it
 /// (`stale_token` in history and `why`) until it registers again. Past `removeAfter` it is
 /// removed, as if logged out (Android tokens expire after 270 days without use).

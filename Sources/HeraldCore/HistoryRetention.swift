@@ -11,7 +11,7 @@ public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
 
     /// `HERALD_HISTORY_RETENTION` when it is not set.
     public static let `default` = HistoryRetention(checked: .seconds(90 * 86_400))
-    /// The floor the issue and DESIGN.md §16 set: at least two days of history.
+    /// The floor docs/operating/database.md documents: at least two days of history.
     public static let minimum: Duration = .seconds(2 * 86_400)
     /// Partitions are made this many days ahead, so that a worker down for a few days
     /// comes back to partitions ready for its first fan-out.

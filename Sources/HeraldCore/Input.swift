@@ -210,8 +210,8 @@ public enum Input {
     }
 
     /// What a registered token is for (`alert` when not given): a Live Activity's push-to-start
-    /// token is an iPhone's, addressed through APNs directly (DESIGN §19; why not through FCM:
-    /// the README's Live Activities section).
+    /// token is an iPhone's, addressed through APNs directly (docs/apps.md says why not through
+    /// FCM).
     public static func deviceKind(_ value: String?, platform: Platform, provider: PushProvider, address: DeviceAddress) throws -> DeviceKind {
         guard let value else { return .alert }
         guard let kind = DeviceKind(rawValue: value.lowercased()), DeviceKind.registered.contains(kind) else {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One ActivityKit push about a P0 activity's Live Activity (DESIGN §19): what the lock screen
+/// One ActivityKit push about a P0 activity's Live Activity (docs/apps.md): what the lock screen
 /// shows of it, and when. Fan-out writes it with the notification; the APNs request is made
 /// of it (`aps.event`, `content-state`, …) instead of an alert.
 public struct LiveActivityContent: Sendable, Equatable, Codable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Which Live Activity push an activity event makes, and for whom (DESIGN §19). Pure: fan-out
+/// Which Live Activity push an activity event makes, and for whom (docs/apps.md). Pure: fan-out
 /// asks it for every event, and writes what it answers.
 ///
 /// Only P0 activities have one. Assigning one starts it on the assignee's phone (member app)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A frame an app sends over the live channel (DESIGN §17), parsed: pure, no I/O.
+/// A frame an app sends over the live channel (docs/live-protocol.md), parsed: pure, no I/O.
 public enum LiveClientFrame: Sendable, Equatable {
     case ping
     /// The socket's screen: a conversation, or none.

@@ -1,4 +1,4 @@
-/// The buttons a push about an activity offers its recipient (DESIGN §19): the app registers
+/// The buttons a push about an activity offers its recipient (docs/apps.md): the app registers
 /// these categories (`UNNotificationCategory` on iOS, its own actions on Android) and a
 /// button calls the API with the activity's version in `If-Match`, so a stale button gets
 /// `412` and never approves a version its manager never saw.

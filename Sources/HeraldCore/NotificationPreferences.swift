@@ -1,6 +1,6 @@
 import Foundation
 
-/// What fan-out decided for one recipient of one event (DESIGN.md §15): the answer to "why
+/// What fan-out decided for one recipient of one event (docs/notifications.md): the answer to "why
 /// (not)". The provider's answer (sent, dead token, expired) comes later, per device.
 public enum NotificationDecision: String, Sendable, CaseIterable, Codable {
     /// Pushed to every active device of the app.
@@ -19,7 +19,7 @@ public enum NotificationDecision: String, Sendable, CaseIterable, Codable {
     case superseded
 }
 
-/// Which pushes a person wants (DESIGN.md §15): per event kind and app, on or off; a
+/// Which pushes a person wants (docs/notifications.md): per event kind and app, on or off; a
 /// person's own setting wins over the tenant's default, and with neither it is on. P0
 /// activity events are pushed whatever anyone set. Pure.
 public struct NotificationPreferences: Sendable, Equatable {
@@ -64,7 +64,7 @@ public struct NotificationPreferences: Sendable, Equatable {
     }
 
     /// P0 activity events break through: no preference turns them off and quiet hours do not
-    /// defer them (DESIGN §15). Chat messages never do. The rule, written once.
+    /// defer them (docs/notifications.md). Chat messages never do. The rule, written once.
     public static func breaksThrough(_ event: EventKind, priority: Priority?) -> Bool {
         priority == .p0 && event != .chatMessage
     }

@@ -17,7 +17,7 @@ public enum Weekday: Int, Sendable, CaseIterable, Codable, Comparable {
     public static func < (lhs: Weekday, rhs: Weekday) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// A person's quiet hours (DESIGN.md §15): a window on their own clock, `22:00-07:00`, on
+/// A person's quiet hours (docs/notifications.md): a window on their own clock, `22:00-07:00`, on
 /// some or all days (a window that crosses midnight belongs to the day it starts on). A
 /// non-P0 notification due inside it waits until it ends. Pure: `deferral` decides.
 public struct QuietHours: Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A tenant's rules for chasing activities (DESIGN.md §14): how long an activity may wait
+/// A tenant's rules for chasing activities (docs/notifications.md): how long an activity may wait
 /// for approval before its manager is reminded and before the tenant's admins hear of it,
 /// per priority; when on the deadline date the assignee is reminded; and whether an
 /// activity past its deadline is reported. Pure: the store keeps it, the timers apply it.

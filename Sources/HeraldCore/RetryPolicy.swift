@@ -2,7 +2,7 @@ import Foundation
 
 /// When to try a delivery again: exponential backoff with full jitter and a cap, never
 /// sooner than the provider's `Retry-After`, and never past the delivery's deadline
-/// (DESIGN.md §5). A pure function of its inputs and a random source.
+/// (docs/notifications.md). A pure function of its inputs and a random source.
 public struct RetryPolicy: Sendable, Equatable {
     /// The first backoff's ceiling; each later attempt doubles it.
     public var base: Duration

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Who hears about an event, and on which app (DESIGN.md §3). Pure; the actor of an event
+/// Who hears about an event, and on which app (docs/concepts.md). Pure; the actor of an event
 /// never receives it.
 public enum Routing {
     /// The audience of an activity event.
@@ -12,7 +12,7 @@ public enum Routing {
         }
     }
 
-    /// The recipients of a timer's event (DESIGN.md §14); nobody acts, so nobody is left
+    /// The recipients of a timer's event (docs/notifications.md); nobody acts, so nobody is left
     /// out as the actor. A reminder goes to the activity's manager, an escalation to every
     /// admin of the tenant (both on the manager app), the deadline reminder to the
     /// assignee, and overdue to the assignee and the manager.

@@ -2,7 +2,7 @@ import Foundation
 import HeraldLoops
 
 /// Reminders, escalations and deadline notices: every worker looks for due timers about once
-/// a second and fires them (DESIGN.md §14); their events then fan out like any other.
+/// a second and fires them (docs/notifications.md); their events then fan out like any other.
 extension Dispatcher {
     /// How many due timers one look fires before it looks again.
     static let timerBatch = 100

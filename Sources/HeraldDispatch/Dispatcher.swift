@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 
 /// Claims events, fans them out into notifications and deliveries, sends the deliveries,
-/// and records what became of each (DESIGN.md §6).
+/// and records what became of each (docs/architecture.md).
 ///
 /// Any number of dispatchers, in any number of processes, may share one database: every
 /// piece of work is claimed under a lease with `SKIP LOCKED` row locks, renewed while in

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldStore
 import HeraldTemplates
 
-/// The Live Activity pushes of activity events (DESIGN §19), beside their notifications:
+/// The Live Activity pushes of activity events (docs/apps.md), beside their notifications:
 /// `LiveActivityPlan` decides, this puts the words to it.
 extension FanOut {
     /// Whom a P0 activity's event may need the profile of for its Live Activity: the assignee

@@ -97,7 +97,7 @@ struct FanOut: Sendable {
             "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.lowercasedString,
             "priority": payload.priority.rawValue, "status": payload.status.rawValue
         ]
-        // What the app needs to offer buttons on the push (DESIGN §19): the version a button
+        // What the app needs to offer buttons on the push (docs/apps.md): the version a button
         // acts on (`If-Match`), and per app the category of the buttons its recipient may use.
         if let version = payload.version { shared["version"] = String(version) }
         let dataByApp = Dictionary(

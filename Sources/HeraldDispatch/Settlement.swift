@@ -4,7 +4,7 @@ import HeraldPush
 import HeraldStore
 
 /// What becomes of a sent delivery once the provider answered: the pure decision between
-/// the answer and the acknowledgement (DESIGN.md §6), unit-tested without a database.
+/// the answer and the acknowledgement (docs/architecture.md), unit-tested without a database.
 struct Settlement: Equatable {
     let status: Acknowledgement.Status
     let outcome: Acknowledgement.Outcome

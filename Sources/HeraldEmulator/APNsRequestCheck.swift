@@ -2,7 +2,7 @@ import Foundation
 
 /// What the emulator's APNs refuses in a request's headers and `aps`, beyond its token and
 /// signature: an unknown push type or priority, as APNs does, and a Live Activity push that
-/// is not one (DESIGN §19). APNs itself accepts a malformed ActivityKit payload and the phone
+/// is not one (docs/apps.md). APNs itself accepts a malformed ActivityKit payload and the phone
 /// drops it without a word; the emulator refuses it, so that a test sees it.
 enum APNsRequestCheck {
     /// Apple's push types.

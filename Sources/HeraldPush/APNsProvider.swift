@@ -1,7 +1,7 @@
 import Foundation
 import HeraldHTTP
 
-/// Sends notifications straight to APNs over HTTP/2 (DESIGN.md §5).
+/// Sends notifications straight to APNs over HTTP/2 (docs/notifications.md).
 ///
 /// Every request carries the provider token from `APNsCredentials`; when APNs answers
 /// ExpiredProviderToken the token is signed anew and the send retried once.

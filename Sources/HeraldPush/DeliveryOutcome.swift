@@ -1,4 +1,4 @@
-/// What a provider's answer means for one delivery (DESIGN.md §5).
+/// What a provider's answer means for one delivery (docs/notifications.md).
 public enum DeliveryOutcome: Sendable, Equatable {
     /// Accepted; the provider's message id when it gave one.
     case delivered(messageID: String?)

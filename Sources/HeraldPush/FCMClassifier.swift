@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads FCM HTTP v1 answers (DESIGN.md §5).
+/// Reads FCM HTTP v1 answers (docs/notifications.md).
 ///
 /// An error body looks like
 /// `{"error": {"code": 404, "status": "NOT_FOUND", "message": "…", "details": [{"@type":

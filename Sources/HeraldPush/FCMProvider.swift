@@ -2,7 +2,7 @@ import CoreMetrics
 import Foundation
 import HeraldHTTP
 
-/// Sends notifications through FCM HTTP v1 (DESIGN.md §5).
+/// Sends notifications through FCM HTTP v1 (docs/notifications.md).
 ///
 /// The OAuth access token comes from the service account's JWT-bearer grant, is shared by
 /// every send, refreshed five minutes before it expires, and refreshed once more (with one

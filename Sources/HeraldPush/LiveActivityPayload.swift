@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// The `aps` of an ActivityKit push (DESIGN §19): `event`, `timestamp`, `content-state`, for a
+/// The `aps` of an ActivityKit push (docs/apps.md): `event`, `timestamp`, `content-state`, for a
 /// start `attributes-type`, `attributes` and the alert, the stale and dismissal dates; keys sorted.
 enum LiveActivityPayload {
     /// The topic of a Live Activity's pushes: the app's bundle id and this suffix.

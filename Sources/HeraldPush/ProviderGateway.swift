@@ -33,7 +33,7 @@ public enum GatewayReload: Sendable, Equatable {
     case certificateAuthorities
 }
 
-/// FCM and APNs as the environment configures them (DESIGN.md §8). A provider that is not
+/// FCM and APNs as the environment configures them (docs/operating/configuration.md). A provider that is not
 /// configured answers every send with a configuration error that says what is missing, so
 /// its work stays queued and `herald stats` shows why.
 ///

@@ -1,7 +1,7 @@
 import HeraldCore
 import HeraldTemplates
 
-/// One notification for one device, whatever the provider (DESIGN.md §3): its content
+/// One notification for one device, whatever the provider (docs/apps.md): its content
 /// (read as `notification.title`, `.badge`, …) and where it goes.
 @dynamicMemberLookup
 public struct PushNotification: Sendable, Equatable {

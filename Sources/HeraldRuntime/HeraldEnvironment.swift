@@ -82,7 +82,7 @@ public struct HeraldEnvironment: Sendable {
         }
     }
 
-    /// The webhooks' sender on `store` (DESIGN §18), on an HTTP client of its own: libcurl,
+    /// The webhooks' sender on `store` (docs/webhooks.md), on an HTTP client of its own: libcurl,
     /// HTTP/1.1, trusting `HERALD_CA_FILE` besides the system's CAs, every connection's address checked against `HERALD_WEBHOOK_ALLOW_HTTP` and
     /// `HERALD_WEBHOOK_ALLOW_PRIVATE`.
     /// - Throws: `InputError` for a value of those variables other than 1 or 0.

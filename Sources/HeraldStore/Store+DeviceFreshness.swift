@@ -4,7 +4,7 @@ import HeraldPostgres
 
 extension Store {
     /// Removes, as at logout, every device of every tenant its app has not registered again
-    /// within `deviceFreshness.removeAfter` (DESIGN §19); a later registration brings it back.
+    /// within `deviceFreshness.removeAfter` (docs/apps.md); a later registration brings it back.
     /// And the update tokens of Live Activities that ended a day ago or more (`endedLiveActivity`):
     /// their activity is approved, nothing is sent to them again.
     /// Runs as `herald_dispatcher` (the workers' hourly upkeep).

@@ -8,7 +8,7 @@ import Logging
 public struct Store: Sendable {
     let pool: PostgresPool
     let logger: Logger
-    /// When a device's registration goes stale and when it is removed (DESIGN §19).
+    /// When a device's registration goes stale and when it is removed (docs/apps.md).
     public let deviceFreshness: DeviceFreshness
 
     /// The NOTIFY channel workers LISTEN on; its payload is the tenant id (a hint only).

@@ -153,7 +153,7 @@ extension TenantSession {
                 RETURNING n.id, n.recipient_id, n.app, n.kind, n.activity_id, n.conversation_id, d.last_error
             ), told AS (
                 -- Each notification whose pushes were cancelled, once, for a tenant with a webhook
-                -- endpoint (DESIGN §18): a row of the durable feed no socket sees.
+                -- endpoint (docs/webhooks.md): a row of the durable feed no socket sees.
                 INSERT INTO live_pending (tenant_id, kind, payload)
                 SELECT DISTINCT ON (s.id) \(tenantID), 'outcome', jsonb_build_object(
                     'type', 'notification.superseded',

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// What `herald history` may filter by (DESIGN.md §7).
+/// What `herald history` may filter by (docs/cli.md).
 public struct HistoryFilter: Sendable {
     public var recipient: String?
     public var activity: String?
@@ -165,7 +165,7 @@ public struct HistoryDetail: Sendable, Codable, Equatable {
     public let sound: Bool
     public let threadID: String
     public let imageURL: String?
-    /// A Live Activity's push: its event, content state and dates (DESIGN §19).
+    /// A Live Activity's push: its event, content state and dates (docs/apps.md).
     public let liveActivity: LiveActivityContent?
     public let deliveries: [DeliveryRecord]
 

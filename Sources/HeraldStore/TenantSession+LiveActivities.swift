@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldPostgres
 
 extension TenantSession {
-    /// Keeps the update token of an activity's Live Activity on `viewer`'s phone (DESIGN §19):
+    /// Keeps the update token of an activity's Live Activity on `viewer`'s phone (docs/apps.md):
     /// the app uploads it once the Live Activity runs, and every later change of the activity
     /// is pushed to it. The same token again only refreshes it.
     /// - Parameter app: the app the Live Activity runs in; by default the assignee's (member)

@@ -17,7 +17,7 @@ public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
     /// The one push for the messages quiet hours held back in one conversation.
     case chatSummary = "chat.summary"
     /// The alert that starts a P0 activity's Live Activity, on the assignee's phone and the
-    /// manager's (DESIGN §19): the same words for both.
+    /// manager's (docs/apps.md): the same words for both.
     case liveActivityStart = "liveactivity.start"
 
     /// The template for an activity event.

@@ -5,7 +5,7 @@
 #endif
 
 /// An IPv4 or IPv6 address, as a URL names it or a name resolves to, and the range it lies in
-/// (DESIGN §18: what a tenant's webhook may not reach).
+/// (docs/webhooks.md: what a tenant's webhook may not reach).
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// 4 or 16 bytes.
     public let bytes: [UInt8]

@@ -2,7 +2,7 @@ import Foundation
 import HeraldHTTP
 import HeraldStore
 
-/// One attempt at one message, as a request and what became of it (DESIGN §18): the
+/// One attempt at one message, as a request and what became of it (docs/webhooks.md): the
 /// Standard Webhooks headers, the destination policy asked before the request and again for
 /// every address it connects to, 10 s for the whole exchange, the first 1 KiB of the answer
 /// kept, and the retry schedule's decision.

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// Where a tenant's webhook may send (DESIGN §18): `https://` only, and never to the machine
+/// Where a tenant's webhook may send (docs/webhooks.md): `https://` only, and never to the machine
 /// itself, a private network, a link-local address or a cloud's metadata service, unless the
 /// operator allows them (`HERALD_WEBHOOK_ALLOW_HTTP=1`, `HERALD_WEBHOOK_ALLOW_PRIVATE=1`, for
 /// tests and internal networks). A URL is checked when it is registered; the address its host

@@ -1,6 +1,6 @@
 import HeraldCore
 
-/// What a tenant's backend can be told of (DESIGN §18): every activity event, the chat's
+/// What a tenant's backend can be told of (docs/webhooks.md): every activity event, the chat's
 /// messages, reads and changes, what became of each notification, and dead tokens.
 public enum WebhookEventType: String, Sendable, CaseIterable, Codable {
     case activityAssigned = "activity.assigned"

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 
-/// What the tenant's endpoints are told of each row of the durable feed (DESIGN §18), and
+/// What the tenant's endpoints are told of each row of the durable feed (docs/webhooks.md), and
 /// which endpoints: a pure decision, asked by the feeder (`Store.feedWebhooks`) inside its
 /// transaction.
 ///

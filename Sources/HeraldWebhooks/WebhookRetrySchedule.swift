@@ -1,4 +1,4 @@
-/// What becomes of a webhook delivery after an attempt (DESIGN §18): a 2xx answer within the
+/// What becomes of a webhook delivery after an attempt (docs/webhooks.md): a 2xx answer within the
 /// time limit delivers it; `410 Gone` disables the endpoint at once; anything else (another
 /// status, no answer in time, no connection) is tried again after 5 s, 5 min, 30 min, 2 h,
 /// 5 h, 10 h and 10 h, and after the last of those the endpoint is disabled. Pure: the

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 
-/// An endpoint's signing secret (DESIGN §18), as Standard Webhooks writes it: `whsec_` and the
+/// An endpoint's signing secret (docs/webhooks.md), as Standard Webhooks writes it: `whsec_` and the
 /// base64 of the key. Made of 32 random bytes; read back from at least 24. Shown whole only
 /// once, when made (`text`); everywhere else as `preview`.
 public struct WebhookSecret: Sendable, Equatable, CustomStringConvertible {

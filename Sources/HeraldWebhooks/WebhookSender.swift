@@ -6,7 +6,7 @@ import HeraldStore
 import Logging
 import Synchronization
 
-/// The webhooks' worker (DESIGN §18), run beside the dispatcher by every `herald worker` and
+/// The webhooks' worker (docs/webhooks.md), run beside the dispatcher by every `herald worker` and
 /// `herald serve --worker`: it numbers the durable feed (as the live channel's sequencer does,
 /// one at a time across processes), turns new rows into messages for the endpoints that
 /// subscribe (`WebhookEvents`), and sends due messages, at most `maxInFlight` at once and

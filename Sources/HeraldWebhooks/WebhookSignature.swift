@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// The Standard Webhooks signature of one request (DESIGN §18): the headers `webhook-id`,
+/// The Standard Webhooks signature of one request (docs/webhooks.md): the headers `webhook-id`,
 /// `webhook-timestamp` and `webhook-signature`, where a signature is `v1,` and the base64 of the
 /// HMAC-SHA256 of `id.timestamp.body` under the secret's key, and several (the current secret's
 /// and, for 24 hours after a rotation, the previous one's) are separated by spaces.

@@ -3,7 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 
-/// `herald token …`: credentials that act as one person, for the apps (DESIGN.md §12).
+/// `herald token …`: credentials that act as one person, for the apps (docs/api.md).
 struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token", abstract: "Create, list and revoke person tokens (the apps' credentials for herald serve).",

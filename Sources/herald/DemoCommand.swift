@@ -57,7 +57,7 @@ struct DemoCommand: AsyncParsableCommand {
     ]
 
     /// Alice's iPhone takes Live Activities too: its push-to-start token, and the update token
-    /// its Live Activity of the P0 gets once it runs (DESIGN §19).
+    /// its Live Activity of the P0 gets once it runs (docs/apps.md).
     static let liveActivityStart = "a11ce5a0e0000000000000000000000000000000000000000000000000007f3a"
     static let liveActivityUpdate = "a11ceb0a70000000000000000000000000000000000000000000000000007f3a"
 

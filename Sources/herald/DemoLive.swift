@@ -7,7 +7,7 @@ import Logging
 import ServiceLifecycle
 
 extension DemoStory {
-    /// The live channel (DESIGN §17): an in-process `herald serve`, Carol's app open on the
+    /// The live channel (docs/live-protocol.md): an in-process `herald serve`, Carol's app open on the
     /// group over a real WebSocket; Alice's next message reaches it live, her phone is not
     /// pushed (`viewing`), and the others' are.
     mutating func playLive(conversation: UUID, logger: Logger) async throws {

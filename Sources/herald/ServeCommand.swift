@@ -12,7 +12,7 @@ import ServiceLifecycle
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the HTTP API and the admin console until SIGTERM or SIGINT (the README's \"The HTTP API\" lists every endpoint).",
+        abstract: "Serve the HTTP API and the admin console until SIGTERM or SIGINT (docs/api.md lists every endpoint).",
         discussion: """
             Prints the base URL it listens on (on standard output, once listening). The admin console is at /console. Without --tls-cert and --tls-key \
             it speaks HTTP/1.1 in the clear (put it behind a TLS proxy); with them, HTTP/2 and HTTP/1.1 over TLS. \

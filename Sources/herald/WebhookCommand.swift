@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldStore
 import HeraldWebhooks
 
-/// `herald webhook …`: the tenant's webhook endpoints (DESIGN §18).
+/// `herald webhook …`: the tenant's webhook endpoints (docs/webhooks.md).
 struct WebhookCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhook", abstract: "Create, list and remove the tenant's webhook endpoints; see their attempts; replay events.",

@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    /// A P0's Live Activity (DESIGN §19): the push-to-start token registered with the device
+    /// A P0's Live Activity (docs/apps.md): the push-to-start token registered with the device
     /// call, the update token kept per activity by its assignee and its manager only.
     @Test func liveActivityTokensAreTheAssigneesAndTheManagersOwn() async throws {
         try await APIHarness.with { api in

@@ -5,7 +5,7 @@ import HeraldTesting
 import Testing
 
 extension DispatchCLITests {
-    /// DESIGN.md §2–3 chat, end to end: routing, titles, previews, system messages, mute,
+    /// Chat (docs/concepts.md), end to end: routing, titles, previews, system messages, mute,
     /// presence, offline-queue idempotency, direct titles and badges.
     @Test func aFamilyGroupChat() async throws {
         try await withSetup { cli, _, emulator in

@@ -3,7 +3,7 @@ import HeraldHTTP
 import HeraldTestSupport
 import Testing
 
-/// DESIGN.md §10: `herald serve` across a database outage, on a PostgreSQL of the test's own
+/// (docs/operating/failover.md) `herald serve` across a database outage, on a PostgreSQL of the test's own
 /// that it stops and starts: a request that arrives while the database is away waits for it
 /// (as through a failover's promotion) and is answered when it is back; one that waits
 /// longer than the window gets a 503 problem with Retry-After; the server never needs a restart.

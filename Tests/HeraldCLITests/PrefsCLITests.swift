@@ -3,7 +3,7 @@ import HeraldEmulator
 import HeraldTestSupport
 import Testing
 
-/// Preferences through the real binary, a worker and the emulator (DESIGN.md §15).
+/// Preferences through the real binary, a worker and the emulator (docs/notifications.md).
 @Suite struct PrefsCLITests {
     /// Alice turns activity.started off: a P2 start reaches nobody and history says
     /// preference_off; a P0 start still arrives.

@@ -8,7 +8,7 @@ import HeraldTesting
 import Testing
 
 /// Reminders and escalation through the real binary: `herald policy set` with intervals of
-/// seconds, `herald worker`, and the emulator (DESIGN.md §14).
+/// seconds, `herald worker`, and the emulator (docs/notifications.md).
 @Suite struct ReminderCLITests {
     /// A deadline a week away, so that no deadline timer is due while a test runs.
     static let deadline = LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt).description

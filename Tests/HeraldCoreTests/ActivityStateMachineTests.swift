@@ -16,7 +16,7 @@ import Testing
         }
     }
 
-    /// DESIGN.md §2, written out independently of the implementation.
+    /// The state machine of docs/concepts.md, written out independently of the implementation.
     static let table: [String: (to: ActivityStatus, event: EventKind, audience: ActivityStateMachine.Audience)] = [
         "assign@new": (.assigned, .activityAssigned, .assignee),
         "start@assigned": (.running, .activityStarted, .manager),

@@ -3,7 +3,7 @@ import Testing
 
 @testable import HeraldCore
 
-/// Which Live Activity push an activity event makes (DESIGN §19).
+/// Which Live Activity push an activity event makes (docs/apps.md).
 @Suite struct LiveActivityPlanTests {
     static let assignee = PersonReference(id: UUID(), email: "chidi@acme.test", name: "Chidi Okafor")
     static let manager = PersonReference(id: UUID(), email: "alice@acme.test", name: "Alice Moreau")

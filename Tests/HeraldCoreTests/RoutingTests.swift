@@ -5,7 +5,7 @@ import Testing
 @Suite struct RoutingTests {
     let manager = UUID(), assignee = UUID()
 
-    /// DESIGN.md §3's table, written out: event → who, on which app.
+    /// docs/concepts.md's table, written out: event → who, on which app.
     @Test(arguments: [
         (EventKind.activityAssigned, "assignee", AppKind.member),
         (.activityStarted, "manager", .manager),

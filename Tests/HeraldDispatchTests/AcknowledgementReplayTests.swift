@@ -6,7 +6,7 @@ import Testing
 @testable import HeraldDispatch
 @testable import HeraldStore
 
-/// DESIGN.md §10: a batch of outcomes whose statement lost its connection is written again
+/// (docs/operating/failover.md) A batch of outcomes whose statement lost its connection is written again
 /// as it was (the worker cannot know whether the first write committed). The second write
 /// records no attempt twice and still counts what the first one counted.
 @Suite struct AcknowledgementReplayTests {

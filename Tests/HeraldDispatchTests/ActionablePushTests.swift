@@ -7,7 +7,7 @@ import Testing
 @testable import HeraldDispatch
 @testable import HeraldStore
 
-/// Pushes a manager or an assignee can act on from the lock screen (DESIGN §19): the
+/// Pushes a manager or an assignee can act on from the lock screen (docs/apps.md): the
 /// category of buttons and the version a button acts on, on both providers.
 @Suite struct ActionablePushTests {
     static let memberAPNs = "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"

@@ -8,7 +8,7 @@ import Testing
 @testable import HeraldDispatch
 @testable import HeraldStore
 
-/// Devices addressed by FCM installation id, and devices gone stale (DESIGN §19), against
+/// Devices addressed by FCM installation id, and devices gone stale (docs/apps.md), against
 /// the emulator.
 @Suite struct DeviceAddressTests {
     /// 22 characters of base64url, as FirebaseInstallations reports them.

@@ -7,7 +7,7 @@ import Testing
 @testable import HeraldDispatch
 @testable import HeraldStore
 
-/// A P0 activity's Live Activity (DESIGN §19), through the emulator: started on the assignee's
+/// A P0 activity's Live Activity (docs/apps.md), through the emulator: started on the assignee's
 /// phone and the manager's, updated on every change, ended on approval; a newer state
 /// supersedes one not sent yet.
 @Suite struct LiveActivityTests {

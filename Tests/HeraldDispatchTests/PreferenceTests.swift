@@ -7,7 +7,7 @@ import Testing
 
 @testable import HeraldStore
 
-/// Preferences and quiet hours at fan-out (DESIGN.md §15), through a real dispatcher and the
+/// Preferences and quiet hours at fan-out (docs/notifications.md), through a real dispatcher and the
 /// emulator: what is off is not pushed and says so; what falls in quiet hours waits for
 /// their end; P0 breaks through, time-sensitive.
 @Suite struct PreferenceTests {

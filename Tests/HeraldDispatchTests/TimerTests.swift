@@ -9,7 +9,7 @@ import Testing
 
 @testable import HeraldStore
 
-/// Reminders, escalation and deadline notices (DESIGN.md §14), with the clock in the test's
+/// Reminders, escalation and deadline notices (docs/notifications.md), with the clock in the test's
 /// hands: `fireDueTimers(at:)` is what every worker calls with the time of day; here the
 /// test names the moment, so no test waits a day. The pushes go out through a real
 /// dispatcher to the emulator.

@@ -6,7 +6,7 @@ import HeraldHTTP
 import HeraldPush
 import Testing
 
-/// ActivityKit pushes (DESIGN §19) as Herald sends them, and as the emulator's APNs checks them.
+/// ActivityKit pushes (docs/apps.md) as Herald sends them, and as the emulator's APNs checks them.
 @Suite struct LiveActivityRequestTests {
     static func live(_ event: LiveActivityContent.Event, priority: Int = 10) -> PushNotification {
         let content = LiveActivityContent(

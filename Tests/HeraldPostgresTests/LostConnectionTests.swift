@@ -4,7 +4,7 @@ import HeraldTestSupport
 import Synchronization
 import Testing
 
-/// DESIGN.md §10: what a transaction does when its connection dies under it, as in a
+/// (docs/operating/failover.md) What a transaction does when its connection dies under it, as in a
 /// failover. Connections are killed with `pg_terminate_backend`, the way a server that goes
 /// away ends them.
 @Suite struct LostConnectionTests {

@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    /// DESIGN.md §10: a multi-host connection string with `target_session_attrs=read-write`
+    /// (docs/operating/failover.md) A multi-host connection string with `target_session_attrs=read-write`
     /// (how Herald follows a primary that pg_auto_failover moves) passes through whole: a
     /// host that is down is skipped, the primary is found, and another database on the same
     /// hosts keeps every host.

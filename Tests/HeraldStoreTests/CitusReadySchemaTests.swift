@@ -5,7 +5,7 @@ import Testing
 
 @testable import HeraldStore
 
-/// The schema stays ready to be sharded by tenant on Citus (DESIGN.md §10): every table is
+/// The schema stays ready to be sharded by tenant on Citus (docs/architecture.md): every table is
 /// keyed by `tenant_id` first, or is one of the few documented reference tables, and no SQL
 /// statement in the code joins rows of one tenant to rows of another.
 struct CitusReadySchemaTests {

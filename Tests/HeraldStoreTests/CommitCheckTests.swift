@@ -6,7 +6,7 @@ import Testing
 
 @testable import HeraldStore
 
-/// DESIGN.md §10: a workflow change whose `COMMIT` went unanswered (the connection died
+/// (docs/operating/failover.md) A workflow change whose `COMMIT` went unanswered (the connection died
 /// during it, as in a failover) ends with its outbox event written exactly once.
 @Suite struct CommitCheckTests {
     /// The first commit that writes an outbox event sleeps in a deferred trigger until the

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldWebhooks
 import Testing
 
-/// Where a tenant's webhook may send (DESIGN §18).
+/// Where a tenant's webhook may send (docs/webhooks.md).
 @Suite struct WebhookDestinationPolicyTests {
     @Test(arguments: [
         ("127.0.0.1", IPAddress.Range.loopback), ("127.8.9.10", .loopback), ("::1", .loopback), ("[::1]", .loopback),

@@ -2,7 +2,7 @@ import HeraldCore
 import HeraldWebhooks
 import Testing
 
-/// The retry schedule and the event patterns of DESIGN §18.
+/// The retry schedule and the event patterns of docs/webhooks.md.
 @Suite struct WebhookScheduleTests {
     @Test func failuresAreRetriedOnTheScheduleThenTheEndpointIsDisabled() {
         let expected: [Duration] = [.seconds(5), .seconds(300), .seconds(1800), .seconds(7200), .seconds(18_000), .seconds(36_000), .seconds(36_000)]

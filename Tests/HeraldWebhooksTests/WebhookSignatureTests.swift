@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldWebhooks
 import Testing
 
-/// Standard Webhooks signing (DESIGN §18), against a signature the specification's own library
+/// Standard Webhooks signing (docs/webhooks.md), against a signature the specification's own library
 /// made: `standardwebhooks` 1.x from PyPI, `Webhook(secret).sign(id, timestamp, body)` with the
 /// specification's example secret, id, time and body.
 @Suite struct WebhookSignatureTests {

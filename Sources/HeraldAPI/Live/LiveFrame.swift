@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 
-/// A frame the live channel sends (DESIGN §17), encoded as the API encodes its objects.
+/// A frame the live channel sends (docs/live-protocol.md), encoded as the API encodes its objects.
 enum LiveFrame {
     struct Hello: Encodable {
         let type = "hello"

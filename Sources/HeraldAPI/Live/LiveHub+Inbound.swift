@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldStore
 
 extension LiveHub {
-    /// What an app sends (DESIGN §17): each frame checked as the REST API checks the same
+    /// What an app sends (docs/live-protocol.md): each frame checked as the REST API checks the same
     /// request; a refusal is an `error` frame and the socket stays open.
     func receive(_ text: String, from socket: LiveSocket) async {
         switch LiveClientFrame.parse(text) {

@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// The live channel of one `herald serve` (DESIGN §17): its sockets, who they speak for, and
+/// The live channel of one `herald serve` (docs/live-protocol.md): its sockets, who they speak for, and
 /// the loop that reads the shared feed from PostgreSQL and writes each socket what its person
 /// may see. Servers share nothing but the database: NOTIFY wakes them, the feed is the data.
 public final class LiveHub: Sendable {

@@ -1,4 +1,4 @@
-/// The live channel's limits (DESIGN §17), configurable on `herald serve`.
+/// The live channel's limits (docs/live-protocol.md), configurable on `herald serve`.
 public struct LiveSettings: Sendable, Equatable {
     /// Sockets one person may hold at once, across their apps.
     public var perPerson: Int

@@ -6,7 +6,7 @@ import Synchronization
 
 /// One live connection: who it speaks for, what it has been sent, and the frames it writes to
 /// its channel. The hub puts frames in, `LiveFrameHandler` hands in what the app sends; no task
-/// waits on a socket (DESIGN §11: thousands of them on one server).
+/// waits on a socket (BENCHMARKS.md: thousands of them on one server).
 final class LiveSocket: Sendable {
     struct State {
         /// Frames written to the channel and not yet out.

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// The feed of durable live frames (DESIGN §17): written with the change it reports
+/// The feed of durable live frames (docs/live-protocol.md): written with the change it reports
 /// (`TenantSession.appendLive`), numbered by the sequencer in commit order, read in a
 /// tenant's scope with the API's access rules (`TenantSession.liveRows`). The webhooks of
 /// §18 read the same feed (`Store.feedWebhooks`).

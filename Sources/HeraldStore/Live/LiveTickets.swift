@@ -142,7 +142,7 @@ extension Store {
     }
 }
 
-/// A credential by its tenant and id (keys begin with the tenant, DESIGN §10).
+/// A credential by its tenant and id (keys begin with the tenant, docs/architecture.md).
 public struct CredentialKey: Sendable, Hashable {
     public let tenant: UUID
     public let id: UUID

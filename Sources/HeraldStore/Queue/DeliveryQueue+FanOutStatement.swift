@@ -21,7 +21,7 @@ extension DeliveryQueue {
         let leaseSeconds = claim?.lease.timeInterval ?? 0
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
-        // A device not registered again since then is stale: not sent to (DESIGN §19).
+        // A device not registered again since then is stale: not sent to (docs/apps.md).
         let staleSeconds = freshness.staleAfter.timeInterval
         let staleReason = freshness.staleReason
         return """
@@ -97,7 +97,7 @@ extension DeliveryQueue {
                           reason, decision
             ), told AS (
                 -- A notification held back, superseded or suppressed, for tenants with a webhook
-                -- endpoint (DESIGN §18): rows of the durable feed no socket sees.
+                -- endpoint (docs/webhooks.md): rows of the durable feed no socket sees.
                 INSERT INTO live_pending (tenant_id, kind, payload)
                 SELECT \(tenant), 'outcome', jsonb_build_object(
                     'type', CASE WHEN i.status = 'suppressed' THEN 'notification.suppressed'

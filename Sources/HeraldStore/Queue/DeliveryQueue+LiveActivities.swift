@@ -57,7 +57,7 @@ extension DeliveryQueue {
                     WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) AS superseded_by
                 FROM input i WHERE i.kind = \(LiveActivityContent.Event.update.notificationKind)
             ), targets AS (
-                -- A start: the people's push-to-start tokens (fresh ones: DESIGN §19).
+                -- A start: the people's push-to-start tokens (fresh ones: docs/apps.md).
                 SELECT i.*, d.id AS device_id, d.person_id AS recipient_id, d.app AS recipient_app
                 FROM input i
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = i.person_id AND d.app = i.app AND d.kind = 'liveactivity'

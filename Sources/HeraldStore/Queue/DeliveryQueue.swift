@@ -288,7 +288,7 @@ public struct DeliveryQueue: Sendable {
                 RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason
             ), told AS (
                 -- What became of each notification, and each dead token, for tenants with a
-                -- webhook endpoint (DESIGN §18): rows of the durable feed no socket sees.
+                -- webhook endpoint (docs/webhooks.md): rows of the durable feed no socket sees.
                 INSERT INTO live_pending (tenant_id, kind, payload)
                 SELECT a.tenant_id, 'outcome', jsonb_build_object(
                     'type', CASE WHEN a.status = 'sent' THEN 'notification.sent' ELSE 'notification.failed' END,

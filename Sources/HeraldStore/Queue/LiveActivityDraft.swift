@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// One Live Activity push fan-out writes for an event (DESIGN §19): to the push-to-start
+/// One Live Activity push fan-out writes for an event (docs/apps.md): to the push-to-start
 /// tokens of the people it starts for, or to every update token of the activity.
 public struct LiveActivityDraft: Sendable {
     /// Someone a start goes to, with its alert in their words.

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldPostgres
 import Logging
 
-/// The webhooks' queue across tenants (DESIGN §18), as `herald_webhooks`: the feeder that
+/// The webhooks' queue across tenants (docs/webhooks.md), as `herald_webhooks`: the feeder that
 /// turns the durable feed into one message per subscribed endpoint, and the leases senders
 /// take on them, at most `WebhookQueue.perEndpoint` in flight to one endpoint.
 public enum WebhookQueue {

@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// A tenant's webhook endpoints (DESIGN §18), in its scope. The caller checks the URL, the
+/// A tenant's webhook endpoints (docs/webhooks.md), in its scope. The caller checks the URL, the
 /// patterns and who may manage them (`AccessPolicy.mayManageWebhooks`); the store keeps them.
 extension TenantSession {
     /// At most this many endpoints per tenant.

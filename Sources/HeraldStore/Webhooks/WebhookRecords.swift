@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// A tenant's webhook endpoint (DESIGN §18) as the API shows it: never its secret.
+/// A tenant's webhook endpoint (docs/webhooks.md) as the API shows it: never its secret.
 public struct WebhookEndpointRecord: Sendable, Codable, Equatable {
     public enum State: String, Sendable, Codable {
         case active, disabled
