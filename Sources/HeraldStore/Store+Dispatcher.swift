@@ -13,7 +13,9 @@ extension Store {
         let configuration = pool.configuration.with(
             sessionSetup: DatabaseRole.dispatcher.forSession + "; SET plan_cache_mode = force_custom_plan")
         let pool = PostgresPool(configuration: configuration, size: size, trouble: pool.trouble, logger: logger)
-        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
+        return try await pool.closing { pool in
+            try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness, notifier: notifier))
+        }
     }
 }
 
@@ -23,6 +25,8 @@ extension Store {
     /// connections requests wait for (the live channel's loops).
     public func withPoolOfItsOwn<Result>(size: Int, _ body: (Store) async throws -> Result) async throws -> Result {
         let pool = PostgresPool(configuration: pool.configuration, size: size, trouble: pool.trouble, logger: logger)
-        return try await pool.closing { pool in try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness)) }
+        return try await pool.closing { pool in
+            try await body(Store(pool: pool, logger: logger, deviceFreshness: deviceFreshness, notifier: notifier))
+        }
     }
 }

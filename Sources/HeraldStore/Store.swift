@@ -10,14 +10,21 @@ public struct Store: Sendable {
     let logger: Logger
     /// When a device's registration goes stale and when it is removed (docs/apps.md).
     public let deviceFreshness: DeviceFreshness
+    /// The one LISTEN connection of this store and of every store made from it
+    /// (`withDispatcherPool`, `withPoolOfItsOwn`): the dispatcher's, the live channel's and
+    /// the webhooks' wake-ups are subscriptions on it.
+    public let notifier: PostgresNotifier
 
     /// The NOTIFY channel workers LISTEN on; its payload is the tenant id (a hint only).
     public static let outboxChannel = "herald_outbox"
 
-    public init(pool: PostgresPool, logger: Logger, deviceFreshness: DeviceFreshness = .default) {
+    /// - Parameter notifier: the LISTEN connection to share; by default one of its own, on
+    ///   `pool`'s database, made when something first listens.
+    public init(pool: PostgresPool, logger: Logger, deviceFreshness: DeviceFreshness = .default, notifier: PostgresNotifier? = nil) {
         self.pool = pool
         self.logger = logger
         self.deviceFreshness = deviceFreshness
+        self.notifier = notifier ?? PostgresNotifier(configuration: pool.configuration, logger: logger)
     }
 
     // MARK: Tenants

@@ -96,7 +96,7 @@ public final class WebhookSender: Sendable {
     }
 
     private func work() async {
-        let listener = store.feedWakes(logger: logger)
+        let listener = store.feedWakes()
         let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
         await withDiscardingTaskGroup { group in
             // The wake-ups and the ticker, until the rounds end.

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// `herald serve` that cannot start: one line, a non-zero exit, and nothing left running.
@@ -55,6 +56,40 @@ import Testing
                 #expect(result.status == 1)
                 #expect(result.stderr.hasPrefix("herald: cannot listen on nowhere.invalid:0: the host name cannot be resolved"), "\(result.stderr)")
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            }
+        }
+    }
+
+    /// `herald serve --worker` holds one LISTEN connection: the dispatcher's, the live
+    /// channel's and the webhooks' wake-ups are subscriptions on it (each held one of its own).
+    @Test func serveWithAWorkerListensOnOneConnection() async throws {
+        try await TestDatabase.with { pool, configuration in
+            try await withTemporaryDirectory { home in
+                let cli = HeraldCLI(home: home, extra: ["HERALD_DATABASE_URL": configuration.connectionString])
+                #expect(try await cli.run(["db", "migrate"]).status == 0)
+                let output = home.appendingPathComponent("serve.out")
+                let server = try cli.launch(["serve", "--port", "0", "--worker"], stdout: output)
+                defer { if server.isRunning { server.terminate() } }
+                _ = try await ServeCLITests.announcedURL(in: output, server: server)
+                func listening() async throws -> Int {
+                    try await pool.query(
+                        """
+                        SELECT count(*)::int FROM pg_stat_activity
+                        WHERE datname = current_database() AND (query LIKE 'LISTEN %' OR query LIKE 'UNLISTEN %')
+                        """
+                    ).single().decode(Int.self, at: 0)
+                }
+                let up = try await eventually { try await listening() >= 1 }
+                #expect(up)
+                // Its parts subscribe as they start, within a moment of each other: never a second connection.
+                for _ in 0..<30 {
+                    let count = try await listening()
+                    #expect(count == 1)
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                server.terminate()
+                await server.waitForExit()
+                #expect(server.terminationStatus == 0)
             }
         }
     }

@@ -69,7 +69,10 @@ import Testing
             try await TestDatabase.allowConnections(to: configuration)
             let seen = await next(&events) { $0 == .connected(reconnected: true) }
             #expect(seen != nil)
-            #expect(log.lines.map(\.message) == ["listener connection lost", "listening for a failed; retrying", "listening for a works again"])
+            #expect(
+                log.lines.map(\.message) == [
+                    "listener connection lost", "listening for notifications failed; retrying", "listening for notifications works again"
+                ])
         }
     }
 
@@ -89,6 +92,41 @@ import Testing
             let opened = try await eventually { try await listening(pool) == 1 }
             #expect(opened)
             reader.cancel()
+            let closed = try await eventually { try await listening(pool) == 0 }
+            #expect(closed)
+        }
+    }
+
+    /// Several subscriptions, one LISTEN connection: each hears its own channels, and a channel
+    /// nobody wants any more is let go (UNLISTEN) without closing the connection.
+    @Test func subscriptionsShareOneConnection() async throws {
+        try await TestDatabase.with { pool, configuration in
+            let notifier = PostgresNotifier(configuration: configuration, logger: testLogger)
+            let outbox = notifier.listen(to: ["herald_outbox"])
+            let live = notifier.listen(to: ["herald_live_feed", "herald_outbox"])
+            var outboxEvents = outbox.events.makeAsyncIterator()
+            var liveEvents = live.events.makeAsyncIterator()
+            #expect(await next(&outboxEvents) { $0 == .connected(reconnected: false) } != nil)
+            #expect(await next(&liveEvents) { $0 == .connected(reconnected: false) } != nil)
+            let connections = try await listening(pool)
+            #expect(connections == 1)
+            try await pool.query("SELECT pg_notify('herald_live_feed', 'feed'), pg_notify('herald_outbox', 'event')")
+            #expect(
+                await next(&outboxEvents) { if case .notification = $0 { true } else { false } }
+                    == .notification(channel: "herald_outbox", payload: "event"))
+            #expect(
+                await next(&liveEvents) { if case .notification = $0 { true } else { false } }
+                    == .notification(channel: "herald_live_feed", payload: "feed"))
+            #expect(
+                await next(&liveEvents) { if case .notification = $0 { true } else { false } }
+                    == .notification(channel: "herald_outbox", payload: "event"))
+            outbox.stop()
+            #expect(await outboxEvents.next() == nil)
+            try await pool.query("SELECT pg_notify('herald_outbox', 'again')")
+            #expect(
+                await next(&liveEvents) { if case .notification = $0 { true } else { false } }
+                    == .notification(channel: "herald_outbox", payload: "again"))
+            live.stop()
             let closed = try await eventually { try await listening(pool) == 0 }
             #expect(closed)
         }

@@ -2,9 +2,9 @@ import Foundation
 import HeraldPostgres
 import Logging
 
-/// The live channel's wake-ups across servers: LISTEN on the feed's channels, presence and
-/// typing, on a connection of its own that reconnects by itself. Every event is a hint; the
-/// tables are the truth (a server that missed some reads the feed from its cursor).
+/// The live channel's wake-ups across servers: the feed's channels, presence and typing, a
+/// subscription on the store's one LISTEN connection (`Store.notifier`). Every event is a hint;
+/// the tables are the truth (a server that missed some reads the feed from its cursor).
 public final class LiveListener: Sendable {
     public enum Event: Sendable, Equatable {
         /// Rows for the sequencer.
@@ -23,9 +23,7 @@ public final class LiveListener: Sendable {
 
     /// Starts listening at once, on `store`'s database.
     public init(store: Store, logger: Logger) {
-        let listener = PostgresListener(
-            configuration: store.pool.configuration,
-            channels: [LiveFeed.pendingChannel, LiveFeed.feedChannel, LivePresenceChange.channel, LiveTyping.channel], logger: logger)
+        let listener = store.notifier.listen(to: [LiveFeed.pendingChannel, LiveFeed.feedChannel, LivePresenceChange.channel, LiveTyping.channel])
         self.listener = listener
         events = AsyncStream { continuation in
             let task = Task {

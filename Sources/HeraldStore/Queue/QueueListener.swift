@@ -2,8 +2,8 @@ import Foundation
 import HeraldPostgres
 import Logging
 
-/// The dispatcher's wake-ups: LISTEN on the outbox's and the delivery queue's channels, on a
-/// connection of its own that reconnects by itself.
+/// The dispatcher's wake-ups: the outbox's and the delivery queue's channels, a subscription
+/// on the store's one LISTEN connection (`Store.notifier`), which reconnects by itself.
 public final class QueueListener: Sendable {
     public enum Event: Sendable, Equatable {
         /// New events in the outbox.
@@ -20,8 +20,7 @@ public final class QueueListener: Sendable {
 
     /// Starts listening at once, on `store`'s database.
     public init(store: Store, logger: Logger) {
-        let listener = PostgresListener(
-            configuration: store.pool.configuration, channels: [Store.outboxChannel, DeliveryQueue.deliveriesChannel], logger: logger)
+        let listener = store.notifier.listen(to: [Store.outboxChannel, DeliveryQueue.deliveriesChannel])
         self.listener = listener
         events = AsyncStream { continuation in
             let task = Task {

@@ -19,12 +19,11 @@ public enum WebhookQueue {
 }
 
 extension Store {
-    /// Wake-ups for new rows of the durable feed (pending and numbered), from a connection of
-    /// its own that LISTENs (and reconnects by itself): hints only, the tables are the truth.
-    /// Call `stop` to end the stream.
-    public func feedWakes(logger: Logger) -> (wakes: AsyncStream<Void>, stop: @Sendable () -> Void) {
-        let listener = PostgresListener(
-            configuration: pool.configuration, channels: [LiveFeed.pendingChannel, LiveFeed.feedChannel], logger: logger)
+    /// Wake-ups for new rows of the durable feed (pending and numbered), a subscription on the
+    /// store's one LISTEN connection (`notifier`): hints only, the tables are the truth. Call
+    /// `stop` to end the stream.
+    public func feedWakes() -> (wakes: AsyncStream<Void>, stop: @Sendable () -> Void) {
+        let listener = notifier.listen(to: [LiveFeed.pendingChannel, LiveFeed.feedChannel])
         let wakes = AsyncStream<Void> { continuation in
             let task = Task {
                 for await event in listener.events {
