@@ -306,6 +306,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "HeraldConsoleTests",
+            dependencies: [
+                "HeraldAPI", "HeraldConsole", "HeraldCore", "HeraldStore", "HeraldTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types")
+            ]
+        ),
+        .testTarget(
             name: "HeraldPushTests",
             dependencies: [
                 "HeraldPush",

@@ -19,19 +19,13 @@ extension HeraldAPI {
     }
 
     /// Devices are their owner's: a person lists, registers and removes their own; an admin
-    /// (or a tenant key) lists anyone's with `?user=EMAIL`, or every device.
+    /// (or a tenant key) lists anyone's with `?user=EMAIL`, or every device. Who may is the
+    /// store's to say (`AccessPolicy.maySeePerson`): someone else's is not found.
     func addDevices(to group: RouterGroup<APIContext>) {
         group.get("devices") { request, context in
             let caller = try context.requireCaller()
             let user = request.uri.queryParameters.get("user")
-            let devices = try await store.withTenant(caller.tenant) { session in
-                if caller.isAdmin { return try await session.devices(email: user) }
-                let own = try caller.actor().email
-                guard user == nil || user?.lowercased() == own else {
-                    throw Problem(.forbidden, "Not allowed", detail: "only an admin may list another person's devices")
-                }
-                return try await session.devices(email: own)
-            }
+            let devices = try await store.withTenant(caller.tenant) { try await $0.devices(viewer: caller.policy, email: user) }
             return try JSONBody.response(["items": devices])
         }
 
@@ -58,13 +52,7 @@ extension HeraldAPI {
         group.delete("devices/:token") { _, context in
             let caller = try context.requireCaller()
             let token = try context.parameters.require("token")
-            try await store.withTenant(caller.tenant) { session in
-                // Someone else's token is not found, as if it did not exist.
-                let owner = caller.isAdmin ? nil : try caller.actor().email
-                let mine = try await session.devices(email: owner).contains { $0.token == token && $0.removedAt == nil }
-                guard mine else { throw Problem.notFound("no device with this token") }
-                _ = try await session.removeDevice(token: token)
-            }
+            try await store.withTenant(caller.tenant) { _ = try await $0.removeDevice(token: token, viewer: caller.policy) }
             return Response(status: .noContent)
         }
     }

@@ -41,11 +41,10 @@ extension HeraldAPI {
 
         group.get("stats") { request, context in
             let caller = try context.requireCaller()
-            try caller.requireAdmin("read the tenant's statistics")
             let since = try request.uri.queryParameters.get("since").map { text in
                 try field("since") { Date().addingTimeInterval(-(try Input.duration(text, field: "since")).timeInterval) }
             }
-            let stats = try await store.dispatchStats(since: since, tenant: caller.tenant.slug)
+            let stats = try await store.tenantStats(viewer: caller.policy, tenant: caller.tenant, since: since)
             return try JSONBody.response(stats)
         }
     }

@@ -21,15 +21,17 @@ extension HeraldAPI {
     }
 
     /// The tenant's webhook endpoints (docs/webhooks.md): admins and tenant keys only
-    /// (`AccessPolicy.mayManageWebhooks`); a member is forbidden.
+    /// (`AccessPolicy.mayManageWebhooks`, asked by the store); a member is forbidden.
     func addWebhooks(to group: RouterGroup<APIContext>) {
         group.get("webhooks") { _, context in
-            let caller = try webhookManager(context)
-            return try JSONBody.response(["items": try await store.withTenant(caller.tenant) { try await $0.webhooks() }])
+            let caller = try context.requireCaller()
+            return try JSONBody.response(["items": try await store.withTenant(caller.tenant) { try await $0.webhooks(viewer: caller.policy) }])
         }
 
         group.post("webhooks") { request, context in
-            let caller = try webhookManager(context)
+            let caller = try context.requireCaller()
+            // Refused before the body is read (the store's rule, asked early).
+            try TenantSession.requireWebhookManager(caller.policy)
             let body = try await JSONBody.decode(WebhookBody.self, from: request, context: context)
             // Checked, then stored as given (`url` refuses what it would have to rewrite).
             _ = try field("url") { try webhookPolicy.url(body.url) }
@@ -39,7 +41,8 @@ extension HeraldAPI {
             }
             let secret = WebhookSecret.generate()
             let endpoint = try await store.withTenant(caller.tenant) {
-                try await $0.createWebhook(url: body.url, events: events.patterns, description: description, secret: secret.text)
+                try await $0.createWebhook(
+                    viewer: caller.policy, url: body.url, events: events.patterns, description: description, secret: secret.text)
             }
             return try JSONBody.response(
                 WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text), status: .created,
@@ -48,19 +51,21 @@ extension HeraldAPI {
 
         group.get("webhooks/:id") { _, context in
             let (caller, id) = try webhookRequest(context)
-            return try JSONBody.response(try await store.withTenant(caller.tenant) { try await $0.webhook(id: id) })
+            return try JSONBody.response(try await store.withTenant(caller.tenant) { try await $0.webhook(viewer: caller.policy, id: id) })
         }
 
         group.delete("webhooks/:id") { _, context in
             let (caller, id) = try webhookRequest(context)
-            try await store.withTenant(caller.tenant) { try await $0.removeWebhook(id: id) }
+            try await store.withTenant(caller.tenant) { try await $0.removeWebhook(viewer: caller.policy, id: id) }
             return Response(status: .noContent)
         }
 
         group.post("webhooks/:id/rotate-secret") { _, context in
             let (caller, id) = try webhookRequest(context)
             let secret = WebhookSecret.generate()
-            let endpoint = try await store.withTenant(caller.tenant) { try await $0.rotateWebhookSecret(id: id, secret: secret.text) }
+            let endpoint = try await store.withTenant(caller.tenant) {
+                try await $0.rotateWebhookSecret(viewer: caller.policy, id: id, secret: secret.text)
+            }
             return try JSONBody.response(WebhookEndpointWithSecret(endpoint: endpoint, secret: secret.text))
         }
 
@@ -68,7 +73,7 @@ extension HeraldAPI {
             let (caller, id) = try webhookRequest(context)
             let paging = try Paging(request.uri.queryParameters)
             let page = try await store.withTenant(caller.tenant) {
-                try await $0.webhookAttempts(id: id, after: paging.cursor, limit: paging.limit)
+                try await $0.webhookAttempts(viewer: caller.policy, id: id, after: paging.cursor, limit: paging.limit)
             }
             let headers = paging.headers(
                 path: "/v1/webhooks/\(id.lowercasedString)/attempts", next: page.next, filters: [], from: request.uri.queryParameters)
@@ -79,21 +84,13 @@ extension HeraldAPI {
             let (caller, id) = try webhookRequest(context)
             let body = try await JSONBody.decode(ReplayBody.self, from: request, context: context)
             let since = try field("since") { try Input.since(body.since, now: Date()) }
-            let queued = try await store.withTenant(caller.tenant) { try await $0.replayWebhook(id: id, since: since) }
+            let queued = try await store.withTenant(caller.tenant) { try await $0.replayWebhook(viewer: caller.policy, id: id, since: since) }
             return try JSONBody.response(["queued": queued], status: .accepted)
         }
     }
 
-    private func webhookManager(_ context: APIContext) throws -> Caller {
-        let caller = try context.requireCaller()
-        guard caller.policy.mayManageWebhooks else {
-            throw Problem(.forbidden, "Admins only", detail: "only a tenant admin or a tenant key may manage webhooks")
-        }
-        return caller
-    }
-
     private func webhookRequest(_ context: APIContext) throws -> (Caller, UUID) {
-        let caller = try webhookManager(context)
+        let caller = try context.requireCaller()
         guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no webhook endpoint with this id") }
         return (caller, id)
     }

@@ -12,17 +12,11 @@ extension Console {
             await page {
                 let session = try await requireSession(request)
                 let email = try context.parameters.require("email").lowercased()
-                let policy = AccessPolicy(session.authentication.person)
-                let (person, devices) = try await store.withTenant(session.authentication.tenant) { tenant in
-                    do {
-                        let person = try await tenant.person(email: email)
-                        // Someone the viewer may not see is not found, like someone who does not exist.
-                        guard policy.maySeePerson(person.id) else { throw Self.notFound(session) }
-                        return (person, try await tenant.devices(email: email))
-                    } catch let error as StoreError where error.code == .notFound {
-                        throw Self.notFound(session)
-                    } catch is InputError {
-                        throw Self.notFound(session)
+                let viewer = AccessPolicy(session.authentication.person)
+                // Someone the viewer may not see is not found, like someone who does not exist (the store's rule).
+                let (person, devices) = try await Self.refusingAsPages(session) {
+                    try await store.withTenant(session.authentication.tenant) { tenant in
+                        (try await tenant.person(email: email, viewer: viewer), try await tenant.devices(viewer: viewer, email: email))
                     }
                 }
                 return html(

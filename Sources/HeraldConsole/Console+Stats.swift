@@ -14,10 +14,7 @@ extension Console {
         console.get("stats") { request, _ in
             await page {
                 let session = try await requireSession(request)
-                guard AccessPolicy(session.authentication.person).runsTheTenant else {
-                    throw ConsoleRefusal(
-                        status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may read the tenant's statistics.", session: session)
-                }
+                let viewer = AccessPolicy(session.authentication.person)
                 let period = request.uri.queryParameters.get("since").flatMap { Self.periods.contains($0) ? $0 : nil } ?? "24h"
                 let span = try Input.duration(period, field: "since").timeInterval
                 let bucket: Duration = span <= 2 * 86_400 ? .seconds(3_600) : (span <= 14 * 86_400 ? .seconds(6 * 3_600) : .seconds(86_400))
@@ -25,8 +22,12 @@ extension Console {
                 // Slices start on the hour, so the first one is whole.
                 let since = Date(timeIntervalSince1970: ((now.timeIntervalSince1970 - span) / 3_600).rounded(.down) * 3_600)
                 let tenant = session.authentication.tenant
-                let series = try await store.deliverySeries(tenant: tenant, since: since, bucket: bucket)
-                let totals = try await store.dispatchStats(since: since, tenant: tenant.slug)
+                let (series, totals) = try await Self.refusingAsPages(session) {
+                    (
+                        try await store.deliverySeries(viewer: viewer, tenant: tenant, since: since, bucket: bucket),
+                        try await store.tenantStats(viewer: viewer, tenant: tenant, since: since)
+                    )
+                }
                 let mine = totals.tenants.first { $0.tenant == tenant.slug }
                 let labels = series.map { Self.sliceLabel($0.start, daily: bucket >= .seconds(86_400)) }
 

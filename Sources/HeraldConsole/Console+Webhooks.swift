@@ -11,16 +11,16 @@ extension Console {
         console.get("webhooks") { request, _ in
             await page {
                 let session = try await requireSession(request)
-                guard AccessPolicy(session.authentication.person).mayManageWebhooks else {
-                    throw ConsoleRefusal(
-                        status: .forbidden, heading: "Admins only", detail: "Only a tenant admin may see the tenant's webhooks.", session: session)
-                }
-                let endpoints = try await store.withTenant(session.authentication.tenant) { tenant in
-                    var shown: [(WebhookEndpointRecord, [WebhookAttemptRecord])] = []
-                    for endpoint in try await tenant.webhooks() {
-                        shown.append((endpoint, try await tenant.webhookAttempts(id: endpoint.id, limit: Self.attemptsShown).items))
+                let viewer = AccessPolicy(session.authentication.person)
+                let endpoints = try await Self.refusingAsPages(session) {
+                    try await store.withTenant(session.authentication.tenant) { tenant in
+                        var shown: [(WebhookEndpointRecord, [WebhookAttemptRecord])] = []
+                        for endpoint in try await tenant.webhooks(viewer: viewer) {
+                            shown.append(
+                                (endpoint, try await tenant.webhookAttempts(viewer: viewer, id: endpoint.id, limit: Self.attemptsShown).items))
+                        }
+                        return shown
                     }
-                    return shown
                 }
                 return html(
                     "webhooks",

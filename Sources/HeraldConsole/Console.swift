@@ -69,7 +69,9 @@ public struct Console: Sendable {
             response = self.error(.unprocessableContent, "That filter does not work", error.description, session: nil)
         } catch let error as StoreError where error.code == .notFound {
             response = self.error(.notFound, "Not found", "Nothing here, or nothing you may see.", session: nil)
-        } catch let error as StoreError where error.code == .invalid || error.code == .forbidden {
+        } catch let error as StoreError where error.code == .forbidden {
+            response = self.error(.forbidden, "Not allowed", error.description, session: nil)
+        } catch let error as StoreError where error.code == .invalid {
             response = self.error(.unprocessableContent, "Not possible", error.description, session: nil)
         } catch let error where Store.isUnavailable(error) {
             logger.warning("console: the database is unreachable", metadata: ["error": "\(error)"])
@@ -84,6 +86,21 @@ public struct Console: Sendable {
         }
         for (name, value) in Self.securityHeaders { response.headers[name] = value }
         return response
+    }
+
+    /// Runs `body` for a signed-in page: what the store refuses (the access policy's answers) is
+    /// shown as that page's refusal, with the session's navigation: not found exactly as
+    /// something that does not exist, forbidden as "not allowed".
+    static func refusingAsPages<Result>(_ session: ConsoleSession, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as StoreError where error.code == .notFound {
+            throw notFound(session)
+        } catch is InputError {
+            throw notFound(session)
+        } catch let error as StoreError where error.code == .forbidden {
+            throw ConsoleRefusal(status: .forbidden, heading: "Not allowed", detail: "You may not see this: \(error.description).", session: session)
+        }
     }
 
     /// A rendered page.

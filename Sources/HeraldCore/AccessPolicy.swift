@@ -4,7 +4,7 @@ import Foundation
 /// through the conditions it writes from these rules (HeraldStore's `AccessPolicy+SQL`, pinned
 /// to them by tests), and the API, the console and the CLI ask it directly. What someone may
 /// not see is not found, as if it did not exist; what they may see but not do is forbidden.
-public struct AccessPolicy: Sendable, Equatable {
+public struct AccessPolicy: Sendable, Hashable {
     /// The person asking; nil for the tenant itself (a tenant key acting as itself, or the
     /// operator at the CLI without `--as`).
     public let personID: UUID?
@@ -14,6 +14,12 @@ public struct AccessPolicy: Sendable, Equatable {
     public init(_ person: Person?) {
         personID = person?.id
         isAdmin = person?.isAdmin ?? true
+    }
+
+    /// The policy of a person known by id and standing (nil: the tenant itself).
+    public init(personID: UUID?, isAdmin: Bool) {
+        self.personID = personID
+        self.isAdmin = personID == nil || isAdmin
     }
 
     /// Admins and the tenant itself run the tenant: its people and their devices, its
@@ -27,6 +33,24 @@ public struct AccessPolicy: Sendable, Equatable {
 
     /// Only those who run the tenant set the defaults for everyone who set nothing.
     public var maySetTenantDefaults: Bool { runsTheTenant }
+
+    /// The tenant's delivery statistics (volume, success, latency, paused providers).
+    public var mayReadStatistics: Bool { runsTheTenant }
+
+    /// Moving an activity along (docs/concepts.md): assigning it, approving it and sending it
+    /// back are for the managers of its team and those who run the tenant — never its
+    /// assignee, who asked for the approval; starting and completing it are its assignee's.
+    /// - Parameters:
+    ///   - isAssignee: the asker is the activity's assignee.
+    ///   - role: the asker's role in the activity's team (for `assign`: the team), if any.
+    public func mayAct(_ action: ActivityAction, isAssignee: Bool, role: TeamRole?) -> Bool {
+        let manages = runsTheTenant || role == .manager
+        switch action {
+        case .assign: return manages
+        case .approve, .reject: return manages && !isAssignee
+        case .start, .complete: return isAssignee
+        }
+    }
 
     /// A person's profile and devices: their own, or anyone's for those who run the tenant.
     public func maySeePerson(_ id: UUID) -> Bool {

@@ -1,23 +1,29 @@
+import Foundation
+
 /// The activity state machine of docs/concepts.md, as a pure function of the status, the action
 /// and how the actor relates to the activity. No I/O: the store loads the facts, asks, and
 /// applies the answer.
 public enum ActivityStateMachine {
-    /// How the acting person relates to the activity (or, for `assign`, to the team).
+    /// How the acting person relates to the activity (or, for `assign`, to the team): who
+    /// they are (their `AccessPolicy`, which says who may take which action), whether they are
+    /// its assignee, and their role in its team.
     public struct Actor: Sendable, Hashable {
+        public var policy: AccessPolicy
         /// The person the activity is assigned to.
         public var isAssignee: Bool
-        /// A manager of the activity's team.
-        public var isTeamManager: Bool
-        /// A tenant admin, who may act as a manager of any team.
-        public var isAdmin: Bool
+        /// Their role in the activity's team, if any.
+        public var role: TeamRole?
 
-        public init(isAssignee: Bool = false, isTeamManager: Bool = false, isAdmin: Bool = false) {
+        public init(policy: AccessPolicy, isAssignee: Bool, role: TeamRole?) {
+            self.policy = policy
             self.isAssignee = isAssignee
-            self.isTeamManager = isTeamManager
-            self.isAdmin = isAdmin
+            self.role = role
         }
 
-        var canManage: Bool { isTeamManager || isAdmin }
+        /// Someone of that standing (a tenant admin may act as a manager of any team).
+        public init(isAssignee: Bool = false, isTeamManager: Bool = false, isAdmin: Bool = false) {
+            self.init(policy: AccessPolicy(personID: UUID(), isAdmin: isAdmin), isAssignee: isAssignee, role: isTeamManager ? .manager : nil)
+        }
     }
 
     /// Who is told about an event.
@@ -78,13 +84,7 @@ public enum ActivityStateMachine {
     }
 
     static func permits(_ action: ActivityAction, _ actor: Actor) -> Bool {
-        switch action {
-        case .assign: actor.canManage
-        // The assignee asked for approval (only they may complete): whoever asks never decides,
-        // even as a manager of the team or an admin.
-        case .approve, .reject: actor.canManage && !actor.isAssignee
-        case .start, .complete: actor.isAssignee
-        }
+        actor.policy.mayAct(action, isAssignee: actor.isAssignee, role: actor.role)
     }
 
     /// The event an action raises (each action raises exactly one).

@@ -16,6 +16,19 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND m.role = 'manager'))")
     }
 
+    /// `AccessPolicy.maySeePerson`, for a device `d` (its owner's).
+    mutating func appendInterpolation(deviceVisibleTo policy: AccessPolicy) {
+        guard let person = policy.personID, !policy.runsTheTenant else { return appendLiteral("TRUE") }
+        appendLiteral("d.person_id = ")
+        appendInterpolation(person)
+    }
+
+    /// `AccessPolicy.mayTakePart`, for a participant row `alias` of `conversation_participants`:
+    /// in the conversation now (not left, not removed).
+    mutating func appendInterpolation(takingPart alias: String) {
+        appendLiteral("\(alias).left_at IS NULL")
+    }
+
     /// `AccessPolicy.maySeeNotification`, for a notification `n`.
     mutating func appendInterpolation(notificationVisibleTo policy: AccessPolicy) {
         guard let person = policy.personID, !policy.runsTheTenant else { return appendLiteral("TRUE") }

@@ -44,6 +44,18 @@ public struct DispatchStats: Sendable, Codable, Equatable {
 }
 
 extension Store {
+    /// One tenant's counts since a time (or ever), for `viewer` of that tenant: those who run
+    /// it (`AccessPolicy.mayReadStatistics`); anyone else is forbidden.
+    public func tenantStats(viewer: AccessPolicy, tenant: Tenant, since: Date?) async throws -> DispatchStats {
+        try Self.requireStatisticsReader(viewer)
+        return try await dispatchStats(since: since, tenant: tenant.slug)
+    }
+
+    /// `AccessPolicy.mayReadStatistics`.
+    static func requireStatisticsReader(_ viewer: AccessPolicy) throws {
+        guard viewer.mayReadStatistics else { throw StoreError(.forbidden, "only a tenant admin or a tenant key may read the tenant's statistics") }
+    }
+
     /// Counts across tenants (or one), since a time (or ever). An operator's view: it reads
     /// the queue tables as the dispatcher does and names no person.
     public func dispatchStats(since: Date?, tenant slug: String?) async throws -> DispatchStats {

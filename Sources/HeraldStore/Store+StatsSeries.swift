@@ -20,8 +20,10 @@ public struct DeliveryBucket: Sendable, Equatable {
 
 extension Store {
     /// A tenant's notifications since `since`, in slices of `bucket`, oldest first; slices
-    /// with nothing in them are there too, with zeros.
-    public func deliverySeries(tenant: Tenant, since: Date, bucket: Duration) async throws -> [DeliveryBucket] {
+    /// with nothing in them are there too, with zeros. For those who run the tenant
+    /// (`AccessPolicy.mayReadStatistics`); anyone else is forbidden.
+    public func deliverySeries(viewer: AccessPolicy, tenant: Tenant, since: Date, bucket: Duration) async throws -> [DeliveryBucket] {
+        try Self.requireStatisticsReader(viewer)
         let seconds = bucket.timeInterval
         let rows = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
             try await connection.query(

@@ -35,7 +35,7 @@ extension TenantSession {
         guard let row = rows.first else { throw StoreError(.notFound, "no team \"\(teamSlug)\" in tenant \(tenant.slug)") }
         let team = try Self.team(row)
         let actorRole: TeamRole? = try row.decode(String?.self, column: "actor_role").map(Self.decodeEnum)
-        let relation = ActivityStateMachine.Actor(isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
+        let relation = ActivityStateMachine.Actor(policy: AccessPolicy(actor), isAssignee: false, role: actorRole)
         let transition = try decide(.assign, from: nil, by: relation, actor: actor, activity: nil)
 
         guard try row.decode(UUID?.self, at: 5) != nil else {
@@ -115,8 +115,7 @@ extension TenantSession {
         if let expectedVersion, expectedVersion != activity.version {
             throw StoreError(.stale, "activity \(id.lowercasedString) is at version \(activity.version), not \(expectedVersion); look again")
         }
-        let relation = ActivityStateMachine.Actor(
-            isAssignee: activity.assignee.id == actor.id, isTeamManager: actorRole == .manager, isAdmin: actor.isAdmin)
+        let relation = ActivityStateMachine.Actor(policy: AccessPolicy(actor), isAssignee: activity.assignee.id == actor.id, role: actorRole)
         let transition = try decide(action, from: activity.status, by: relation, actor: actor, activity: activity)
         let policy = try Self.policy(row, column: "policy")
 

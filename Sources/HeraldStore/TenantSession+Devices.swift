@@ -66,16 +66,18 @@ extension TenantSession {
         throw StoreError(.conflict, "the token was registered concurrently; try again")
     }
 
-    /// Logs a token out: it receives nothing until it is registered again.
-    /// - Throws: `StoreError.notFound` when no active device has the token.
+    /// Logs a token out, as `viewer` may (`AccessPolicy.maySeePerson`: their own devices, or
+    /// anyone's for those who run the tenant): it receives nothing until it is registered again.
+    /// - Throws: `StoreError.notFound` when no active device the viewer may see has the token
+    ///   (someone else's is not found, as a token nobody has).
     @discardableResult
-    public func removeDevice(token: String) async throws -> [Device] {
+    public func removeDevice(token: String, viewer: AccessPolicy) async throws -> [Device] {
         let token = try Input.token(token)
         let rows = try await connection.query(
             """
-            UPDATE devices SET removed_at = now(), updated_at = now()
-            WHERE tenant_id = \(tenantID) AND token = \(token) AND removed_at IS NULL
-            RETURNING id
+            UPDATE devices d SET removed_at = now(), updated_at = now()
+            WHERE d.tenant_id = \(tenantID) AND d.token = \(token) AND d.removed_at IS NULL AND \(deviceVisibleTo: viewer)
+            RETURNING d.id
             """)
         guard !rows.isEmpty else {
             throw StoreError(.notFound, "no registered device has token \(TokenDisplay.truncated(token)) in tenant \(tenant.slug)")
@@ -85,14 +87,18 @@ extension TenantSession {
         return removed
     }
 
-    /// Devices of the tenant, or of one person, newest first.
-    public func devices(email: String? = nil) async throws -> [Device] {
-        var ownerFilter: UUID?
-        if let email { ownerFilter = try await person(email: email).id }
+    /// Devices, newest first, as `viewer` may see them (`AccessPolicy.maySeePerson`): of one
+    /// person, or (nil) of everyone the viewer may see (the whole tenant for those who run it,
+    /// their own for anyone else).
+    /// - Throws: `StoreError.notFound` for a person the viewer may not see, exactly as for
+    ///   someone who does not exist.
+    public func devices(viewer: AccessPolicy, email: String? = nil) async throws -> [Device] {
+        var owner: UUID?
+        if let email { owner = try await person(email: email, viewer: viewer).id }
         return try await connection.query(
             """
             SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
-            WHERE d.tenant_id = \(tenantID) AND (\(ownerFilter)::uuid IS NULL OR d.person_id = \(ownerFilter))
+            WHERE d.tenant_id = \(tenantID) AND (\(owner)::uuid IS NULL OR d.person_id = \(owner)) AND \(deviceVisibleTo: viewer)
             ORDER BY p.email, d.created_at DESC
             """
         ).map(device(_:))

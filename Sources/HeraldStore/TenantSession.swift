@@ -52,6 +52,15 @@ public struct TenantSession: Sendable {
         return try Self.person(row)
     }
 
+    /// The person `email` names, as `viewer` may see them (`AccessPolicy.maySeePerson`): someone
+    /// not theirs to see is not found, exactly as someone who does not exist.
+    /// - Throws: `StoreError.notFound`; `InputError` for what is not an email.
+    public func person(email: String, viewer: AccessPolicy) async throws -> Person {
+        let person = try await self.person(email: email)
+        guard viewer.maySeePerson(person.id) else { throw StoreError(.notFound, "no person \(person.email) in tenant \(tenant.slug)") }
+        return person
+    }
+
     /// The person with this id (a credential's person).
     /// - Throws: `StoreError.notFound`.
     public func person(id: UUID) async throws -> Person {

@@ -65,7 +65,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (value, _) = try Input.deviceAddress(token: token, fid: fid)
-            let removed = try await withTenant(tenant) { try await $0.removeDevice(token: value) }
+            let removed = try await withTenant(tenant) { try await $0.removeDevice(token: value, viewer: AccessPolicy(nil)) }
             if options.json { return try printJSON(removed) }
             for device in removed { print("removed \(device.tokenPreview) of \(device.owner.email) (\(device.app.rawValue) app)") }
         }
@@ -79,7 +79,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let devices = try await withTenant(tenant) { try await $0.devices(email: user) }
+            let devices = try await withTenant(tenant) { try await $0.devices(viewer: AccessPolicy(nil), email: user) }
             if options.json { return try printJSON(devices) }
             var table = TextTable("OWNER", "TOKEN OR FID", "KIND", "APP", "PLATFORM", "PROVIDER", "STATE", "LAST SEEN")
             for device in devices {

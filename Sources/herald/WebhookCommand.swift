@@ -29,7 +29,8 @@ struct WebhookCommand: AsyncParsableCommand {
             let description = try description.map { try Input.text($0, field: "description") }
             let secret = WebhookSecret.generate()
             let endpoint = try await withTenant(tenant) {
-                try await $0.createWebhook(url: url, events: filter.patterns, description: description, secret: secret.text)
+                try await $0.createWebhook(
+                    viewer: AccessPolicy(nil), url: url, events: filter.patterns, description: description, secret: secret.text)
             }
             try WebhookOutput.printWithSecret(endpoint, secret: secret, verb: "created", json: options.json)
         }
@@ -42,7 +43,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let endpoints = try await withTenant(tenant) { try await $0.webhooks() }
+            let endpoints = try await withTenant(tenant) { try await $0.webhooks(viewer: AccessPolicy(nil)) }
             if options.json { return try printJSON(endpoints) }
             var table = TextTable("ID", "URL", "EVENTS", "STATE", "CREATED")
             for endpoint in endpoints {
@@ -62,7 +63,7 @@ struct WebhookCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try Input.id(id, field: "webhook")
-            try await withTenant(tenant) { try await $0.removeWebhook(id: id) }
+            try await withTenant(tenant) { try await $0.removeWebhook(viewer: AccessPolicy(nil), id: id) }
             if options.json { return try printJSON(["removed": id.text]) }
             print("removed webhook endpoint \(id.text)")
         }
@@ -80,7 +81,7 @@ struct WebhookCommand: AsyncParsableCommand {
         func run() async throws {
             let id = try Input.id(id, field: "webhook")
             let secret = WebhookSecret.generate()
-            let endpoint = try await withTenant(tenant) { try await $0.rotateWebhookSecret(id: id, secret: secret.text) }
+            let endpoint = try await withTenant(tenant) { try await $0.rotateWebhookSecret(viewer: AccessPolicy(nil), id: id, secret: secret.text) }
             try WebhookOutput.printWithSecret(endpoint, secret: secret, verb: "rotated the secret of", json: options.json)
         }
     }
@@ -96,7 +97,7 @@ struct WebhookCommand: AsyncParsableCommand {
         func run() async throws {
             let id = try Input.id(id, field: "webhook")
             guard (1...200).contains(limit) else { throw InputError("--limit is from 1 to 200") }
-            let page = try await withTenant(tenant) { try await $0.webhookAttempts(id: id, limit: limit) }
+            let page = try await withTenant(tenant) { try await $0.webhookAttempts(viewer: AccessPolicy(nil), id: id, limit: limit) }
             if options.json { return try printJSON(page.items) }
             var table = TextTable("AT", "EVENT", "MESSAGE", "TRY", "STATUS", "MS", "ERROR")
             for attempt in page.items {
@@ -120,7 +121,7 @@ struct WebhookCommand: AsyncParsableCommand {
         func run() async throws {
             let id = try Input.id(id, field: "webhook")
             let since = try Input.since(since, now: Date())
-            let queued = try await withTenant(tenant) { try await $0.replayWebhook(id: id, since: since) }
+            let queued = try await withTenant(tenant) { try await $0.replayWebhook(viewer: AccessPolicy(nil), id: id, since: since) }
             if options.json { return try printJSON(["queued": queued]) }
             print("queued \(queued) event\(queued == 1 ? "" : "s") for \(id.text) again")
         }

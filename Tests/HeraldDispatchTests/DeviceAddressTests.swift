@@ -42,7 +42,9 @@ import Testing
             let entry = try #require(try await harness.history().first)
             let detail = try await harness.store.withTenant(harness.tenant) { try await $0.historyDetail(viewer: "root@acme.test", id: entry.id) }
             #expect(Set(detail.deliveries.map(\.address)) == ["fid", "token"])
-            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
+            let devices = try await harness.store.withTenant(harness.tenant) {
+                try await $0.devices(viewer: AccessPolicy(nil), email: "chidi@acme.test")
+            }
             #expect(devices.first { $0.address == .fid }?.state == "active")
         }
     }
@@ -56,7 +58,9 @@ import Testing
             _ = try await harness.assign()
             let counters = try await harness.drain()
             #expect(counters.deadTokens == 1 && counters.sent == 0)
-            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
+            let devices = try await harness.store.withTenant(harness.tenant) {
+                try await $0.devices(viewer: AccessPolicy(nil), email: "chidi@acme.test")
+            }
             let dead = try #require(devices.first)
             #expect(dead.address == .fid && dead.state == "deactivated")
             #expect(dead.deactivationReason?.contains("UNREGISTERED") == true)
@@ -103,7 +107,7 @@ import Testing
                 UPDATE devices SET last_seen_at = now() - interval '61 days'
                 WHERE token IN ('chidi-old-tablet', 'dana-only-phone')
                 """)
-            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices() }
+            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(viewer: AccessPolicy(nil)) }
             #expect(devices.filter { $0.state == "stale" }.map(\.token).sorted() == ["chidi-old-tablet", "dana-only-phone"])
 
             _ = try await harness.assign(to: "chidi@acme.test")
@@ -147,7 +151,9 @@ import Testing
                 "UPDATE devices SET last_seen_at = now() - interval '271 days' WHERE token = 'chidi-ancient-phone'")
             let removed = try await harness.store.withDispatcherPool(size: 1) { try await $0.removeExpiredDevices() }
             #expect(removed == 1)
-            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
+            let devices = try await harness.store.withTenant(harness.tenant) {
+                try await $0.devices(viewer: AccessPolicy(nil), email: "chidi@acme.test")
+            }
             #expect(devices.first { $0.token == "chidi-ancient-phone" }?.state == "removed")
             #expect(devices.first { $0.token == "chidi-phone-0001" }?.state == "active")
             let (back, outcome) = try await harness.store.withTenant(harness.tenant) {

@@ -53,7 +53,9 @@ import Testing
                     "chidi-phone-0001", "c41d1ab1e70000000000000000000000000000000000000000000000000000b2"
                 ])
 
-            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(email: "chidi@acme.test") }
+            let devices = try await harness.store.withTenant(harness.tenant) {
+                try await $0.devices(viewer: AccessPolicy(nil), email: "chidi@acme.test")
+            }
             let dead = try #require(devices.first { $0.token == "dead-chidi-old-phone" })
             #expect(dead.state == "deactivated")
             #expect(dead.deactivationReason?.contains("UNREGISTERED") == true)

@@ -129,7 +129,9 @@ import Testing
             try await harness.store.pool.query(
                 "UPDATE notifications SET created_at = created_at - interval '25 hours' WHERE kind = 'liveactivity.end'")
             #expect(try await upkeep() == 2)
-            let kept = try await harness.store.withTenant(harness.tenant) { try await $0.devices() }.filter { $0.removedAt == nil }
+            let kept = try await harness.store.withTenant(harness.tenant) { try await $0.devices(viewer: AccessPolicy(nil)) }.filter {
+                $0.removedAt == nil
+            }
             #expect(kept.filter { $0.kind == .liveActivityUpdate }.isEmpty && kept.filter { $0.kind == .liveActivity }.count == 2)
         }
     }

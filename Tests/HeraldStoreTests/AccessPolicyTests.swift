@@ -81,4 +81,72 @@ import Testing
             try await acme.run { try await $0.setPreference(.activityApproved, app: nil, enabled: false, for: nil, by: root) }
         }
     }
+
+    /// `deviceVisibleTo`, in listing and in logging out: a device is found exactly when the
+    /// policy lets the viewer see its owner.
+    @Test func aDeviceIsFoundExactlyWhenThePolicySaysItsOwnerMayBeSeen() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            let owners = ["chidi@acme.test", "dana@acme.test", "alice@acme.test"]
+            try await acme.run { session in
+                for owner in owners {
+                    _ = try await session.registerDevice(
+                        email: owner, token: "token-of-\(owner)", app: .member, platform: .android, provider: .fcm)
+                }
+            }
+            for email in Self.viewers {
+                let viewer = try await acme.run { session -> Person? in
+                    guard let email else { return nil }
+                    return try await session.person(email: email)
+                }
+                let policy = AccessPolicy(viewer)
+                let listed = Set(try await acme.run { try await $0.devices(viewer: policy) }.map(\.owner.email))
+                for owner in owners {
+                    let ownerID = try await acme.run { try await $0.person(email: owner).id }
+                    let allowed = policy.maySeePerson(ownerID)
+                    #expect(listed.contains(owner) == allowed, "\(email ?? "the tenant") listing \(owner)'s")
+                    // Logging it out: done exactly when allowed (then registered again for the next viewer).
+                    let removed: Bool
+                    do {
+                        _ = try await acme.run { try await $0.removeDevice(token: "token-of-\(owner)", viewer: policy) }
+                        removed = true
+                    } catch let error as StoreError where error.code == .notFound {
+                        removed = false
+                    }
+                    #expect(removed == allowed, "\(email ?? "the tenant") logging out \(owner)'s")
+                    if removed {
+                        _ = try await acme.run {
+                            try await $0.registerDevice(email: owner, token: "token-of-\(owner)", app: .member, platform: .android, provider: .fcm)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `takingPart`, for the typing audience: of the readers asked about, exactly those the
+    /// policy says take part now (not who left, not who never did).
+    @Test func theTypingAudienceIsExactlyThoseWhoTakePartNow() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            _ = try await acme.run { try await $0.changeConversation(actor: "dana@acme.test", conversation: group, .leave) }
+            let people = try await acme.run { session in
+                try await ["alice@acme.test", "chidi@acme.test", "dana@acme.test", "erin@acme.test"].asyncMap { try await session.person(email: $0) }
+            }
+            let audience = Set(try await acme.run { try await $0.participants(of: group, among: people.map(\.id)) })
+            for person in people {
+                let participation = try await acme.run { try await $0.participation(of: person, in: group) }
+                #expect(audience.contains(person.id) == AccessPolicy(person).mayTakePart(participation), "\(person.email)")
+            }
+            #expect(audience.count == 2)
+        }
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<Mapped>(_ transform: (Element) async throws -> Mapped) async rethrows -> [Mapped] {
+        var result: [Mapped] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
 }

@@ -26,14 +26,14 @@ import Testing
                 #expect(outcome == .moved(from: first.owner))
                 #expect(moved.id == first.id && moved.owner.email == "dana@acme.test" && moved.app == .manager)
 
-                let removed = try await session.removeDevice(token: token)
+                let removed = try await session.removeDevice(token: token, viewer: AccessPolicy(nil))
                 #expect(removed.map(\.state) == ["removed"])
                 let (back, restored) = try await session.registerDevice(
                     email: "dana@acme.test", token: token, app: .manager, platform: .android, provider: .fcm)
                 #expect(restored == .restored)
                 #expect(back.state == "active")
-                #expect(try await session.devices().count == 1)
-                #expect(try await session.devices(email: "chidi@acme.test").isEmpty)
+                #expect(try await session.devices(viewer: AccessPolicy(nil)).count == 1)
+                #expect(try await session.devices(viewer: AccessPolicy(nil), email: "chidi@acme.test").isEmpty)
             }
         }
     }
@@ -60,7 +60,9 @@ import Testing
     @Test func removingAnUnknownTokenIsNotFound() async throws {
         try await TestDatabase.withStore { store, _ in
             let fixture = try await WorkflowFixture.make(store)
-            let error = await #expect(throws: StoreError.self) { try await fixture.run { try await $0.removeDevice(token: token) } }
+            let error = await #expect(throws: StoreError.self) {
+                try await fixture.run { try await $0.removeDevice(token: token, viewer: AccessPolicy(nil)) }
+            }
             #expect(error?.code == .notFound)
             #expect(error?.description.contains(token) == false)
         }

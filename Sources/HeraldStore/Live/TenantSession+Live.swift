@@ -16,8 +16,8 @@ extension TenantSession {
         guard !readers.isEmpty else { return [] }
         return try await connection.query(
             """
-            SELECT person_id FROM conversation_participants
-            WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation) AND person_id = ANY(\(readers)) AND left_at IS NULL
+            SELECT cp.person_id FROM conversation_participants cp
+            WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(conversation) AND cp.person_id = ANY(\(readers)) AND \(takingPart: "cp")
             """
         ).map { try $0.decode(UUID.self, at: 0) }
     }

@@ -2,8 +2,9 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// A tenant's webhook endpoints (docs/webhooks.md), in its scope. The caller checks the URL, the
-/// patterns and who may manage them (`AccessPolicy.mayManageWebhooks`); the store keeps them.
+/// A tenant's webhook endpoints (docs/webhooks.md), in its scope, for those who may manage them
+/// (`AccessPolicy.mayManageWebhooks`: anyone else is forbidden, before anything is read). The
+/// caller checks the URL and the patterns; the store keeps them.
 extension TenantSession {
     /// At most this many endpoints per tenant.
     public static let maxWebhooks = 20
@@ -12,7 +13,10 @@ extension TenantSession {
 
     /// Registers an endpoint with its (new) secret.
     /// - Throws: `StoreError.conflict` past `maxWebhooks`.
-    public func createWebhook(url: String, events: [String], description: String?, secret: String) async throws -> WebhookEndpointRecord {
+    public func createWebhook(viewer: AccessPolicy, url: String, events: [String], description: String?, secret: String) async throws
+        -> WebhookEndpointRecord
+    {
+        try Self.requireWebhookManager(viewer)
         let count = try await connection.query("SELECT count(*)::int FROM webhook_endpoints WHERE tenant_id = \(tenantID)")
             .single().decode(Int.self, at: 0)
         guard count < Self.maxWebhooks else {
@@ -24,18 +28,20 @@ extension TenantSession {
             INSERT INTO webhook_endpoints (tenant_id, id, url, events, description, secret)
             VALUES (\(tenantID), \(id), \(url), \(events)::text[], \(description), \(secret))
             """)
-        return try await webhook(id: id)
+        return try await webhook(viewer: viewer, id: id)
     }
 
     /// The tenant's endpoints, oldest first.
-    public func webhooks() async throws -> [WebhookEndpointRecord] {
-        try await connection.query(
+    public func webhooks(viewer: AccessPolicy) async throws -> [WebhookEndpointRecord] {
+        try Self.requireWebhookManager(viewer)
+        return try await connection.query(
             "SELECT \(unsafeRaw: Self.webhookColumns) FROM webhook_endpoints w WHERE w.tenant_id = \(tenantID) ORDER BY w.created_at, w.id"
         ).map(Self.webhook)
     }
 
     /// One endpoint. - Throws: `StoreError.notFound` (also for another tenant's).
-    public func webhook(id: UUID) async throws -> WebhookEndpointRecord {
+    public func webhook(viewer: AccessPolicy, id: UUID) async throws -> WebhookEndpointRecord {
+        try Self.requireWebhookManager(viewer)
         let rows = try await connection.query(
             "SELECT \(unsafeRaw: Self.webhookColumns) FROM webhook_endpoints w WHERE w.tenant_id = \(tenantID) AND w.id = \(id)")
         guard let row = rows.first else { throw Self.noWebhook(id) }
@@ -44,7 +50,8 @@ extension TenantSession {
 
     /// Removes an endpoint with its queued messages and its attempts.
     /// - Throws: `StoreError.notFound`.
-    public func removeWebhook(id: UUID) async throws {
+    public func removeWebhook(viewer: AccessPolicy, id: UUID) async throws {
+        try Self.requireWebhookManager(viewer)
         // Locked first: a sender recording an attempt meanwhile waits, then finds it gone.
         let locked = try await connection.query("SELECT id FROM webhook_endpoints WHERE tenant_id = \(tenantID) AND id = \(id) FOR UPDATE")
         guard !locked.isEmpty else { throw Self.noWebhook(id) }
@@ -57,7 +64,8 @@ extension TenantSession {
     /// Makes `secret` the endpoint's; the one it replaces is still signed with for
     /// `previousSecretLife` (the requests carry both signatures meanwhile).
     /// - Throws: `StoreError.notFound`.
-    public func rotateWebhookSecret(id: UUID, secret: String) async throws -> WebhookEndpointRecord {
+    public func rotateWebhookSecret(viewer: AccessPolicy, id: UUID, secret: String) async throws -> WebhookEndpointRecord {
+        try Self.requireWebhookManager(viewer)
         let rows = try await connection.query(
             """
             UPDATE webhook_endpoints SET previous_secret = secret, secret = \(secret),
@@ -65,13 +73,16 @@ extension TenantSession {
             WHERE tenant_id = \(tenantID) AND id = \(id) RETURNING id
             """)
         guard !rows.isEmpty else { throw Self.noWebhook(id) }
-        return try await webhook(id: id)
+        return try await webhook(viewer: viewer, id: id)
     }
 
     /// The endpoint's attempts, newest first, a page at a time.
     /// - Throws: `StoreError.notFound` for an unknown endpoint.
-    public func webhookAttempts(id: UUID, after cursor: PageCursor? = nil, limit: Int = 50) async throws -> Page<WebhookAttemptRecord> {
-        _ = try await webhook(id: id)
+    public func webhookAttempts(viewer: AccessPolicy, id: UUID, after cursor: PageCursor? = nil, limit: Int = 50) async throws -> Page<
+        WebhookAttemptRecord
+    > {
+        try Self.requireWebhookManager(viewer)
+        _ = try await webhook(viewer: viewer, id: id)
         let (at, last) = (cursor?.at, cursor?.id)
         let attempts = try await connection.query(
             """
@@ -95,7 +106,8 @@ extension TenantSession {
     /// disabled endpoint active again (the way to resume one after its backend is fixed).
     /// - Returns: how many messages are queued again.
     /// - Throws: `StoreError.notFound`.
-    public func replayWebhook(id: UUID, since: Date) async throws -> Int {
+    public func replayWebhook(viewer: AccessPolicy, id: UUID, since: Date) async throws -> Int {
+        try Self.requireWebhookManager(viewer)
         let rows = try await connection.query(
             """
             UPDATE webhook_endpoints SET state = 'active', disabled_reason = NULL, disabled_at = NULL, updated_at = now()
@@ -115,6 +127,11 @@ extension TenantSession {
             SELECT count(*)::int FROM again
             """
         ).single().decode(Int.self, at: 0)
+    }
+
+    /// `AccessPolicy.mayManageWebhooks`, asked first by every call here.
+    public static func requireWebhookManager(_ viewer: AccessPolicy) throws {
+        guard viewer.mayManageWebhooks else { throw StoreError(.forbidden, "only a tenant admin or a tenant key may manage webhooks") }
     }
 
     private static func noWebhook(_ id: UUID) -> StoreError {
