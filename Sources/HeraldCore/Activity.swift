@@ -65,6 +65,10 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The events about an activity (every one but a chat message): what templates word and
+    /// webhooks report under these same names.
+    public static let activityEvents: [EventKind] = allCases.filter { $0 != .chatMessage }
+
     /// The `type` value in the push payload's data: `activity_assigned`, `new_message`, ….
     public var payloadType: String {
         switch self {

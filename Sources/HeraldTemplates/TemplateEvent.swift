@@ -1,39 +1,41 @@
 import HeraldCore
 
-/// What a template renders: the activity events (five changes, four reminders) and the two
-/// kinds of chat message.
-public enum TemplateEvent: String, Sendable, CaseIterable, Codable {
-    case activityAssigned = "activity.assigned"
-    case activityStarted = "activity.started"
-    case activityCompletionRequested = "activity.completion_requested"
-    case activityApproved = "activity.approved"
-    case activityRejected = "activity.rejected"
-    case activityApprovalReminder = "activity.approval_reminder"
-    case activityEscalated = "activity.escalated"
-    case activityDeadlineSoon = "activity.deadline_soon"
-    case activityOverdue = "activity.overdue"
-    case chatDirect = "chat.message.direct"
-    case chatGroup = "chat.message.group"
+/// What a template renders: each activity event (`EventKind`, whose names these are), the two
+/// kinds of chat message, the quiet hours' summary and a Live Activity's start.
+public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawRepresentable {
+    /// An activity event's push, under the event's own name (`activity.assigned`).
+    case activity(EventKind)
+    case chatDirect
+    case chatGroup
     /// The one push for the messages quiet hours held back in one conversation.
-    case chatSummary = "chat.summary"
+    case chatSummary
     /// The alert that starts a P0 activity's Live Activity, on the assignee's phone and the
     /// manager's (docs/apps.md): the same words for both.
-    case liveActivityStart = "liveactivity.start"
+    case liveActivityStart
 
-    /// The template for an activity event.
-    public init?(_ event: EventKind) {
-        switch event {
-        case .activityAssigned: self = .activityAssigned
-        case .activityStarted: self = .activityStarted
-        case .activityCompletionRequested: self = .activityCompletionRequested
-        case .activityApproved: self = .activityApproved
-        case .activityRejected: self = .activityRejected
-        case .activityApprovalReminder: self = .activityApprovalReminder
-        case .activityEscalated: self = .activityEscalated
-        case .activityDeadlineSoon: self = .activityDeadlineSoon
-        case .activityOverdue: self = .activityOverdue
-        case .chatMessage: return nil
+    public static let allCases: [TemplateEvent] =
+        EventKind.activityEvents.map(Self.activity) + [.chatDirect, .chatGroup, .chatSummary, .liveActivityStart]
+
+    /// The template's name: the event's, or one of the chat's and Live Activities' own.
+    public var rawValue: String {
+        switch self {
+        case .activity(let event): event.rawValue
+        case .chatDirect: "chat.message.direct"
+        case .chatGroup: "chat.message.group"
+        case .chatSummary: "chat.summary"
+        case .liveActivityStart: "liveactivity.start"
         }
+    }
+
+    public init?(rawValue: String) {
+        guard let found = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = found
+    }
+
+    /// The template for an activity event (a chat message's depends on the conversation).
+    public init?(_ event: EventKind) {
+        guard event != .chatMessage else { return nil }
+        self = .activity(event)
     }
 
     public var isChat: Bool { self == .chatDirect || self == .chatGroup || self == .chatSummary }

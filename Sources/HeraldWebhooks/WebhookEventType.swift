@@ -1,41 +1,50 @@
 import HeraldCore
 
-/// What a tenant's backend can be told of (docs/webhooks.md): every activity event, the chat's
-/// messages, reads and changes, what became of each notification, and dead tokens.
-public enum WebhookEventType: String, Sendable, CaseIterable, Codable {
-    case activityAssigned = "activity.assigned"
-    case activityStarted = "activity.started"
-    case activityCompletionRequested = "activity.completion_requested"
-    case activityApproved = "activity.approved"
-    case activityRejected = "activity.rejected"
-    case activityApprovalReminder = "activity.approval_reminder"
-    case activityEscalated = "activity.escalated"
-    case activityDeadlineSoon = "activity.deadline_soon"
-    case activityOverdue = "activity.overdue"
-    case messageCreated = "message.created"
-    case messageRead = "message.read"
-    case conversationUpdated = "conversation.updated"
-    case notificationSent = "notification.sent"
-    case notificationFailed = "notification.failed"
-    case notificationDeferred = "notification.deferred"
-    case notificationSuperseded = "notification.superseded"
-    case notificationSuppressed = "notification.suppressed"
-    case deviceDeactivated = "device.deactivated"
+/// What a tenant's backend can be told of (docs/webhooks.md): every activity event (`EventKind`,
+/// under its own name), the chat's messages, reads and changes, what became of each
+/// notification, and dead tokens.
+public enum WebhookEventType: Hashable, Sendable, CaseIterable, Codable, RawRepresentable {
+    /// An activity event, under the event's own name (`activity.approved`).
+    case activity(EventKind)
+    case messageCreated
+    case messageRead
+    case conversationUpdated
+    case notificationSent
+    case notificationFailed
+    case notificationDeferred
+    case notificationSuperseded
+    case notificationSuppressed
+    case deviceDeactivated
 
-    /// The webhook event of an activity event (a chat message is `message.created`).
-    public init(_ event: EventKind) {
-        switch event {
-        case .activityAssigned: self = .activityAssigned
-        case .activityStarted: self = .activityStarted
-        case .activityCompletionRequested: self = .activityCompletionRequested
-        case .activityApproved: self = .activityApproved
-        case .activityRejected: self = .activityRejected
-        case .activityApprovalReminder: self = .activityApprovalReminder
-        case .activityEscalated: self = .activityEscalated
-        case .activityDeadlineSoon: self = .activityDeadlineSoon
-        case .activityOverdue: self = .activityOverdue
-        case .chatMessage: self = .messageCreated
+    public static let allCases: [WebhookEventType] =
+        EventKind.activityEvents.map(Self.activity) + [
+            .messageCreated, .messageRead, .conversationUpdated, .notificationSent, .notificationFailed, .notificationDeferred,
+            .notificationSuperseded, .notificationSuppressed, .deviceDeactivated
+        ]
+
+    public var rawValue: String {
+        switch self {
+        case .activity(let event): event.rawValue
+        case .messageCreated: "message.created"
+        case .messageRead: "message.read"
+        case .conversationUpdated: "conversation.updated"
+        case .notificationSent: "notification.sent"
+        case .notificationFailed: "notification.failed"
+        case .notificationDeferred: "notification.deferred"
+        case .notificationSuperseded: "notification.superseded"
+        case .notificationSuppressed: "notification.suppressed"
+        case .deviceDeactivated: "device.deactivated"
         }
+    }
+
+    public init?(rawValue: String) {
+        guard let found = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = found
+    }
+
+    /// The webhook event of an event (a chat message is `message.created`).
+    public init(_ event: EventKind) {
+        self = event == .chatMessage ? .messageCreated : .activity(event)
     }
 }
 

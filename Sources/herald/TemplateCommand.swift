@@ -110,17 +110,18 @@ struct TemplateCommand: AsyncParsableCommand {
                         sender: "Alice Moreau", group: event == .chatDirect ? nil : group, isGroup: event != .chatDirect, text: text,
                         count: event == .chatSummary ? 3 : nil))
             } else {
-                let memberActs: Swift.Set<TemplateEvent> = [
+                let memberActs: Swift.Set<EventKind> = [
                     .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon,
                     .activityOverdue
                 ]
                 let occurredAt = Date(timeIntervalSince1970: 1_795_303_800)
                 let activity = TemplateVariables.Activity(
                     name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor",
-                    actor: memberActs.contains(event) ? "Chidi Okafor" : "Alice Moreau",
+                    actor: memberActs.contains { .activity($0) == event } ? "Chidi Okafor" : "Alice Moreau",
                     team: "Field Ops", priority: priority, deadline: LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .gmt),
-                    occurredAt: occurredAt, reason: event == .activityRejected ? "needs tests" : nil,
-                    waitingSince: event == .activityApprovalReminder || event == .activityEscalated ? occurredAt.addingTimeInterval(-7200) : nil)
+                    occurredAt: occurredAt, reason: event == .activity(.activityRejected) ? "needs tests" : nil,
+                    waitingSince: event == .activity(.activityApprovalReminder) || event == .activity(.activityEscalated)
+                        ? occurredAt.addingTimeInterval(-7200) : nil)
                 message = resolved.template.render(activity, for: .init(locale: locale, timeZone: timeZone))
             }
             if options.json {

@@ -53,11 +53,11 @@ import Testing
     /// optional parts; a parse error names the line and the problem in words.
     @Test func aTemplateThatRendersEmptyOrDoesNotParseIsRefusedInWords() throws {
         let emptyForP2 = #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityAssigned, source: "T\n---\n{{#isP0}}URGENT {{name}}{{/isP0}}")
+            try MessageTemplate(event: .activity(.activityAssigned), source: "T\n---\n{{#isP0}}URGENT {{name}}{{/isP0}}")
         }
         #expect(emptyForP2?.description == "the body renders empty for a p1 activity with a reason and a group name")
         let unclosed = #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityAssigned, source: "Title\n---\nfirst line\n{{#isP0}}never closed")
+            try MessageTemplate(event: .activity(.activityAssigned), source: "Title\n---\nfirst line\n{{#isP0}}never closed")
         }
         #expect(unclosed?.description == "the template does not parse: line 4 (the body): a section is opened and never closed")
         #expect(unclosed?.description.contains("Mustache") == false)

@@ -16,41 +16,43 @@ import Testing
     }
 
     static let english: [TemplateEvent: String] = [
-        .activityAssigned: "Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.",
-        .activityStarted: "Nov 21, 2026 - Chidi Okafor has started activity with deadline Nov 28, 2026 for Ship v2.",
-        .activityCompletionRequested: "Nov 21, 2026 - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Ship v2.",
-        .activityApproved: "Nov 21, 2026 - Alice Moreau has approved your activity: Ship v2.",
-        .activityRejected: "Nov 21, 2026 - Alice Moreau has sent back your activity: Ship v2.",
-        .activityApprovalReminder:
+        .activity(.activityAssigned): "Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.",
+        .activity(.activityStarted): "Nov 21, 2026 - Chidi Okafor has started activity with deadline Nov 28, 2026 for Ship v2.",
+        .activity(.activityCompletionRequested): "Nov 21, 2026 - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Ship v2.",
+        .activity(.activityApproved): "Nov 21, 2026 - Alice Moreau has approved your activity: Ship v2.",
+        .activity(.activityRejected): "Nov 21, 2026 - Alice Moreau has sent back your activity: Ship v2.",
+        .activity(.activityApprovalReminder):
             "Nov 21, 2026 - Chidi Okafor is still waiting for your approval of Ship v2 (deadline Nov 28, 2026), since Nov 21, 2026, 08:30.",
-        .activityEscalated:
+        .activity(.activityEscalated):
             "Nov 21, 2026 - Ship v2 in Field Ops has waited for approval by Alice Moreau since Nov 21, 2026, 08:30; Chidi Okafor completed it.",
-        .activityDeadlineSoon: "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
-        .activityOverdue: "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
+        .activity(.activityDeadlineSoon): "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
+        .activity(.activityOverdue): "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
         .liveActivityStart: "Chidi Okafor has it (Field Ops), deadline Nov 28, 2026. Follow it on the lock screen."
     ]
 
     static let englishTitles: [TemplateEvent: String] = [
-        .activityApprovalReminder: "Approval Reminder", .activityEscalated: "Activity Escalated", .activityDeadlineSoon: "Deadline Today",
-        .activityOverdue: "Activity Overdue", .liveActivityStart: "P0: Ship v2"
+        .activity(.activityApprovalReminder): "Approval Reminder", .activity(.activityEscalated): "Activity Escalated",
+        .activity(.activityDeadlineSoon): "Deadline Today",
+        .activity(.activityOverdue): "Activity Overdue", .liveActivityStart: "P0: Ship v2"
     ]
     static let germanTitles: [TemplateEvent: String] = [
-        .activityApprovalReminder: "Erinnerung: Genehmigung", .activityEscalated: "Aktivität eskaliert", .activityDeadlineSoon: "Frist heute",
-        .activityOverdue: "Aktivität überfällig", .liveActivityStart: "P0: Ship v2"
+        .activity(.activityApprovalReminder): "Erinnerung: Genehmigung", .activity(.activityEscalated): "Aktivität eskaliert",
+        .activity(.activityDeadlineSoon): "Frist heute",
+        .activity(.activityOverdue): "Aktivität überfällig", .liveActivityStart: "P0: Ship v2"
     ]
 
     static let german: [TemplateEvent: String] = [
-        .activityAssigned: "21. Nov. 2026 - Alice Moreau hat dir eine neue Aktivität mit Frist 28. Nov. 2026 zugewiesen: Ship v2.",
-        .activityStarted: "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 begonnen.",
-        .activityCompletionRequested: "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 abgeschlossen.",
-        .activityApproved: "21. Nov. 2026 - Alice Moreau hat deine Aktivität genehmigt: Ship v2.",
-        .activityRejected: "21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.",
-        .activityApprovalReminder:
+        .activity(.activityAssigned): "21. Nov. 2026 - Alice Moreau hat dir eine neue Aktivität mit Frist 28. Nov. 2026 zugewiesen: Ship v2.",
+        .activity(.activityStarted): "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 begonnen.",
+        .activity(.activityCompletionRequested): "21. Nov. 2026 - Chidi Okafor hat die Aktivität Ship v2 mit Frist 28. Nov. 2026 abgeschlossen.",
+        .activity(.activityApproved): "21. Nov. 2026 - Alice Moreau hat deine Aktivität genehmigt: Ship v2.",
+        .activity(.activityRejected): "21. Nov. 2026 - Alice Moreau hat deine Aktivität zurückgegeben: Ship v2.",
+        .activity(.activityApprovalReminder):
             "21. Nov. 2026 - Chidi Okafor wartet seit 21. Nov. 2026, 09:30 auf deine Genehmigung für Ship v2 (Frist 28. Nov. 2026).",
-        .activityEscalated:
+        .activity(.activityEscalated):
             "21. Nov. 2026 - Ship v2 in Field Ops wartet seit 21. Nov. 2026, 09:30 auf die Genehmigung durch Alice Moreau; Chidi Okafor hat sie abgeschlossen.",
-        .activityDeadlineSoon: "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
-        .activityOverdue: "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
+        .activity(.activityDeadlineSoon): "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
+        .activity(.activityOverdue): "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
         .liveActivityStart: "Chidi Okafor bearbeitet sie (Field Ops), Frist 28. Nov. 2026. Auf dem Sperrbildschirm verfolgen."
     ]
 
@@ -75,7 +77,7 @@ import Testing
     }
 
     @Test func theP0PrefixIsTheTriangleP0TriangleThenTheDate() async throws {
-        let template = try await Self.catalog.template(for: .activityAssigned, locale: "en", tenant: nil)
+        let template = try await Self.catalog.template(for: .activity(.activityAssigned), locale: "en", tenant: nil)
         let body = template.render(Self.activity(.p0), for: .init()).body
         #expect(Array(body.unicodeScalars.prefix(4)) == ["\u{1F53B}", "P", "0", "\u{1F53B}"])
         #expect(body.dropFirst(4).hasPrefix("Nov 21, 2026"))
@@ -86,13 +88,13 @@ import Testing
 
     @Test func anEventLateInTheEveningIsTomorrowInTokyo() async throws {
         let lateUTC = Date(timeIntervalSince1970: 1_795_303_800)  // 2026-11-21 23:30 UTC
-        let template = try await Self.catalog.template(for: .activityApproved, locale: "en", tenant: nil)
+        let template = try await Self.catalog.template(for: .activity(.activityApproved), locale: "en", tenant: nil)
         let tokyo = template.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Asia/Tokyo"))
         let london = template.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Europe/London"))
         #expect(tokyo.body.hasPrefix("Nov 22, 2026 - "))
         #expect(london.body.hasPrefix("Nov 21, 2026 - "))
         // The deadline is a calendar date: the same day in every zone.
-        let assigned = try await Self.catalog.template(for: .activityAssigned, locale: "en", tenant: nil)
+        let assigned = try await Self.catalog.template(for: .activity(.activityAssigned), locale: "en", tenant: nil)
         let honolulu = assigned.render(Self.activity(.p1, at: lateUTC), for: .init(locale: "en", timeZone: "Pacific/Honolulu"))
         #expect(honolulu.body == "Nov 21, 2026 - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Ship v2.")
     }
@@ -101,7 +103,7 @@ import Testing
         var activity = Self.activity(.p1)
         activity.name = "Tom & Jerry <3 \"quoted\" 'single'"
         activity.manager = "O'Brien & <Sons>"
-        let template = try await Self.catalog.template(for: .activityApproved, locale: "en", tenant: nil)
+        let template = try await Self.catalog.template(for: .activity(.activityApproved), locale: "en", tenant: nil)
         #expect(
             template.render(activity, for: .init()).body
                 == "Nov 21, 2026 - O'Brien & <Sons> has approved your activity: Tom & Jerry <3 \"quoted\" 'single'.")
@@ -149,9 +151,9 @@ import Testing
         // German has no direct-chat file: English serves it.
         let direct = try await Self.catalog.template(for: .chatDirect, locale: "de-AT", tenant: nil)
         #expect(direct.source.hasPrefix("{{sender}}"))
-        let approved = try await Self.catalog.template(for: .activityApproved, locale: "de-AT", tenant: nil)
+        let approved = try await Self.catalog.template(for: .activity(.activityApproved), locale: "de-AT", tenant: nil)
         #expect(approved.render(Self.activity(.p1), for: .init(locale: "de-AT")).title == "Aktivitäts-Update")
-        let japanese = try await Self.catalog.template(for: .activityApproved, locale: "ja", tenant: nil)
+        let japanese = try await Self.catalog.template(for: .activity(.activityApproved), locale: "ja", tenant: nil)
         #expect(japanese.render(Self.activity(.p1), for: .init(locale: "ja")).title == "Activity Update")
     }
 

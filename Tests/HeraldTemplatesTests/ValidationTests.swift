@@ -7,20 +7,20 @@ import Testing
 @Suite struct ValidationTests {
     @Test func anUnknownVariableIsRefusedByName() {
         let error = #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityAssigned, source: "Hi\n---\n{{varaible}} did {{name}}")
+            try MessageTemplate(event: .activity(.activityAssigned), source: "Hi\n---\n{{varaible}} did {{name}}")
         }
         #expect(error?.description.contains("{{varaible}}") == true)
     }
 
     @Test func unknownVariablesInsideSectionsAreFoundToo() {
         #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityAssigned, source: "Hi\n---\n{{#isP0}}{{urgentText}}{{/isP0}}{{name}}")
+            try MessageTemplate(event: .activity(.activityAssigned), source: "Hi\n---\n{{#isP0}}{{urgentText}}{{/isP0}}{{name}}")
         }
         #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityAssigned, source: "Hi\n---\n{{^isP0}}{{calm}}{{/isP0}}{{name}}")
+            try MessageTemplate(event: .activity(.activityAssigned), source: "Hi\n---\n{{^isP0}}{{calm}}{{/isP0}}{{name}}")
         }
         // Chat variables are not activity variables.
-        #expect(throws: InputError.self) { try MessageTemplate(event: .activityAssigned, source: "{{sender}}\n---\n{{text}}") }
+        #expect(throws: InputError.self) { try MessageTemplate(event: .activity(.activityAssigned), source: "{{sender}}\n---\n{{text}}") }
     }
 
     @Test(arguments: [
@@ -31,13 +31,13 @@ import Testing
         ("Title\n---\n", "body renders empty")
     ])
     func brokenTemplatesAreRefused(source: String, message: String) {
-        let error = #expect(throws: InputError.self) { try MessageTemplate(event: .activityApproved, source: source) }
+        let error = #expect(throws: InputError.self) { try MessageTemplate(event: .activity(.activityApproved), source: source) }
         #expect(error?.description.contains(message) == true, "\(error?.description ?? "")")
     }
 
     @Test func aGoodOverrideRendersAndKeepsItsSource() throws {
         let source = "Heads up\r\n---\r\n{{#isP0}}URGENT {{/isP0}}{{manager}} approved {{name}} ({{priority}}) on {{date}}"
-        let template = try MessageTemplate(event: .activityApproved, source: source)
+        let template = try MessageTemplate(event: .activity(.activityApproved), source: source)
         #expect(template.source == source)
         let activity = TemplateVariables.Activity(
             name: "Ship v2", manager: "Alice", member: "Chidi", actor: "Alice", team: "Ops", priority: .p0,
@@ -48,7 +48,7 @@ import Testing
 
     @Test func oversizedSourcesAreRefused() {
         #expect(throws: InputError.self) {
-            try MessageTemplate(event: .activityApproved, source: "T\n---\n" + String(repeating: "x", count: 5000))
+            try MessageTemplate(event: .activity(.activityApproved), source: "T\n---\n" + String(repeating: "x", count: 5000))
         }
     }
 

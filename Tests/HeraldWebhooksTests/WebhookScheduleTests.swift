@@ -28,13 +28,15 @@ import Testing
     @Test func patternsNameTypesFamiliesOrEverything() throws {
         let filter = try WebhookEventFilter(commaSeparated: "activity.*, message.created,notification.failed,activity.*")
         #expect(filter.patterns == ["activity.*", "message.created", "notification.failed"])
-        #expect(filter.matches(.activityApproved) && filter.matches(.activityOverdue) && filter.matches(.messageCreated))
+        #expect(filter.matches(.activity(.activityApproved)) && filter.matches(.activity(.activityOverdue)) && filter.matches(.messageCreated))
         #expect(!filter.matches(.messageRead) && !filter.matches(.notificationSent) && !filter.matches(.deviceDeactivated))
         let everything = try WebhookEventFilter(["*"])
         #expect(WebhookEventType.allCases.allSatisfy(everything.matches))
         for bad in [[], ["activity"], ["activities.*"], ["message.deleted"], [" "], Array(repeating: "x", count: 1)] {
             #expect(throws: InputError.self, "\(bad)") { try WebhookEventFilter(bad) }
         }
-        #expect(WebhookEventType(.chatMessage) == .messageCreated && WebhookEventType(.activityEscalated) == .activityEscalated)
+        #expect(WebhookEventType(.chatMessage) == .messageCreated && WebhookEventType(.activityEscalated) == .activity(.activityEscalated))
+        // Every activity event under its own name, and nothing else under an activity's.
+        #expect(WebhookEventType.allCases.filter { $0.rawValue.hasPrefix("activity.") }.map(\.rawValue) == EventKind.activityEvents.map(\.rawValue))
     }
 }
