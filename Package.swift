@@ -112,6 +112,7 @@ let package = Package(
         .target(
             name: "HeraldEmulator",
             dependencies: [
+                .product(name: "Logging", package: "swift-log"),
                 "HeraldHTTP",
                 "HeraldPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -178,6 +179,7 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: [
+                "HeraldCore",
                 "HeraldCluster",
                 "HeraldDispatch",
                 "HeraldHTTP",
@@ -193,6 +195,7 @@ let package = Package(
         .target(
             name: "HeraldAPI",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 "HeraldLoops",
                 "HeraldCore",
                 "HeraldMetrics",
@@ -234,6 +237,7 @@ let package = Package(
         .target(
             name: "HeraldBench",
             dependencies: [
+                "HeraldPush",
                 "HeraldRuntime",
                 "HeraldCore",
                 "HeraldDispatch",
@@ -264,9 +268,7 @@ let package = Package(
                 "HeraldDispatch",
                 "HeraldMetrics",
                 "HeraldWebhooks",
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
             ]
@@ -278,7 +280,7 @@ let package = Package(
         // Shared by the test targets only: a throwaway database per test.
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldCluster", "HeraldPostgres", "HeraldStore"],
+            dependencies: [.product(name: "Logging", package: "swift-log"), "HeraldCluster", "HeraldPostgres", "HeraldStore"],
             path: "Tests/HeraldTestSupport"
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
@@ -289,20 +291,21 @@ let package = Package(
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [
+                "HeraldCore", "HeraldTemplates", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
                 "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")
             ]
         ),
-        .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldTemplates", "HeraldTesting"]),
+        .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldCore", "HeraldTemplates", "HeraldTesting"]),
         .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
+                "HeraldPostgres",
                 "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldTestSupport", "HeraldTesting", "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+                .product(name: "NIOCore", package: "swift-nio")
             ]
         ),
         .testTarget(
@@ -317,6 +320,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
+                "HeraldTemplates",
                 "HeraldPush",
                 "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -325,20 +329,22 @@ let package = Package(
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport", "HeraldTesting"]),
         .testTarget(
-            name: "HeraldStoreTests", dependencies: ["HeraldCluster", "HeraldCore", "HeraldRuntime", "HeraldStore", "HeraldTestSupport"]),
+            name: "HeraldStoreTests",
+            dependencies: ["HeraldPostgres", "HeraldTemplates", "HeraldCluster", "HeraldCore", "HeraldRuntime", "HeraldStore", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldDispatchTests",
             dependencies: [
+                "HeraldCore", "HeraldPostgres", "HeraldTemplates",
                 "HeraldCluster", "HeraldDispatch", "HeraldLoops", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime",
                 "HeraldTestSupport", "HeraldWebhooks",
                 "HeraldTesting",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto")
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .testTarget(
             name: "HeraldCLITests",
             dependencies: [
+                "HeraldCore", "HeraldPostgres",
                 "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting",
                 .product(name: "Crypto", package: "swift-crypto")
             ])
