@@ -90,7 +90,8 @@ public struct Console: Sendable {
 
     /// Runs `body` for a signed-in page: what the store refuses (the access policy's answers) is
     /// shown as that page's refusal, with the session's navigation: not found exactly as
-    /// something that does not exist, forbidden as "not allowed".
+    /// something that does not exist; forbidden as "Admins only" (what the console's pages
+    /// forbid, only those who run the tenant may see).
     static func refusingAsPages<Result>(_ session: ConsoleSession, _ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
@@ -99,7 +100,7 @@ public struct Console: Sendable {
         } catch is InputError {
             throw notFound(session)
         } catch let error as StoreError where error.code == .forbidden {
-            throw ConsoleRefusal(status: .forbidden, heading: "Not allowed", detail: "You may not see this: \(error.description).", session: session)
+            throw ConsoleRefusal(status: .forbidden, heading: "Admins only", detail: "Not for you: \(error.description).", session: session)
         }
     }
 

@@ -11,7 +11,7 @@ import Testing
 
 /// The console's pages answer as the API does, from the same store calls: what a viewer may
 /// not see is "Not found" exactly as what does not exist; what only those who run the tenant
-/// may see is "Not allowed" to others. (A member asking for another person's page answered
+/// may see is "Admins only" to others. (A member asking for another person's page answered
 /// as for nobody already; the webhooks and stats pages checked the rule themselves.)
 @Suite struct ConsoleAccessTests {
     struct Page {
@@ -71,7 +71,7 @@ import Testing
             for path in ["/console/webhooks", "/console/stats"] {
                 for credential in [dana, alice] {
                     let page = try await open(credential, path)
-                    #expect(page.status == 403 && page.body.contains("Not allowed"), "\(path)")
+                    #expect(page.status == 403 && page.body.contains("Admins only"), "\(path)")
                 }
                 #expect(try await open(ada, path).status == 200, "\(path)")
                 #expect(try await open(rival, path).status == 200, "\(path)")
