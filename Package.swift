@@ -191,12 +191,26 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ]
         ),
-        // The HTTP API of `herald serve` (docs/api.md): routes, authentication, problem documents.
+        // The live channel (docs/live-protocol.md) apart from its connections: the hub and its state
+        // machine, the rounds that read the feed, presence, each socket's decisions and frames.
+        .target(
+            name: "HeraldLive",
+            dependencies: [
+                "HeraldCore",
+                "HeraldLoops",
+                "HeraldStore",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+            ]
+        ),
+        // The HTTP API of `herald serve` (docs/api.md): routes, authentication, problem documents,
+        // and the live channel's WebSocket upgrade and frame codec.
         .target(
             name: "HeraldAPI",
             dependencies: [
+                "HeraldLive",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                "HeraldLoops",
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldStore",
@@ -212,8 +226,6 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log")
             ],
@@ -264,6 +276,7 @@ let package = Package(
                 "HeraldTemplates",
                 "HeraldEmulator",
                 "HeraldHTTP",
+                "HeraldLive",
                 "HeraldPush",
                 "HeraldDispatch",
                 "HeraldMetrics",
@@ -286,6 +299,7 @@ let package = Package(
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"]),
         .testTarget(name: "HeraldLoopsTests", dependencies: ["HeraldLoops", "HeraldTesting"]),
+        .testTarget(name: "HeraldLiveTests", dependencies: ["HeraldLive", "HeraldCore", "HeraldStore", "HeraldTesting"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore"]),
         .testTarget(
@@ -301,7 +315,8 @@ let package = Package(
             name: "HeraldAPITests",
             dependencies: [
                 "HeraldPostgres",
-                "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldTestSupport", "HeraldTesting", "HeraldWebhooks",
+                "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldLive", "HeraldTestSupport", "HeraldTesting",
+                "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -187,6 +187,26 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
+async def offline(person, timeout=60):
+    """Waits until `person` (of the demo) holds no socket anywhere: an earlier test's may still be closing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, answer = rest("GET", A, f"/v1/people/{person}/presence", TOKENS["alice"])
+        if status == 200 and not answer["online"]:
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{person} still online after {timeout} s")
+
+
+async def presence_entry(socket, person, online, timeout=WAIT):
+    """The entry for `person` in the next presence frame that says they are (or are not) online."""
+    def entry(frame):
+        if frame["type"] != "presence":
+            return None
+        return next((p for p in frame["people"] if p["person"] == person and p["online"] == online), None)
+    return entry(await socket.until(lambda f: entry(f) is not None, timeout=timeout))
+
+
 def is_message_in(conversation):
     return lambda frame: frame["type"] == "message" and frame["conversation"] == conversation and not frame["message"]["isSystem"]
 
@@ -307,9 +327,10 @@ class LiveChannelTests(unittest.TestCase):
     def test_presence_typing_and_the_presence_endpoint(self):
         async def scenario():
             conversation = group("erin", "carol")
+            await offline("erin@demo.test")
             alice = await Socket.open(A, "alice")
             erin = await Socket.open(B, "erin")
-            frame = await alice.until(lambda f: f["type"] == "presence" and f["person"] == "erin@demo.test" and f["online"])
+            frame = await presence_entry(alice, "erin@demo.test", True)
             self.assertIsNone(frame["lastSeen"])
             status, presence = rest("GET", A, "/v1/people/erin@demo.test/presence", TOKENS["alice"])
             self.assertEqual((status, presence["online"]), (200, True))
@@ -317,13 +338,43 @@ class LiveChannelTests(unittest.TestCase):
             typing = await alice.until(lambda f: f["type"] == "typing")
             self.assertEqual((typing["conversation"], typing["person"]), (conversation, "erin@demo.test"))
             await erin.close()
-            frame = await alice.until(lambda f: f["type"] == "presence" and f["person"] == "erin@demo.test" and not f["online"])
+            frame = await presence_entry(alice, "erin@demo.test", False)
             self.assertIsNotNone(frame["lastSeen"])
             status, presence = rest("GET", B, "/v1/people/erin@demo.test/presence", TOKENS["alice"])
             self.assertEqual((status, presence["online"]), (200, False))
             self.assertIn("lastSeen", presence)
             status, _ = rest("GET", A, "/v1/people/nobody@demo.test/presence", TOKENS["alice"])
             self.assertEqual(status, 404)
+            await alice.close()
+
+        run(scenario())
+
+    def test_presence_subscriptions_and_the_batch_endpoint(self):
+        async def scenario():
+            await offline("dave@demo.test")
+            alice = await Socket.open(A, "alice")
+            await alice.send({"type": "presence.subscribe", "people": ["dave@demo.test", "nobody@demo.test", "mallory@rival.test"]})
+            error = await alice.until(lambda f: f["type"] == "error")
+            self.assertEqual(error["code"], "not_found")
+            self.assertIn("nobody@demo.test", error["detail"])
+            self.assertIn("mallory@rival.test", error["detail"])
+            answer = await alice.until(lambda f: f["type"] == "presence")
+            self.assertEqual([(p["person"], p["online"]) for p in answer["people"]], [("dave@demo.test", False)])
+            self.assertIn("lastSeen", answer["people"][0])
+            dave = await Socket.open(B, "dave")
+            await presence_entry(alice, "dave@demo.test", True)
+            # Too many: refused, and the last list stays.
+            await alice.send({"type": "presence.subscribe", "people": [f"p{n}@demo.test" for n in range(101)]})
+            error = await alice.until(lambda f: f["type"] == "error")
+            self.assertEqual(error["code"], "too_many")
+            await dave.close()
+            await presence_entry(alice, "dave@demo.test", False)
+            status, answer = rest("GET", A, "/v1/presence?people=dave@demo.test,nobody@demo.test,erin@demo.test", TOKENS["alice"])
+            self.assertEqual(status, 200, answer)
+            self.assertEqual([p["person"] for p in answer["people"]], ["dave@demo.test", "erin@demo.test"])
+            self.assertEqual(answer["unknown"], ["nobody@demo.test"])
+            status, answer = rest("GET", A, "/v1/presence?people=" + ",".join(f"p{n}@demo.test" for n in range(101)), TOKENS["alice"])
+            self.assertEqual(status, 422, answer)
             await alice.close()
 
         run(scenario())
@@ -689,13 +740,12 @@ class ServerDeathTests(unittest.TestCase):
             conversation = group("carol", "dave")
             alice = await Socket.open(A, "alice")
             carol = await Socket.open(B, "carol")
-            await alice.until(lambda f: f["type"] == "presence" and f["person"] == "carol@demo.test" and f["online"])
+            await presence_entry(alice, "carol@demo.test", True)
             first = post(conversation, "before the crash")
             cursor = (await carol.until(is_message_in(conversation)))["cursor"]
             os.kill(int(os.environ["LIVE_B_PID"]), signal.SIGKILL)
             missed = post(conversation, "while carol's server is dead")
-            frame = await alice.until(
-                lambda f: f["type"] == "presence" and f["person"] == "carol@demo.test" and not f["online"], timeout=60)
+            frame = await presence_entry(alice, "carol@demo.test", False, timeout=60)
             self.assertIsNotNone(frame["lastSeen"])
             carol = await Socket.open(A, "carol", after=cursor)
             got = await carol.until(is_message_in(conversation))

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldLive
 import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2

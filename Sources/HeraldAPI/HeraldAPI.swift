@@ -1,3 +1,4 @@
+import HeraldLive
 import HeraldStore
 import HeraldWebhooks
 import Hummingbird

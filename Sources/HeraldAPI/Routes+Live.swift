@@ -1,9 +1,54 @@
 import Foundation
 import HeraldCore
+import HeraldLive
 import HeraldStore
 import Hummingbird
 
 extension HeraldAPI {
+    struct PersonPresenceAnswer: Encodable {
+        let person: String
+        let online: Bool
+        let lastSeen: Date?
+
+        init(_ presence: PersonPresence) {
+            person = presence.email
+            online = presence.presence.online
+            lastSeen = presence.presence.lastSeen
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(person, forKey: .person)
+            try container.encode(online, forKey: .online)
+            try container.encode(lastSeen, forKey: .lastSeen)
+        }
+
+        enum CodingKeys: String, CodingKey { case person, online, lastSeen }
+    }
+
+    struct PresenceListAnswer: Encodable {
+        let people: [PersonPresenceAnswer]
+        let unknown: [String]
+    }
+
+    /// `GET /v1/presence`'s `people`: names separated by commas, at least one and at most
+    /// `PresenceFollowing.maxAsked` once repeats are dropped.
+    static func presenceNames(_ text: String?) throws -> [String] {
+        var names: [String] = []
+        var seen: Set<String> = []
+        for part in (text ?? "").split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty, seen.insert(name.lowercased()).inserted { names.append(name) }
+        }
+        guard !names.isEmpty, names.count <= PresenceFollowing.maxAsked else {
+            throw Problem(
+                .unprocessableContent, "Invalid fields",
+                detail: names.isEmpty ? "people names nobody" : "people names \(names.count) people; at most \(PresenceFollowing.maxAsked) at once",
+                errors: [.init(field: "people", detail: "1 to \(PresenceFollowing.maxAsked) emails or ids, separated by commas")])
+        }
+        return names
+    }
+
     struct TicketAnswer: Encodable {
         let ticket: String
         let expiresAt: Date
@@ -52,6 +97,13 @@ extension HeraldAPI {
                 try await $0.createLiveTicket(credential: caller.credentialID, person: person)
             }
             return try JSONBody.response(TicketAnswer(ticket: ticket, expiresAt: expiresAt), status: .created, headers: [.cacheControl: "no-store"])
+        }
+
+        group.get("presence") { request, context in
+            let (caller, viewer) = try Self.person(context)
+            let named = try Self.presenceNames(request.uri.queryParameters.get("people"))
+            let found = try await store.withTenant(caller.tenant) { try await $0.presence(of: named, viewer: viewer) }
+            return try JSONBody.response(PresenceListAnswer(people: found.people.map(PersonPresenceAnswer.init), unknown: found.unknown))
         }
 
         group.get("people/:email/presence") { _, context in

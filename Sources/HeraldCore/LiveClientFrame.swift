@@ -10,6 +10,9 @@ public enum LiveClientFrame: Sendable, Equatable {
     case typing(conversation: UUID)
     /// The app came to the foreground (true) or went to the background.
     case foreground(Bool)
+    /// The people the socket follows besides its conversations (each an id or an email, at most
+    /// `PresenceFollowing.maxSubscriptions`, no repeats): the whole list, replacing the last.
+    case subscribePresence([String])
 
     /// Why a frame was refused: the `error` frame's `code` and `detail`.
     public struct Refusal: Error, Sendable, Equatable {
@@ -71,13 +74,41 @@ public enum LiveClientFrame: Sendable, Equatable {
             case nil: return .failure(Refusal("invalid_frame", "foreground needs value: true or false"))
             case let other?: return .failure(Refusal("invalid_frame", "value must be true or false (not \(other.kind))"))
             }
+        case "presence.subscribe":
+            return people(fields["people"])
         default:
             return .failure(
                 Refusal(
                     "unknown_type",
                     "no frame type \(String(String.UnicodeScalarView(type.unicodeScalars.prefix(40)))); "
-                        + "send ping, viewing, received, read, typing or foreground"))
+                        + "send ping, viewing, received, read, typing, foreground or presence.subscribe"))
         }
+    }
+
+    /// `presence.subscribe`'s list: strings (an id or an email each), at most
+    /// `PresenceFollowing.maxSubscriptions` once repeats are dropped.
+    private static func people(_ field: JSONNode?) -> Result<LiveClientFrame, Refusal> {
+        guard case .array(let items)? = field else {
+            return .failure(
+                Refusal("invalid_frame", "presence.subscribe needs people: a list of ids or emails (not \(field?.kind ?? "missing"))"))
+        }
+        var people: [String] = []
+        var seen: Set<String> = []
+        for item in items {
+            guard case .string(let text) = item else {
+                return .failure(Refusal("invalid_frame", "people holds ids or emails, as strings (not \(item.kind))"))
+            }
+            let key = text.lowercased()
+            if seen.insert(key).inserted { people.append(text) }
+        }
+        guard people.count <= PresenceFollowing.maxSubscriptions else {
+            return .failure(
+                Refusal(
+                    "too_many",
+                    "a socket follows at most \(PresenceFollowing.maxSubscriptions) people by subscription (\(people.count) named); "
+                        + "the last list stays"))
+        }
+        return .success(.subscribePresence(people))
     }
 
     /// A number as it was sent, another value by its kind.

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldStore
 
 /// A frame the live channel sends (docs/live-protocol.md), encoded as the API encodes its objects.
-enum LiveFrame {
+public enum LiveFrame {
     struct Hello: Encodable {
         let type = "hello"
         let person: String
@@ -53,19 +53,39 @@ enum LiveFrame {
 
     struct Presence: Encodable {
         let type = "presence"
+        let people: [PresenceEntry]
+
+        init(_ people: [PresenceEntry]) {
+            self.people = people
+        }
+    }
+
+    /// One person in a `presence` frame: `lastSeen` is written even when null.
+    struct PresenceEntry: Encodable {
         let person: String
         let online: Bool
         let lastSeen: Date?
 
+        init(_ change: LivePresenceChange) {
+            person = change.email
+            online = change.online
+            lastSeen = change.lastSeen
+        }
+
+        init(_ presence: PersonPresence) {
+            person = presence.email
+            online = presence.presence.online
+            lastSeen = presence.presence.lastSeen
+        }
+
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(type, forKey: .type)
             try container.encode(person, forKey: .person)
             try container.encode(online, forKey: .online)
             try container.encode(lastSeen, forKey: .lastSeen)
         }
 
-        enum CodingKeys: String, CodingKey { case type, person, online, lastSeen }
+        enum CodingKeys: String, CodingKey { case person, online, lastSeen }
     }
 
     struct Typing: Encodable {
@@ -89,17 +109,19 @@ enum LiveFrame {
         let type = "pong"
     }
 
+    static let encoder = HeraldJSONEncoder()
+
     /// The frame's text.
     static func text(_ frame: some Encodable) -> String {
-        guard let data = try? JSONBody.encoder.encode(frame) else { return #"{"type":"error","code":"internal","detail":"unencodable"}"# }
+        guard let data = try? encoder.encode(frame) else { return #"{"type":"error","code":"internal","detail":"unencodable"}"# }
         return String(decoding: data, as: UTF8.self)
     }
 
     /// A cursor as clients see it: opaque text.
-    static func cursor(_ position: Int64) -> String { String(position) }
+    public static func cursor(_ position: Int64) -> String { String(position) }
 
     /// The position a client's cursor names, if it is one.
-    static func position(_ cursor: String) -> Int64? {
+    public static func position(_ cursor: String) -> Int64? {
         guard cursor.unicodeScalars.count <= 19, cursor.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
         return Int64(cursor)
     }

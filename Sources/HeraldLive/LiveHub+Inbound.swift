@@ -5,7 +5,7 @@ import HeraldStore
 extension LiveHub {
     /// What an app sends (docs/live-protocol.md): each frame checked as the REST API checks the same
     /// request; a refusal is an `error` frame and the socket stays open.
-    func receive(_ text: String, from socket: LiveSocket) async {
+    public func receive(_ text: String, from socket: LiveSocket) async {
         switch LiveClientFrame.parse(text) {
         case .failure(let refusal):
             refuse(socket, refusal)
@@ -32,15 +32,13 @@ extension LiveHub {
             socket.send(LiveFrame.text(LiveFrame.Pong()))
             metrics.sent("pong")
         case .viewing(let conversation):
-            let before = socket.viewing
             if let conversation {
                 try await store.withTenant(socket.tenant) {
                     try await $0.setLiveViewing(person, conversation: conversation, seconds: Self.viewingSeconds)
                 }
             }
-            socket.setViewing(conversation)
-            if let before, before != conversation, !sockets(of: person.id).contains(where: { $0.viewing == before }) {
-                try await store.withTenant(socket.tenant) { try await $0.setLiveViewing(person, conversation: before, seconds: nil) }
+            if let left = machine.withLock({ $0.view(socket.id, conversation) }) {
+                try await store.withTenant(socket.tenant) { try await $0.setLiveViewing(person, conversation: left, seconds: nil) }
             }
         case .received(let conversation, let sequence):
             _ = try await store.withTenant(socket.tenant) {
@@ -56,7 +54,7 @@ extension LiveHub {
             guard typingThrottle.withLock({ $0.admit(key, at: .now) }) else { return }
             try await store.withTenant(socket.tenant) { try await $0.announceTyping(person, in: conversation) }
         case .foreground(let value):
-            socket.setForeground(value)
+            machine.withLock { $0.foreground(socket.id, value) }
             // A socket for one phone: while its app is in the foreground, chat pushes to that
             // phone are skipped (reason live); others of the person still get theirs.
             if let device = socket.device {
@@ -64,10 +62,13 @@ extension LiveHub {
                     try await $0.setLiveForeground(value, device: device, of: person, server: server)
                 }
             }
+        case .subscribePresence(let people):
+            try await subscribe(socket, to: people)
         }
     }
 
-    func refuse(_ socket: LiveSocket, _ refusal: LiveClientFrame.Refusal) {
+    /// An `error` frame for what the app sent.
+    public func refuse(_ socket: LiveSocket, _ refusal: LiveClientFrame.Refusal) {
         socket.send(LiveFrame.text(LiveFrame.Failure(code: refusal.code, detail: refusal.detail)))
         metrics.sent("error")
     }

@@ -29,7 +29,7 @@ extension LiveHub: Service {
         let store = background
         try await store.stampLiveServer(server)
         let head = try await store.liveHead()
-        registry.withLock { $0.cursor = head }
+        machine.withLock { $0.start(at: head) }
         let listener = LiveListener(store: store, logger: logger)
         let (sequencerWakes, sequencerWake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await withGracefulShutdownHandler {
@@ -48,7 +48,7 @@ extension LiveHub: Service {
                         case .pending: sequencerWake.yield()
                         case .feed: self.wake()
                         case .presence(let change):
-                            self.registry.withLock { $0.presenceHeard.append(change) }
+                            self.machine.withLock { $0.heard(change) }
                             self.presenceHeardWake.wake()
                         case .typing(let typing): await self.typing(typing)
                         case .connected:
@@ -72,22 +72,11 @@ extension LiveHub: Service {
                     await self.failures.rounds.forEach(self.roundWake.wakes) { try await self.round() }
                 }
                 group.addTask {
-                    var tick = 0
                     while !self.isStopping {
                         do { try await Task.sleep(for: .seconds(1)) } catch { break }
-                        tick += 1
-                        self.beat(second: tick)
+                        await self.second(store: store)
                         // Hints can be lost (a reconnect); the tables are read anyway.
                         sequencerWake.yield()
-                        self.wake()
-                        // A recording that failed is tried again.
-                        self.presenceWake.wake()
-                        if tick % 2 == 0 { await self.closeRevoked(full: tick % Self.fullCheckEvery == 2) }
-                        if tick % 5 == 0 {
-                            await self.upkeep()
-                            self.trimIfChurned()
-                        }
-                        if tick % 60 == 0 { _ = try? await store.pruneLive(olderThan: self.settings.retention) }
                     }
                 }
                 // The first loop to end (the ticker at a shutdown, any of them when the task is
@@ -106,39 +95,41 @@ extension LiveHub: Service {
         do { try await store.leaveLive(server: server) } catch { logger.warning("cannot remove presence", metadata: ["error": "\(error)"]) }
     }
 
-    var isStopping: Bool { registry.withLock { $0.stopping } }
+    var isStopping: Bool { machine.withLock { $0.stopping } }
 
-    /// Every how many seconds (a multiple of 2) the credentials of all sockets are checked in
-    /// full; in between, only those that ended since the last check are read.
-    static let fullCheckEvery = 60
     /// How far back each check reaches before the last one (seconds).
     static let credentialsCheckMargin: TimeInterval = 5
 
-    /// The heartbeat, one sweep a second for every socket: each is pinged once every
-    /// `settings.heartbeat` seconds, in the second its id falls on (so the pings of many sockets
-    /// spread over the interval), and closed (4408) at the heartbeat after a ping it left
-    /// unanswered. One loop instead of a sleeping task a socket.
-    func beat(second: Int) {
-        let interval = UInt64(max(1, settings.heartbeat))
-        let phase = UInt64(second) % interval
-        let due = registry.withLock { registry in registry.sockets.values.filter { $0.id % interval == phase } }
-        for socket in due { socket.beat() }
+    /// One second of the hub (`LiveStateMachine.second`): the heartbeat of the sockets whose
+    /// second it is (a ping, or the close when the last ping went unanswered), the `presence`
+    /// frames the batching held back, and the upkeep that is due. One loop instead of a
+    /// sleeping task a socket.
+    func second(store: Store) async {
+        let tick = machine.withLock { $0.second(now: Date()) }
+        for socket in tick.beating { socket.beat() }
+        send(tick.presence)
+        wake()
+        // A recording that failed is tried again.
+        presenceWake.wake()
+        if tick.checkCredentials { await closeRevoked(full: tick.fullCredentialsCheck) }
+        if tick.fullCredentialsCheck { await recheckSubscriptions() }
+        if tick.upkeep { await upkeep() }
+        if tick.trim { trim() }
+        if tick.prune { _ = try? await store.pruneLive(olderThan: settings.retention) }
     }
 
     /// Closes every socket with 1001 and ends the loops.
     func stop() {
-        let sockets = registry.withLock { registry -> [LiveSocket] in
-            registry.stopping = true
-            return Array(registry.sockets.values)
+        for socket in machine.withLock({ $0.stop() }) {
+            socket.close(code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor")
         }
-        for socket in sockets { socket.close(code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor") }
     }
 
     /// After `stop`: waits (at most `limit`) for the sockets' closes to go out and their
     /// connections to end, since no task holds a socket and the process may exit after this.
     private func socketsEnded(within limit: Duration) async {
         let deadline = ContinuousClock.now + limit
-        while registry.withLock({ !$0.sockets.isEmpty }), ContinuousClock.now < deadline {
+        while machine.withLock({ !$0.members.isEmpty }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -147,19 +138,11 @@ extension LiveHub: Service {
     /// since back to the system: each socket's upgrade leaves short-lived allocations between
     /// the long-lived ones, and glibc keeps the freed pages between them otherwise (measured:
     /// 200 MB taken for 68 MB in use after 2,000 sockets opened at once).
-    func trimIfChurned() {
-        let churned = registry.withLock { registry -> Bool in
-            guard registry.churn >= Self.trimAfterChurn else { return false }
-            registry.churn = 0
-            return true
-        }
+    private func trim() {
         #if os(Linux)
-            if churned { _ = mallocTrim(0) }
+            _ = mallocTrim(0)
         #endif
     }
-
-    /// How many sockets opening or closing make `trimIfChurned` hand memory back.
-    static let trimAfterChurn = 1_000
 
     /// Stamps this server, takes dead servers' people offline, renews `viewing`.
     private func upkeep() async {
@@ -171,8 +154,7 @@ extension LiveHub: Service {
             if Task.isCancelled { return }
             failures.upkeep.failed(error)
         }
-        for socket in sockets {
-            guard let conversation = socket.viewing else { continue }
+        for (socket, conversation) in machine.withLock({ $0.viewed }) {
             try? await background.withTenant(socket.tenant) {
                 try await $0.setLiveViewing(socket.person, conversation: conversation, seconds: Self.viewingSeconds)
             }
@@ -182,8 +164,8 @@ extension LiveHub: Service {
     /// Closes, within seconds, the sockets of credentials revoked or expired since they opened, and
     /// those of console sessions signed out or expired:
     /// a call asks for what ended since the last (`credentialsEnded`); a `full` one (the first,
-    /// then every `fullCheckEvery` seconds) for the standing of every credential held, which
-    /// also finds those removed outright.
+    /// then every `LiveStateMachine.fullCheckEvery` seconds) for the standing of every credential
+    /// held, which also finds those removed outright, and checks every presence subscription again.
     private func closeRevoked(full: Bool) async {
         let all = sockets
         guard !all.isEmpty else { return }

@@ -4,78 +4,84 @@ import HeraldStore
 
 extension LiveHub {
     /// Records the presence of the people whose first socket here opened or last one closed
-    /// since the last time: whatever happened in between, what counts is whether they hold a
-    /// socket here now, so a socket that closes and comes back before this runs changes
-    /// nothing. One transaction for all of them; on failure they are tried again at the next
-    /// wake (every second). While the server stops, nobody is recorded offline one by one:
-    /// the server's leaving takes them all.
+    /// since the last time (`LiveStateMachine.presenceToRecord`). One transaction for all of
+    /// them; on failure they are tried again at the next wake (every second).
     func recordPresence() async throws {
-        let (online, offline) = registry.withLock { registry -> ([LivePersonKey], [LivePersonKey]) in
-            var online: [LivePersonKey] = []
-            var offline: [LivePersonKey] = []
-            for key in registry.presenceDirty {
-                let here = registry.byPerson[key.person] != nil
-                if here, !registry.presenceRecorded.contains(key) {
-                    online.append(key)
-                } else if !here, registry.presenceRecorded.contains(key), !registry.stopping {
-                    offline.append(key)
-                }
-            }
-            registry.presenceDirty = []
-            return (online, offline)
-        }
+        let (online, offline) = machine.withLock { $0.presenceToRecord() }
         guard !online.isEmpty || !offline.isEmpty else { return }
         do {
             let changes = try await background.liveRecordPresence(server: server, online: online, offline: offline)
-            registry.withLock { registry in
-                registry.presenceRecorded.formUnion(online)
-                registry.presenceRecorded.subtract(offline)
-            }
+            machine.withLock { $0.presenceRecorded(online: online, offline: offline) }
             metrics.presenceChanges.increment(by: changes.count)
         } catch {
-            registry.withLock { $0.presenceDirty.formUnion(online + offline) }
+            machine.withLock { $0.presenceNotRecorded(online: online, offline: offline) }
             throw error
         }
     }
 
     /// The presence changes heard from every server (this one's included) since the last time,
-    /// to the local sockets of those who may see them: one query a tenant for all of them, and
-    /// each socket's frames in one write. A tenant whose query fails is skipped (its changes are
-    /// not told again: presence frames are hints, `GET …/presence` is the truth); the failure is
-    /// thrown once every tenant was tried.
+    /// to the local sockets that follow each person (`PresenceFollowing`): one query a tenant
+    /// finds who shares a small conversation with them; the subscriptions are the machine's.
+    /// A tenant whose query fails is skipped (its changes are not told again: presence frames
+    /// are hints, `GET /v1/presence` is the truth); the failure is thrown once every tenant was tried.
     func tellPresence() async throws {
-        let heard = registry.withLock { registry -> [LivePresenceChange] in
-            defer { registry.presenceHeard = [] }
-            return registry.presenceHeard.filter(\.shown)
-        }
+        let heard = machine.withLock { $0.presenceToTell() }
         guard !heard.isEmpty else { return }
-        let local = sockets
         var failure: (any Error)?
         for (tenantID, changes) in Dictionary(grouping: heard, by: \.tenant) {
-            let sockets = local.filter { $0.tenant.id == tenantID }
-            guard let tenant = sockets.first?.tenant else { continue }
-            let byPerson = Dictionary(grouping: sockets, by: \.person.id)
+            let (readers, tenant) = machine.withLock { ($0.people(inTenant: tenantID), $0.tenant(tenantID)) }
+            guard let tenant, !readers.isEmpty else { continue }
             do {
-                let audiences = try await background.withTenant(tenant) { session in
-                    try await session.presenceAudiences(of: changes.map(\.person), among: Array(byPerson.keys))
+                let followers = try await background.withTenant(tenant) { session in
+                    try await session.presenceFollowers(of: changes.map(\.person), among: readers)
                 }
-                var frames: [UInt64: (socket: LiveSocket, texts: [String])] = [:]
-                for change in changes {
-                    let text = LiveFrame.text(LiveFrame.Presence(person: change.email, online: change.online, lastSeen: change.lastSeen))
-                    for reader in audiences[change.person] ?? [] {
-                        for socket in byPerson[reader] ?? [] {
-                            frames[socket.id, default: (socket, [])].texts.append(text)
-                        }
-                    }
-                }
-                for (socket, texts) in frames.values {
-                    socket.send(texts)
-                    metrics.sent("presence", count: texts.count)
-                }
+                send(machine.withLock { $0.tell(changes, followers: followers, now: Date()) })
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
+    }
+
+    /// Writes `presence` frames.
+    func send(_ frames: [LiveStateMachine<LiveSocket>.PresenceFrame]) {
+        for frame in frames {
+            frame.socket.send(LiveFrame.text(LiveFrame.Presence(frame.changes.map(LiveFrame.PresenceEntry.init))))
+            metrics.sent("presence")
+        }
+    }
+
+    /// `presence.subscribe`: the socket follows the people named that its person may see, from
+    /// now on instead of those it followed; anyone else is named in an `error` frame. The answer
+    /// is a `presence` frame with their state now.
+    func subscribe(_ socket: LiveSocket, to named: [String]) async throws {
+        let found = try await store.withTenant(socket.tenant) { try await $0.presence(of: named, viewer: socket.person) }
+        machine.withLock { $0.subscribe(socket.id, to: Set(found.people.map(\.person))) }
+        if !found.unknown.isEmpty {
+            refuse(
+                socket,
+                .init(
+                    "not_found",
+                    "left out, as nobody \(socket.person.email) may see the presence of: " + found.unknown.prefix(10).joined(separator: ", ")
+                        + (found.unknown.count > 10 ? " and \(found.unknown.count - 10) more" : "")))
+        }
+        socket.send(LiveFrame.text(LiveFrame.Presence(found.people.map(LiveFrame.PresenceEntry.init))))
+        metrics.sent("presence")
+    }
+
+    /// Every subscription checked again against the access policy (the full credentials check
+    /// calls it): someone the subscriber may no longer see (a team left) is no longer followed.
+    func recheckSubscriptions() async {
+        let held = machine.withLock { $0.subscriptionsHeld }
+        for (tenant, subscriptions) in held {
+            let pairs = subscriptions.flatMap { held in held.people.map { (subscriber: held.subscriber, person: $0) } }
+            guard let visible = try? await background.withTenant(tenant, { try await $0.presenceVisible(pairs) }) else { continue }
+            machine.withLock { machine in
+                for held in subscriptions {
+                    let gone = held.people.filter { !visible.contains(PresencePair(subscriber: held.subscriber, person: $0)) }
+                    if !gone.isEmpty { machine.unfollow(held.id, gone) }
+                }
+            }
+        }
     }
 }

@@ -13,30 +13,24 @@ extension LiveHub {
     /// a time, so a socket is given every position up to the head exactly once: by its
     /// catch-up, or by the rounds after it joined.
     func round() async throws {
-        // No socket here, nothing to do: one that registers wakes the loop itself, and is
+        // No socket here, nothing to do: one that registers asks for a round itself, and is
         // caught up from its own cursor.
-        guard registry.withLock({ !$0.sockets.isEmpty }) else { return }
+        guard let round = machine.withLock({ $0.round() }) else { return }
         let head = try await background.liveHead()
-        let (cursor, joined, joining) = registry.withLock { registry in
-            (registry.cursor, registry.joinedView(), registry.joining.compactMap { registry.sockets[$0] })
-        }
-        if head > cursor {
-            for sockets in joined.values {
-                try await deliver(tenant: sockets.tenant, to: sockets.people, after: cursor, through: head)
+        if head > round.cursor {
+            for sockets in round.joined.values {
+                try await deliver(tenant: sockets.tenant, to: sockets.people, after: round.cursor, through: head)
             }
         }
         // Joining sockets are caught up together (a reconnect storm is a few queries, not one a
         // socket): a batch reads from its lowest cursor, and each socket takes only the rows
         // after its own (`LiveSocket.deliver`); cursors far apart go in separate batches.
-        for batch in Self.catchUpBatches(joining.filter { $0.position < head }) {
+        for batch in Self.catchUpBatches(round.joining.filter { $0.position < head }) {
             try await deliver(
                 tenant: batch[0].tenant, to: Dictionary(grouping: batch, by: \.person.id), after: batch[0].position, through: head)
         }
-        for socket in joining { socket.advance(to: head) }
-        registry.withLock { registry in
-            for socket in joining { registry.join(socket.id) }
-            registry.cursor = max(registry.cursor, head)
-        }
+        for socket in round.joining { socket.advance(to: head) }
+        machine.withLock { $0.roundEnded(head: head, caughtUp: round.joining.map(\.id)) }
     }
 
     /// The rows after `after` up to `through` for `people` (their sockets by person), each to

@@ -103,34 +103,29 @@ extension PostgresQuery.StringInterpolation {
         }
     }
 
-    /// `AccessPolicy.maySeePresence`, of `subject` for `reader`, in this tenant: themselves,
-    /// or one of `subject`'s presence audience.
+    /// `AccessPolicy.maySeePresence`, of `subject` for `reader`, in this tenant: themselves, or
+    /// someone who shares a team with them, or takes part in a conversation with them now. The
+    /// one statement of the rule in SQL; an index lookup per team or conversation of `subject`,
+    /// whatever the size of the teams.
     mutating func appendInterpolation(presenceOf subject: PersonTerm, visibleTo reader: PersonTerm) {
         appendLiteral("(")
         append(subject)
         appendLiteral(" = ")
         append(reader)
-        appendLiteral(" OR ")
-        append(reader)
-        appendLiteral(" IN (")
-        appendInterpolation(presenceAudienceOf: subject)
-        appendLiteral("))")
-    }
-
-    /// The people besides themselves who may see `subject`'s presence (`AccessPolicy.maySeePresence`),
-    /// in this tenant, as a query of one column, `person_id`: those sharing a team with them, and
-    /// those taking part in a conversation with them now. The one statement of the rule: the
-    /// test for one reader above and the fan-out of many changes (`presenceAudiences`) use it.
-    mutating func appendInterpolation(presenceAudienceOf subject: PersonTerm) {
         appendLiteral(
-            "SELECT tb.person_id FROM team_members ta JOIN team_members tb ON tb.tenant_id = ta.tenant_id AND tb.team_id = ta.team_id"
+            " OR EXISTS (SELECT FROM team_members ta JOIN team_members tb ON tb.tenant_id = ta.tenant_id AND tb.team_id = ta.team_id"
                 + " WHERE ta.tenant_id = herald_current_tenant() AND ta.person_id = ")
         append(subject)
+        appendLiteral(" AND tb.person_id = ")
+        append(reader)
         appendLiteral(
-            " UNION SELECT cb.person_id FROM conversation_participants ca JOIN conversation_participants cb"
+            ") OR EXISTS (SELECT FROM conversation_participants ca JOIN conversation_participants cb"
                 + " ON cb.tenant_id = ca.tenant_id AND cb.conversation_id = ca.conversation_id AND cb.left_at IS NULL"
                 + " WHERE ca.tenant_id = herald_current_tenant() AND ca.left_at IS NULL AND ca.person_id = ")
         append(subject)
+        appendLiteral(" AND cb.person_id = ")
+        append(reader)
+        appendLiteral("))")
     }
 
     /// `AccessPolicy.mayTakePart`, for a conversation `c` and a person.

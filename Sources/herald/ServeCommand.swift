@@ -3,6 +3,7 @@ import Foundation
 import HeraldAPI
 import HeraldConsole
 import HeraldCore
+import HeraldLive
 import HeraldMetrics
 import HeraldRuntime
 import HeraldStore

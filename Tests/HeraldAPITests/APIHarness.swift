@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldHTTP
+import HeraldLive
 import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting

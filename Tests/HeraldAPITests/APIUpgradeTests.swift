@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldLive
 import HeraldTestSupport
 import Testing
 

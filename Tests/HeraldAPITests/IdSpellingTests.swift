@@ -5,6 +5,7 @@ import HeraldTestSupport
 import Testing
 
 @testable import HeraldAPI
+@testable import HeraldLive
 @testable import HeraldWebhooks
 
 /// Every id Herald writes is a UUID in lower case (RFC 9562), whichever way it leaves: the

@@ -2,7 +2,7 @@ import HeraldTestSupport
 import HeraldTesting
 import Testing
 
-@testable import HeraldAPI
+@testable import HeraldLive
 @testable import HeraldStore
 
 /// The live channel's loops (the sequencer, rounds, presence, upkeep, credentials, typing)

@@ -195,24 +195,67 @@ import Testing
             #expect(try await store.liveRecordPresence(server: server, online: keys, offline: []).isEmpty, "recorded already")
             let offline = try await store.liveRecordPresence(server: server, online: [], offline: Array(keys.prefix(2)))
             #expect(Set(offline.map(\.person)) == Set(ids.prefix(2)) && offline.allSatisfy { !$0.online && $0.lastSeen != nil })
-            // Each subject's audience among the readers is exactly who the one-reader rule lets see them.
-            let audiences = try await acme.run { try await $0.presenceAudiences(of: ids, among: ids) }
+            // Each pair, the batch lookup and the one-person lookup agree on who may see whom.
+            var pairs: [(subscriber: UUID, person: UUID)] = []
+            for reader in ids { for subject in ids { pairs.append((reader, subject)) } }
+            let visible = try await acme.run { try await $0.presenceVisible(pairs) }
             for subject in emails {
                 for reader in emails where reader != subject {
                     let viewer = try #require(people[reader])
-                    let visible: Bool
+                    let one: Bool
                     do {
                         _ = try await acme.run { try await $0.presence(of: subject, viewer: viewer) }
-                        visible = true
+                        one = true
                     } catch let error as StoreError where error.code == .notFound {
-                        visible = false
+                        one = false
                     }
-                    let listed = audiences[try #require(people[subject]).id]?.contains(viewer.id) ?? false
-                    #expect(listed == visible, "\(reader) seeing \(subject)")
+                    let subjectID = try #require(people[subject]).id
+                    #expect(visible.contains(PresencePair(subscriber: viewer.id, person: subjectID)) == one, "\(reader) seeing \(subject)")
+                    let batch = try await acme.run { try await $0.presence(of: [subject, subjectID.uuidString], viewer: viewer) }
+                    #expect(batch.people.map(\.person) == (one ? [subjectID] : []), "\(reader) seeing \(subject), by email and by id once")
+                    #expect(batch.unknown == (one ? [] : [subject, subjectID.uuidString]))
                 }
-                #expect(!(audiences[try #require(people[subject]).id]?.contains(try #require(people[subject]).id) ?? false), "not to themselves")
             }
-            #expect(audiences.values.contains { !$0.isEmpty }, "the fixture's people share teams")
+            #expect(visible.contains { $0.subscriber != $0.person }, "the fixture's people share teams")
+        }
+    }
+
+    /// Who follows whom by conversation: the other participants of conversations of at most
+    /// `PresenceFollowing.smallConversation` people, whatever the teams; nobody through a larger one.
+    @Test func peopleFollowEachOtherOnlyInSmallConversations() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let acme = try await WorkflowFixture.make(store)
+            var everyone: [UUID] = []
+            for email in ["alice@acme.test", "chidi@acme.test", "dana@acme.test", "erin@acme.test"] {
+                everyone.append(try await acme.run { try await $0.person(email: email) }.id)
+            }
+            let (alice, chidi, dana) = (everyone[0], everyone[1], everyone[2])
+            #expect(try await acme.run { try await $0.presenceFollowers(of: everyone, among: everyone) }.isEmpty, "a team alone follows nobody")
+            _ = try await acme.run {
+                try await $0.createConversation(actor: "alice@acme.test", with: ["chidi@acme.test"], name: nil, photoURL: nil, team: nil)
+            }
+            var extra: [String] = []
+            try await acme.run { session in
+                for n in 1...98 {
+                    let email = "extra\(n)@acme.test"
+                    _ = try await session.addPerson(email: email, name: "Extra \(n)")
+                    _ = try await session.setMembership(team: "ops", email: email, role: .member)
+                    extra.append(email)
+                }
+            }
+            // 101 people: too many to follow each other.
+            let allHands = try await acme.run {
+                try await $0.createConversation(
+                    actor: "dana@acme.test", with: ["alice@acme.test", "chidi@acme.test"] + extra, name: "All hands", photoURL: nil, team: "ops")
+            }
+            var followers = try await acme.run { try await $0.presenceFollowers(of: everyone, among: everyone) }
+            #expect(Set(followers[alice] ?? []) == [chidi] && Set(followers[chidi] ?? []) == [alice] && followers[dana] == nil)
+            // One person fewer: 100 follow each other.
+            _ = try await acme.run {
+                try await $0.changeConversation(actor: "extra1@acme.test", conversation: allHands.id, .leave)
+            }
+            followers = try await acme.run { try await $0.presenceFollowers(of: everyone, among: everyone) }
+            #expect(Set(followers[alice] ?? []) == [chidi, dana] && Set(followers[dana] ?? []) == [alice, chidi])
         }
     }
 

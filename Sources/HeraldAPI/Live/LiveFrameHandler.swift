@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldLive
 import NIOCore
 import NIOWebSocket
 
@@ -14,12 +15,9 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
 
     private let socket: LiveSocket
+    private let hub: LiveHub
     private let maxFrameBytes: Int
     private let floodRate: Double
-    /// What the app sends, one text message at a time.
-    private let receive: @Sendable (String) async -> Void
-    /// The connection is gone.
-    private let ended: @Sendable () -> Void
     /// A message whose last frame has not come yet.
     private var message: ByteBuffer?
     private var isBinary = false
@@ -27,15 +25,11 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// the app's close is ignored.
     private var draining = false
 
-    init(
-        socket: LiveSocket, settings: LiveSettings, receive: @escaping @Sendable (String) async -> Void,
-        ended: @escaping @Sendable () -> Void
-    ) {
+    init(socket: LiveSocket, hub: LiveHub) {
         self.socket = socket
-        self.maxFrameBytes = settings.maxFrameBytes
-        self.floodRate = settings.floodRate
-        self.receive = receive
-        self.ended = ended
+        self.hub = hub
+        self.maxFrameBytes = hub.settings.maxFrameBytes
+        self.floodRate = hub.settings.floodRate
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -52,7 +46,7 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .text, .binary, .continuation:
             read(frame)
         case .ping:
-            socket.pong(frame.unmaskedData)
+            socket.pong(Array(frame.unmaskedData.readableBytesView))
         case .pong:
             socket.ponged()
         default:
@@ -97,7 +91,7 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
             return fail("a text message must be UTF-8", code: LiveCloseCode.invalidData)
         }
-        socket.take(text, handle: receive)
+        socket.take(text) { [hub, socket] text in await hub.receive(text, from: socket) }
     }
 
     /// The app closes: answered with its code, unless this side closed first (then the
@@ -131,12 +125,12 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func refuse(_ refusal: LiveClientFrame.Refusal) {
-        socket.send(LiveFrame.text(LiveFrame.Failure(code: refusal.code, detail: refusal.detail)))
+        hub.refuse(socket, refusal)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         socket.ended()
-        ended()
+        hub.closed(socket)
         context.fireChannelInactive()
     }
 

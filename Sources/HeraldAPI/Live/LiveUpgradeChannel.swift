@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldLive
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -80,7 +81,12 @@ struct LiveUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         guard let plan = accepted.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        return .live(try hub.open(plan, on: channel))
+                        let socket = hub.socket(for: plan, on: WebSocketConnection(channel: channel))
+                        try channel.pipeline.syncOperations.addHandler(LiveFrameHandler(socket: socket, hub: hub))
+                        // Gone before the handler was there to hear it: nothing to register.
+                        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                        hub.register(socket, plan: plan)
+                        return .live(socket)
                     }
                 })
             let upgrade = NIOTypedHTTPServerUpgradeConfiguration<Outcome>(
@@ -199,6 +205,24 @@ public final class LiveUpgradeSlot: Sendable {
             LivePlan(
                 tenant: tenant, person: person, credentialID: credentialID, consoleSession: consoleSession, after: nil, device: nil, head: head,
                 horizon: horizon))
+    }
+}
+
+extension LiveHub {
+    /// Refuses a socket over its person's or this server's share, before the upgrade: 503 with
+    /// `Retry-After` when the server is full (or stopping), 429 when the person is.
+    func checkRoom(for person: Person) throws {
+        switch admission(of: person.id) {
+        case .admitted:
+            return
+        case .serverFull:
+            var problem = Problem(
+                .serviceUnavailable, "Live channel full", detail: "this server holds as many sockets as it may; try another, or again soon")
+            problem.headers[.retryAfter] = "5"
+            throw problem
+        case .personFull(let limit):
+            throw Problem(.tooManyRequests, "Too many sockets", detail: "\(person.email) holds \(limit) live sockets already; close one first")
+        }
     }
 }
 

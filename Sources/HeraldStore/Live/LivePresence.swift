@@ -14,6 +14,15 @@ public struct LivePresenceChange: Sendable, Codable, Equatable {
     public let lastSeen: Date?
     /// False: the person hides their presence; others see them offline with no time.
     public let shown: Bool
+
+    public init(tenant: UUID, person: UUID, email: String, online: Bool, lastSeen: Date?, shown: Bool) {
+        self.tenant = tenant
+        self.person = person
+        self.email = email
+        self.online = online
+        self.lastSeen = lastSeen
+        self.shown = shown
+    }
 }
 
 /// A person of a tenant, as the live channel's presence records them.
@@ -179,25 +188,6 @@ extension TenantSession {
         }
         guard shown || id == viewer.id else { return PresenceRecord(online: false, lastSeen: nil) }
         return PresenceRecord(online: online, lastSeen: lastSeen)
-    }
-
-    /// Of `readers`, those who may see each of `subjects`' presence, besides themselves (for
-    /// presence frames): one query for many changes, as many rows as there are pairs.
-    public func presenceAudiences(of subjects: [UUID], among readers: [UUID]) async throws -> [UUID: [UUID]] {
-        guard !subjects.isEmpty, !readers.isEmpty else { return [:] }
-        var audiences: [UUID: [UUID]] = [:]
-        for row in try await connection.query(
-            """
-            SELECT s.subject, a.person_id
-            FROM unnest(\(Array(Set(subjects)))::uuid[]) AS s(subject)
-            CROSS JOIN LATERAL (\(presenceAudienceOf: .column("s.subject"))) AS a
-            WHERE a.person_id <> s.subject AND a.person_id = ANY(\(readers)::uuid[])
-            """)
-        {
-            let (subject, reader) = try row.decode((UUID, UUID).self)
-            audiences[subject, default: []].append(reader)
-        }
-        return audiences
     }
 
     /// Hides or shows the person's presence to others.

@@ -1,13 +1,11 @@
-import HeraldCore
-
 /// A rate limit as a pure value: `burst` requests at once, refilled at `rate` a second.
-struct TokenBucket: Sendable, Equatable {
-    let rate: Double
-    let burst: Double
+public struct TokenBucket: Sendable, Equatable {
+    public let rate: Double
+    public let burst: Double
     private(set) var tokens: Double
     private(set) var updatedAt: ContinuousClock.Instant
 
-    init(rate: Double, burst: Double, now: ContinuousClock.Instant) {
+    public init(rate: Double, burst: Double, now: ContinuousClock.Instant) {
         self.rate = rate
         self.burst = burst
         self.tokens = burst
@@ -15,7 +13,7 @@ struct TokenBucket: Sendable, Equatable {
     }
 
     /// Takes one request's token: nil when it may go now, or how long until it could.
-    mutating func take(at now: ContinuousClock.Instant) -> Duration? {
+    public mutating func take(at now: ContinuousClock.Instant) -> Duration? {
         let elapsed = max(0, (now - updatedAt).timeInterval)
         tokens = min(burst, tokens + elapsed * rate)
         updatedAt = max(updatedAt, now)
@@ -27,7 +25,7 @@ struct TokenBucket: Sendable, Equatable {
     }
 
     /// Full again by `now`: nothing to remember.
-    func isFull(at now: ContinuousClock.Instant) -> Bool {
+    public func isFull(at now: ContinuousClock.Instant) -> Bool {
         tokens + max(0, (now - updatedAt).timeInterval) * rate >= burst
     }
 }

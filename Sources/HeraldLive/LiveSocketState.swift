@@ -1,0 +1,123 @@
+import Foundation
+import HeraldCore
+
+/// One socket's decisions, as a value (docs/live-protocol.md): what it was sent (its position
+/// in the feed), what waits to be written, its heartbeat and its close, what the app sent and
+/// is not handled yet, and whether the app floods. Each `mutating` function takes one event and
+/// says what to do; `LiveSocket` does it, under the lock that holds this.
+public struct LiveSocketState: Sendable {
+    /// What becomes of a durable frame offered to the socket.
+    public enum Delivery: Sendable, Equatable {
+        /// Write it (the position is the socket's now).
+        case write
+        /// Sent already, or the socket is closing: nothing.
+        case skip
+        /// Too many frames wait unread: close the socket (1013); it resumes by cursor.
+        case overflow
+    }
+
+    /// What a heartbeat does to the socket.
+    public enum Beat: Sendable, Equatable {
+        case ping
+        /// The last ping went unanswered: close (4408).
+        case close
+        /// Its close could not get out (an app that stopped reading): drop the connection.
+        case drop
+        case none
+    }
+
+    /// Frames written and not yet out.
+    public private(set) var queued = 0
+    /// The newest position sent: frames at or below it are not sent again.
+    public private(set) var position: Int64
+    /// A close was queued (or the connection is gone): nothing more goes out.
+    public private(set) var closing = false
+    private let queueLimit: Int
+    private var flood: TokenBucket
+    private var awaitingPong = false
+    private var beatsWhileClosing = 0
+    /// What the app sent and the hub has not handled yet, in order.
+    private var inbox: [String] = []
+    /// Whether a task handles the inbox (one at a time, only while it has something).
+    private var handling = false
+
+    public init(position: Int64, queueLimit: Int, floodRate: Double, floodBurst: Double, now: ContinuousClock.Instant) {
+        self.position = position
+        self.queueLimit = queueLimit
+        self.flood = TokenBucket(rate: floodRate, burst: floodBurst, now: now)
+    }
+
+    /// A durable frame at `position`.
+    public mutating func deliver(at position: Int64) -> Delivery {
+        guard !closing, position > self.position else { return .skip }
+        self.position = position
+        guard queued < queueLimit else { return .overflow }
+        queued += 1
+        return .write
+    }
+
+    /// The catch-up reached `position`: frames up to it count as sent.
+    public mutating func advance(to position: Int64) {
+        self.position = max(self.position, position)
+    }
+
+    /// Frames that are not stored (hello, presence, typing, errors). - Returns: whether they go.
+    public mutating func send(_ count: Int) -> Bool {
+        guard !closing else { return false }
+        queued += count
+        return true
+    }
+
+    /// Frames that were out (written, or their connection gone).
+    public mutating func written(_ count: Int) {
+        queued = max(0, queued - count)
+    }
+
+    /// A close is queued. - Returns: whether it is the first (only the first goes out).
+    public mutating func close() -> Bool {
+        defer { closing = true }
+        return !closing
+    }
+
+    /// The connection is gone: nothing more goes out.
+    public mutating func ended() {
+        closing = true
+    }
+
+    /// The socket's heartbeat: a ping, the close when the last ping went unanswered, and a
+    /// connection dropped when its close has waited two heartbeats.
+    public mutating func beat() -> Beat {
+        if closing {
+            beatsWhileClosing += 1
+            return beatsWhileClosing == 2 ? .drop : .none
+        }
+        defer { awaitingPong = true }
+        return awaitingPong ? .close : .ping
+    }
+
+    /// The app answered a ping.
+    public mutating func ponged() {
+        awaitingPong = false
+    }
+
+    /// A message from the app. - Returns: false when the app floods (it is then closed).
+    public mutating func admitIncoming(at now: ContinuousClock.Instant) -> Bool {
+        flood.take(at: now) == nil
+    }
+
+    /// Takes a message to handle. - Returns: whether a handler must start (none runs).
+    public mutating func take(_ text: String) -> Bool {
+        inbox.append(text)
+        defer { handling = true }
+        return !handling
+    }
+
+    /// The next message for the running handler; nil ends it.
+    public mutating func nextInbound() -> String? {
+        guard !inbox.isEmpty else {
+            handling = false
+            return nil
+        }
+        return inbox.removeFirst()
+    }
+}

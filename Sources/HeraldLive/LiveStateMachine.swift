@@ -1,0 +1,384 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+/// The live hub's decisions, as a value: which sockets the server holds and for whom, which
+/// have caught up from their cursors, up to where the rounds have given the feed, whose
+/// presence is to be recorded or told, what each socket views and whether its app is in the
+/// foreground, and what the heartbeat and the upkeep do each second. Each `mutating` function
+/// takes one event and says what to do; `LiveHub` does it, under the lock that holds this.
+/// Generic over the socket it hands back, so that its tests need no connection.
+public struct LiveStateMachine<Socket: Sendable>: Sendable {
+    /// A socket the hub holds, and what it knows of it.
+    public struct Member: Sendable {
+        public let socket: Socket
+        public let tenant: Tenant
+        public let key: LivePersonKey
+        /// The conversation on its screen (`viewing`), if any.
+        public var viewing: UUID?
+        /// Its app says it is in the foreground.
+        public var foreground = false
+        public let device: String?
+        /// The people it subscribed to (`presence.subscribe`).
+        public var subscriptions: Set<UUID> = []
+        /// Presence changes waiting for its next `presence` frame, by person.
+        var presencePending: [UUID: LivePresenceChange] = [:]
+        /// When its last `presence` frame went out.
+        var presenceSentAt: Date?
+    }
+
+    /// A `presence` frame to write: a socket, and every change since its last one.
+    public struct PresenceFrame: Sendable {
+        public let socket: Socket
+        public let changes: [LivePresenceChange]
+    }
+
+    /// What a closed socket leaves to do.
+    public struct Closed: Sendable, Equatable {
+        /// It was the person's last here: their presence is to be recorded.
+        public var lastOfPerson = false
+        /// The conversation it viewed, which none of the person's other sockets views: no longer viewed.
+        public var stopViewing: UUID?
+        /// The device whose app it said was in the foreground, which no other socket of the
+        /// person says so of: no longer in the foreground.
+        public var leaveForeground: String?
+    }
+
+    /// One round's work: what the joined sockets have been given up to (`cursor`), who they
+    /// are by tenant and person, and who is catching up.
+    public struct Round: Sendable {
+        public let cursor: Int64
+        public let joined: [UUID: LiveTenantSockets<Socket>]
+        public let joining: [Socket]
+    }
+
+    /// What one second of the heartbeat does.
+    public struct Tick: Sendable {
+        /// The sockets whose heartbeat it is.
+        public var beating: [Socket] = []
+        /// Check the credentials of the sockets: `full` reads the standing of every one.
+        public var checkCredentials: Bool = false
+        public var fullCredentialsCheck: Bool = false
+        /// Stamp the server, reap dead ones, renew what sockets view.
+        public var upkeep = false
+        /// Hand freed memory back (many sockets opened or closed).
+        public var trim = false
+        /// Remove frames older than the retention.
+        public var prune = false
+        /// The `presence` frames held back by the batching that may go now.
+        public var presence: [PresenceFrame] = []
+    }
+
+    public let settings: LiveSettings
+    public private(set) var members: [UInt64: Member] = [:]
+    private var byPerson: [UUID: Set<UInt64>] = [:]
+    private var next: UInt64 = 1
+    /// Up to where every joined socket has been given the feed.
+    public private(set) var cursor: Int64 = 0
+    public private(set) var stopping = false
+    /// Sockets not yet caught up from their cursors: the rounds' frames are not theirs yet.
+    private var joining: Set<UInt64> = []
+    /// The joined sockets by tenant and person, kept while no socket joins or closes.
+    private var joinedCache: [UUID: LiveTenantSockets<Socket>]?
+    /// People whose first socket here opened or whose last closed since their presence was
+    /// last recorded.
+    private var presenceDirty: Set<LivePersonKey> = []
+    /// People this server has recorded online.
+    private var presenceRecorded: Set<LivePersonKey> = []
+    /// Presence changes on any server, not yet told to the sockets here.
+    private var presenceHeard: [LivePresenceChange] = []
+    /// The sockets subscribed to each person.
+    private var subscribers: [UUID: Set<UInt64>] = [:]
+    /// Sockets with presence changes waiting.
+    private var presenceWaiting: Set<UInt64> = []
+    /// Sockets opened and closed since freed memory was last handed back.
+    private var churn = 0
+    private var tick = 0
+
+    /// How many sockets opening or closing make the hub hand memory back.
+    public static var trimAfterChurn: Int { 1_000 }
+    /// Every how many seconds the credentials of all sockets are checked in full; in between,
+    /// only those that ended since the last check are read.
+    public static var fullCheckEvery: Int { 60 }
+
+    public init(settings: LiveSettings) {
+        self.settings = settings
+    }
+
+    // MARK: Sockets
+
+    public func admission(of person: UUID) -> LiveAdmission {
+        if stopping || members.count >= settings.perServer { return .serverFull }
+        if byPerson[person]?.count ?? 0 >= settings.perPerson { return .personFull(limit: settings.perPerson) }
+        return .admitted
+    }
+
+    /// An id for a socket about to open.
+    public mutating func nextID() -> UInt64 {
+        defer { next += 1 }
+        return next
+    }
+
+    /// A socket opened (and its `hello` is about to go out): it catches up in the next round.
+    /// - Returns: whether it is its person's first here (their presence is to be recorded).
+    public mutating func opened(_ id: UInt64, _ socket: Socket, tenant: Tenant, person: UUID, device: String?) -> Bool {
+        let key = LivePersonKey(tenant: tenant.id, person: person)
+        members[id] = Member(socket: socket, tenant: tenant, key: key, device: device)
+        churn += 1
+        joining.insert(id)
+        byPerson[key.person, default: []].insert(id)
+        guard byPerson[key.person]?.count == 1 else { return false }
+        presenceDirty.insert(key)
+        return true
+    }
+
+    /// A socket's connection is gone.
+    public mutating func closed(_ id: UInt64) -> Closed {
+        guard let member = members.removeValue(forKey: id) else { return Closed() }
+        churn += 1
+        unsubscribe(id, from: member.subscriptions)
+        presenceWaiting.remove(id)
+        if joining.remove(id) == nil { joinedCache = nil }
+        byPerson[member.key.person]?.remove(id)
+        let others = (byPerson[member.key.person] ?? []).compactMap { members[$0] }
+        var closed = Closed()
+        if others.isEmpty {
+            byPerson[member.key.person] = nil
+            presenceDirty.insert(member.key)
+            closed.lastOfPerson = true
+        }
+        if let viewing = member.viewing, !others.contains(where: { $0.viewing == viewing }) { closed.stopViewing = viewing }
+        if member.foreground, let device = member.device, !others.contains(where: { $0.device == device && $0.foreground }) {
+            closed.leaveForeground = device
+        }
+        return closed
+    }
+
+    /// The conversation on a socket's screen. - Returns: the one it leaves that none of the
+    /// person's other sockets views (no longer viewed), if any.
+    public mutating func view(_ id: UInt64, _ conversation: UUID?) -> UUID? {
+        guard let before = members[id]?.viewing else {
+            members[id]?.viewing = conversation
+            return nil
+        }
+        members[id]?.viewing = conversation
+        guard before != conversation, let person = members[id]?.key.person else { return nil }
+        let others = (byPerson[person] ?? []).compactMap { members[$0] }
+        return others.contains { $0.viewing == before } ? nil : before
+    }
+
+    /// The socket's app came to the foreground, or left it.
+    public mutating func foreground(_ id: UInt64, _ value: Bool) {
+        members[id]?.foreground = value
+    }
+
+    /// The sockets of a person here.
+    public func sockets(of person: UUID) -> [Socket] {
+        (byPerson[person] ?? []).compactMap { members[$0]?.socket }
+    }
+
+    /// The sockets of a tenant here, with their people.
+    public func sockets(inTenant tenant: UUID) -> [(socket: Socket, person: UUID)] {
+        members.values.filter { $0.key.tenant == tenant }.map { ($0.socket, $0.key.person) }
+    }
+
+    /// A tenant that holds sockets here, by its id.
+    public func tenant(_ id: UUID) -> Tenant? {
+        members.values.first { $0.key.tenant == id }?.tenant
+    }
+
+    /// The people of a tenant who hold sockets here.
+    public func people(inTenant tenant: UUID) -> [UUID] {
+        var people: Set<UUID> = []
+        for member in members.values where member.key.tenant == tenant { people.insert(member.key.person) }
+        return Array(people)
+    }
+
+    /// What the sockets view now (the upkeep renews it).
+    public var viewed: [(socket: Socket, conversation: UUID)] {
+        members.values.compactMap { member in member.viewing.map { (member.socket, $0) } }
+    }
+
+    public var sockets: [Socket] { members.values.map(\.socket) }
+
+    // MARK: Rounds
+
+    /// The server starts reading the feed at `head`.
+    public mutating func start(at head: Int64) {
+        cursor = head
+    }
+
+    /// A round's work; nil when no socket is here (one that opens asks for a round itself).
+    public mutating func round() -> Round? {
+        guard !members.isEmpty else { return nil }
+        return Round(cursor: cursor, joined: joinedView(), joining: joining.compactMap { members[$0]?.socket })
+    }
+
+    /// The round gave the feed up to `head`, and caught up the sockets `caughtUp`: from now on
+    /// the rounds' frames are theirs.
+    public mutating func roundEnded(head: Int64, caughtUp: [UInt64]) {
+        for id in caughtUp where joining.remove(id) != nil && members[id] != nil { joinedCache = nil }
+        cursor = max(cursor, head)
+    }
+
+    private mutating func joinedView() -> [UUID: LiveTenantSockets<Socket>] {
+        if let joinedCache { return joinedCache }
+        var view: [UUID: LiveTenantSockets<Socket>] = [:]
+        for (id, member) in members where !joining.contains(id) {
+            view[member.key.tenant, default: LiveTenantSockets(tenant: member.tenant)].people[member.key.person, default: []].append(member.socket)
+        }
+        joinedCache = view
+        return view
+    }
+
+    // MARK: Presence
+
+    /// Whose presence to record now: those whose first socket here opened (online), and those
+    /// whose last one here closed (offline; not while the server stops: its leaving takes
+    /// them all). What happened in between does not count: a socket that closes and comes
+    /// back before this changes nothing.
+    public mutating func presenceToRecord() -> (online: [LivePersonKey], offline: [LivePersonKey]) {
+        var online: [LivePersonKey] = []
+        var offline: [LivePersonKey] = []
+        for key in presenceDirty {
+            let here = byPerson[key.person] != nil
+            if here, !presenceRecorded.contains(key) {
+                online.append(key)
+            } else if !here, presenceRecorded.contains(key), !stopping {
+                offline.append(key)
+            }
+        }
+        presenceDirty = []
+        return (online, offline)
+    }
+
+    /// They were recorded.
+    public mutating func presenceRecorded(online: [LivePersonKey], offline: [LivePersonKey]) {
+        presenceRecorded.formUnion(online)
+        presenceRecorded.subtract(offline)
+    }
+
+    /// Recording them failed: they are tried again.
+    public mutating func presenceNotRecorded(online: [LivePersonKey], offline: [LivePersonKey]) {
+        presenceDirty.formUnion(online + offline)
+    }
+
+    /// A presence change heard from a server (this one's included).
+    public mutating func heard(_ change: LivePresenceChange) {
+        presenceHeard.append(change)
+    }
+
+    /// The changes heard since the last time, to tell (those of people who show their presence).
+    public mutating func presenceToTell() -> [LivePresenceChange] {
+        defer { presenceHeard = [] }
+        return presenceHeard.filter(\.shown)
+    }
+
+    /// The socket follows `people` by subscription from now on, instead of whom it followed.
+    public mutating func subscribe(_ id: UInt64, to people: Set<UUID>) {
+        guard let before = members[id]?.subscriptions else { return }
+        unsubscribe(id, from: before.subtracting(people))
+        for person in people.subtracting(before) { subscribers[person, default: []].insert(id) }
+        members[id]?.subscriptions = people
+    }
+
+    private mutating func unsubscribe(_ id: UInt64, from people: Set<UUID>) {
+        for person in people {
+            subscribers[person]?.remove(id)
+            if subscribers[person]?.isEmpty == true { subscribers[person] = nil }
+        }
+    }
+
+    /// The socket no longer follows `people` by subscription (they are no longer its person's to see).
+    public mutating func unfollow(_ id: UInt64, _ people: Set<UUID>) {
+        guard let subscriptions = members[id]?.subscriptions else { return }
+        subscribe(id, to: subscriptions.subtracting(people))
+    }
+
+    /// Every socket's subscriptions, by tenant, to check them again.
+    public var subscriptionsHeld: [(tenant: Tenant, subscriptions: [(id: UInt64, subscriber: UUID, people: Set<UUID>)])] {
+        var byTenant: [UUID: (tenant: Tenant, subscriptions: [(id: UInt64, subscriber: UUID, people: Set<UUID>)])] = [:]
+        for (id, member) in members where !member.subscriptions.isEmpty {
+            byTenant[member.key.tenant, default: (member.tenant, [])].subscriptions.append((id, member.key.person, member.subscriptions))
+        }
+        return Array(byTenant.values)
+    }
+
+    /// Changes heard, to the sockets that follow each person: those of `followers[person]` (the
+    /// people sharing a small conversation with them, found in the database) and those
+    /// subscribed to them; never the person's own. A socket whose last `presence` frame went
+    /// out at least `PresenceFollowing.batchSeconds` ago is given its frame now; any other
+    /// keeps the changes for the frame `second` gives it when its time comes.
+    /// - Returns: the frames to write now.
+    public mutating func tell(_ changes: [LivePresenceChange], followers: [UUID: [UUID]], now: Date) -> [PresenceFrame] {
+        var touched: Set<UInt64> = []
+        for change in changes {
+            var ids = subscribers[change.person] ?? []
+            for reader in followers[change.person] ?? [] { ids.formUnion(byPerson[reader] ?? []) }
+            for id in ids where members[id]?.key.person != change.person && members[id]?.key.tenant == change.tenant {
+                members[id]?.presencePending[change.person] = change
+                touched.insert(id)
+            }
+        }
+        presenceWaiting.formUnion(touched)
+        return flushPresence(touched, now: now)
+    }
+
+    /// The frames of the sockets among `ids` whose batching lets them go at `now`.
+    private mutating func flushPresence(_ ids: some Sequence<UInt64>, now: Date) -> [PresenceFrame] {
+        var frames: [PresenceFrame] = []
+        for id in ids {
+            guard var member = members[id], !member.presencePending.isEmpty else {
+                presenceWaiting.remove(id)
+                continue
+            }
+            if let sent = member.presenceSentAt, now.timeIntervalSince(sent) < PresenceFollowing.batchSeconds { continue }
+            let changes = member.presencePending.values.sorted { $0.email < $1.email }
+            member.presencePending = [:]
+            member.presenceSentAt = now
+            members[id] = member
+            presenceWaiting.remove(id)
+            frames.append(PresenceFrame(socket: member.socket, changes: changes))
+        }
+        return frames
+    }
+
+    // MARK: The heartbeat and the upkeep
+
+    /// One second: whose heartbeat it is (each socket's in the second its id falls on, so the
+    /// pings of many sockets spread over the interval), the `presence` frames the batching held
+    /// back, and what upkeep is due.
+    public mutating func second(now: Date) -> Tick {
+        tick += 1
+        var result = Tick()
+        result.presence = flushPresence(presenceWaiting, now: now)
+        let interval = UInt64(max(1, settings.heartbeat))
+        let phase = UInt64(tick) % interval
+        result.beating = members.filter { $0.key % interval == phase }.map(\.value.socket)
+        if tick % 2 == 0, !members.isEmpty {
+            result.checkCredentials = true
+            result.fullCredentialsCheck = tick % Self.fullCheckEvery == 2
+        }
+        if tick % 5 == 0 {
+            result.upkeep = true
+            if churn >= Self.trimAfterChurn {
+                churn = 0
+                result.trim = true
+            }
+        }
+        result.prune = tick % 60 == 0
+        return result
+    }
+
+    /// The server stops: no socket opens from now on. - Returns: the sockets to close (1001).
+    public mutating func stop() -> [Socket] {
+        stopping = true
+        return sockets
+    }
+}
+
+/// One tenant's joined sockets, by person.
+public struct LiveTenantSockets<Socket: Sendable>: Sendable {
+    public let tenant: Tenant
+    public var people: [UUID: [Socket]] = [:]
+}

@@ -1,0 +1,131 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// Someone's presence as another person may see it, with whom it is of.
+public struct PersonPresence: Sendable, Equatable {
+    public let person: UUID
+    public let email: String
+    public let presence: PresenceRecord
+
+    public init(person: UUID, email: String, presence: PresenceRecord) {
+        self.person = person
+        self.email = email
+        self.presence = presence
+    }
+}
+
+/// The presence of people named at once (`GET /v1/presence`, `presence.subscribe`): those the
+/// viewer may see, in the order named, and the names of everyone else.
+public struct PresenceLookup: Sendable, Equatable {
+    public var people: [PersonPresence] = []
+    /// Names (as given) of nobody the viewer may see the presence of: unknown, or not sharing a
+    /// team or conversation with them. Told apart from each other nowhere.
+    public var unknown: [String] = []
+}
+
+/// A subscriber and someone they follow.
+public struct PresencePair: Sendable, Hashable {
+    public let subscriber: UUID
+    public let person: UUID
+
+    public init(subscriber: UUID, person: UUID) {
+        self.subscriber = subscriber
+        self.person = person
+    }
+}
+
+extension TenantSession {
+    /// Of `readers`, those who follow each of `subjects` by conversation (`PresenceFollowing`):
+    /// the other participants of a conversation of at most `PresenceFollowing.smallConversation`
+    /// people that both take part in now. One query for many changes; as many rows as there
+    /// are such pairs, whatever the size of the people's teams.
+    public func presenceFollowers(of subjects: [UUID], among readers: [UUID]) async throws -> [UUID: [UUID]] {
+        guard !subjects.isEmpty, !readers.isEmpty else { return [:] }
+        var followers: [UUID: [UUID]] = [:]
+        for row in try await connection.query(
+            """
+            WITH theirs AS (
+                SELECT cp.conversation_id, cp.person_id FROM conversation_participants cp
+                WHERE cp.tenant_id = \(tenantID) AND cp.left_at IS NULL AND cp.person_id = ANY(\(Array(Set(subjects)))::uuid[])
+            ), small AS (
+                SELECT c.conversation_id FROM (SELECT DISTINCT conversation_id FROM theirs) c
+                WHERE (SELECT count(*) FROM (SELECT FROM conversation_participants n
+                                             WHERE n.tenant_id = \(tenantID) AND n.conversation_id = c.conversation_id AND n.left_at IS NULL
+                                             LIMIT \(PresenceFollowing.smallConversation + 1)) AS counted) <= \(PresenceFollowing.smallConversation)
+            )
+            SELECT DISTINCT t.person_id, f.person_id
+            FROM theirs t JOIN small s ON s.conversation_id = t.conversation_id
+            JOIN conversation_participants f ON f.tenant_id = \(tenantID) AND f.conversation_id = t.conversation_id AND f.left_at IS NULL
+            WHERE f.person_id <> t.person_id AND f.person_id = ANY(\(readers)::uuid[])
+            """)
+        {
+            let (subject, reader) = try row.decode((UUID, UUID).self)
+            followers[subject, default: []].append(reader)
+        }
+        return followers
+    }
+
+    /// The presence of the people `named` (each an id or an email) that `viewer` may see
+    /// (`AccessPolicy.maySeePresence`), in the order named; someone hiding their presence is
+    /// offline with no time. Everyone else is in `unknown`.
+    public func presence(of named: [String], viewer: Person) async throws -> PresenceLookup {
+        var ids: [UUID] = []
+        var emails: [String] = []
+        for name in named {
+            if let id = UUID(uuidString: name) {
+                ids.append(id)
+            } else if let email = try? Input.email(name) {
+                emails.append(email)
+            }
+        }
+        var found: [String: PersonPresence] = [:]
+        if !ids.isEmpty || !emails.isEmpty {
+            for row in try await connection.query(
+                """
+                SELECT p.id, p.email, p.show_presence, p.last_seen_at,
+                       EXISTS (SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
+                               WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
+                                 AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))),
+                       \(presenceOf: .column("p.id"), visibleTo: .value(viewer.id))
+                FROM people p WHERE p.tenant_id = \(tenantID) AND (p.id = ANY(\(ids)::uuid[]) OR p.email = ANY(\(emails)::text[]))
+                """)
+            {
+                let (id, email, shown, lastSeen, online, shares) = try row.decode((UUID, String, Bool, Date?, Bool, Bool).self)
+                guard AccessPolicy(viewer).maySeePresence(of: id, sharesTeamOrConversation: shares) else { continue }
+                let record =
+                    shown || id == viewer.id ? PresenceRecord(online: online, lastSeen: lastSeen) : PresenceRecord(online: false, lastSeen: nil)
+                let presence = PersonPresence(person: id, email: email, presence: record)
+                found[id.lowercasedString] = presence
+                found[email] = presence
+            }
+        }
+        var lookup = PresenceLookup()
+        var seen: Set<UUID> = []
+        for name in named {
+            let key = UUID(uuidString: name)?.lowercasedString ?? (try? Input.email(name)) ?? name
+            guard let presence = found[key] else {
+                lookup.unknown.append(name)
+                continue
+            }
+            if seen.insert(presence.person).inserted { lookup.people.append(presence) }
+        }
+        return lookup
+    }
+
+    /// Of `pairs`, those in which the subscriber may still see the person's presence.
+    public func presenceVisible(_ pairs: [(subscriber: UUID, person: UUID)]) async throws -> Set<PresencePair> {
+        guard !pairs.isEmpty else { return [] }
+        var visible: Set<PresencePair> = []
+        for row in try await connection.query(
+            """
+            SELECT x.subscriber, x.person FROM unnest(\(pairs.map(\.subscriber))::uuid[], \(pairs.map(\.person))::uuid[]) AS x(subscriber, person)
+            WHERE \(presenceOf: .column("x.person"), visibleTo: .column("x.subscriber"))
+            """)
+        {
+            let (subscriber, person) = try row.decode((UUID, UUID).self)
+            visible.insert(PresencePair(subscriber: subscriber, person: person))
+        }
+        return visible
+    }
+}
