@@ -315,7 +315,8 @@ let package = Package(
             name: "HeraldAPITests",
             dependencies: [
                 "HeraldPostgres",
-                "HeraldAPI", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldLive", "HeraldTestSupport", "HeraldTesting",
+                "HeraldAPI", "HeraldBench", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldLive", "HeraldTestSupport",
+                "HeraldTesting",
                 "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

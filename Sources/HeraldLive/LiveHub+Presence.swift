@@ -53,7 +53,8 @@ extension LiveHub {
 
     /// `presence.subscribe`: the socket follows the people named that its person may see, from
     /// now on instead of those it followed; anyone else is named in an `error` frame. The answer
-    /// is a `presence` frame with their state now.
+    /// is a `presence` frame with their state read after the subscription took effect, so that
+    /// no change falls between the two: one told before the answer is in the answer too.
     func subscribe(_ socket: LiveSocket, to named: [String]) async throws {
         let found = try await store.withTenant(socket.tenant) { try await $0.presence(of: named, viewer: socket.person) }
         machine.withLock { $0.subscribe(socket.id, to: Set(found.people.map(\.person))) }
@@ -65,7 +66,13 @@ extension LiveHub {
                     "left out, as nobody \(socket.person.email) may see the presence of: " + found.unknown.prefix(10).joined(separator: ", ")
                         + (found.unknown.count > 10 ? " and \(found.unknown.count - 10) more" : "")))
         }
-        socket.send(LiveFrame.text(LiveFrame.Presence(found.people.map(LiveFrame.PresenceEntry.init))))
+        let now =
+            found.people.isEmpty
+            ? found
+            : try await store.withTenant(socket.tenant) {
+                try await $0.presence(of: found.people.map(\.person.lowercasedString), viewer: socket.person)
+            }
+        socket.send(LiveFrame.text(LiveFrame.Presence(now.people.map(LiveFrame.PresenceEntry.init))))
         metrics.sent("presence")
     }
 

@@ -18,7 +18,8 @@ import NIOCore
 /// By default requests go to the application's router in-process (HummingbirdTesting's
 /// `.router`): the routes, middleware and problem documents, with no socket. `.live` runs the
 /// real server on a free port and calls it with a real HTTP client (libcurl), for what only a
-/// server does: connection limits, timeouts, TLS, requests the HTTP parser refuses.
+/// server does: connection limits, timeouts, TLS, requests the HTTP parser refuses; with `hub`,
+/// the live channel's loops run too, for sockets that are given the feed.
 struct APIHarness: Sendable {
     enum Transport: Sendable {
         case router
@@ -47,7 +48,8 @@ struct APIHarness: Sendable {
 
     static func with(
         _ transport: Transport = .router, limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(),
-        tls: APIServer.TLSFiles? = nil, live: LiveSettings = LiveSettings(), _ body: @Sendable (APIHarness) async throws -> Void
+        tls: APIServer.TLSFiles? = nil, live: LiveSettings = LiveSettings(), hub: Bool = false,
+        _ body: @Sendable (APIHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
             let acme = try await store.createTenant(slug: "acme", name: "Acme")
@@ -59,9 +61,8 @@ struct APIHarness: Sendable {
                 _ = try await session.createTeam(slug: "ops", name: "Ops")
                 _ = try await session.addPerson(email: "chidi@acme.test", name: "Another Chidi")
             }
-            let server = APIServer(
-                api: HeraldAPI(store: store, limits: limits, logger: testLogger, live: live), host: "127.0.0.1", port: 0, tls: tls,
-                connections: connections)
+            let api = HeraldAPI(store: store, limits: limits, logger: testLogger, live: live)
+            let server = APIServer(api: api, host: "127.0.0.1", port: 0, tls: tls, connections: connections)
             switch transport {
             case .router:
                 try await server.application().test(.router) { client in
@@ -90,6 +91,8 @@ struct APIHarness: Sendable {
                 defer { http.shutdown() }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await application.runService() }
+                    // The live channel's loops, as `herald serve` runs them beside the server.
+                    if hub { group.addTask { try await api.live.run() } }
                     var iterator = addresses.makeAsyncIterator()
                     guard let base = await iterator.next() else { throw CancellationError() }
                     defer { group.cancelAll() }
