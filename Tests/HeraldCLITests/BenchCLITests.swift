@@ -92,7 +92,7 @@ import Testing
             process.standardInput = input
             try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            let ready = Date().addingTimeInterval(30)
+            let ready = Date().addingTimeInterval(300)
             while Date() < ready, !((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("export ") {
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -101,7 +101,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             #expect(process.isRunning)
             try input.fileHandleForWriting.close()
-            let stopped = Date().addingTimeInterval(15)
+            let stopped = Date().addingTimeInterval(120)
             while process.isRunning, Date() < stopped { try await Task.sleep(for: .milliseconds(50)) }
             #expect(!process.isRunning, "the emulator stopped when its input closed")
         }

@@ -2,6 +2,7 @@ import Foundation
 import HeraldEmulator
 import HeraldHTTP
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// `herald worker --metrics`: the real binary, a real HTTP client, and the emulator. After a
@@ -30,13 +31,14 @@ import Testing
             defer { try? FileManager.default.removeItem(at: output) }
             let process = try worker.launch(["worker", "--metrics", "127.0.0.1:0"], stdout: output)
             defer { if process.isRunning { kill(process.processIdentifier, SIGTERM) } }
+            // Each wait below is for the event it names; its limit only keeps a broken build from
+            // hanging the suite (a loaded machine running the whole suite can take a minute or more).
             var base = ""
-            let listening = Date().addingTimeInterval(30)
-            while base.isEmpty, Date() < listening {
+            _ = await eventually(within: .seconds(300)) {
                 base = (try? String(contentsOf: output, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? ""
-                if base.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                return !base.isEmpty
             }
-            #expect(base.hasPrefix("http://127.0.0.1:"))
+            try #require(base.hasPrefix("http://127.0.0.1:"), "the worker printed its metrics address: \(base)")
 
             let http = try HTTPClient(logger: testLogger)
             defer { http.shutdown() }
@@ -46,11 +48,10 @@ import Testing
                 return (response.status, String(decoding: response.body, as: UTF8.self))
             }
             #expect(try await get("/healthz").0 == 200)
-            let ready = Date().addingTimeInterval(10)
-            var readiness = try await get("/readyz")
-            while readiness.0 != 200, Date() < ready {
-                try await Task.sleep(for: .milliseconds(100))
+            var readiness = (0, "")
+            _ = try await eventually(within: .seconds(300)) {
                 readiness = try await get("/readyz")
+                return readiness.0 == 200
             }
             #expect(readiness.0 == 200, "\(readiness)")
             // Without the token, or with another, nothing is told.
@@ -68,29 +69,25 @@ import Testing
                 ])
             try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
             // Drained: history has an outcome for every delivery, and the worker has recorded them.
-            let drained = Date().addingTimeInterval(60)
             var stats: [String: Int] = [:]
-            while Date() < drained {
+            _ = try await eventually(within: .seconds(300)) {
                 let text = try await ok(cli, ["stats", "--tenant", "acme", "--json"])
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
                 let tenants = try #require(json["tenants"] as? [[String: Any]])
                 stats = tenants.first?["deliveries"] as? [String: Int] ?? [:]
-                if stats.values.reduce(0, +) == 4, stats["queued"] == nil, stats["sending"] == nil { break }
-                try await Task.sleep(for: .milliseconds(200))
+                return stats.values.reduce(0, +) == 4 && stats["queued"] == nil && stats["sending"] == nil
             }
             #expect(stats == ["sent": 3, "dead_token": 1], "\(stats)")
             _ = emulator
 
             // The series take a moment to follow the last acknowledgement (written in batches).
             var series: [String: Double] = [:]
-            let scraped = Date().addingTimeInterval(10)
-            repeat {
+            _ = try await eventually(within: .seconds(300)) {
                 let (status, text) = try await get("/metrics", token: "scrape-secret-1")
                 #expect(status == 200)
                 series = Self.samples(text)
-                if Self.sum(series, "herald_deliveries_total") == 4 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            } while Date() < scraped
+                return Self.sum(series, "herald_deliveries_total") == 4
+            }
             #expect(series["herald_deliveries_total{provider=\"fcm\",outcome=\"sent\"}"] == 2, "\(series)")
             #expect(series["herald_deliveries_total{provider=\"apns\",outcome=\"sent\"}"] == 1)
             #expect(series["herald_deliveries_total{provider=\"fcm\",outcome=\"dead_token\"}"] == 1)

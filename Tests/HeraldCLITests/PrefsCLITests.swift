@@ -1,6 +1,7 @@
 import Foundation
 import HeraldEmulator
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 /// Preferences through the real binary, a worker and the emulator (docs/notifications.md).
@@ -31,15 +32,18 @@ import Testing
                 try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
                 ids.append(id)
             }
-            let end = Date().addingTimeInterval(30)
-            while await emulator.messages().isEmpty, Date() < end { try await Task.sleep(for: .milliseconds(100)) }
-            // The routine start was decided in the same fan-out or before: give it a moment, then look.
-            try await Task.sleep(for: .seconds(2))
+            // Wait for both decisions: the urgent start at the emulator, the routine one in history.
+            var entries: [[String: Any]] = []
+            _ = try await eventually(within: .seconds(300)) {
+                let history = try await ok(
+                    cli, ["history", "--activity", ids[0], "--event", "activity.started", "--as", "alice@acme.test", "--json"])
+                entries = try #require(try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: Any]])
+                let sent = await emulator.messages()
+                return !entries.isEmpty && !sent.isEmpty
+            }
             let bodies = await emulator.messages().compactMap(\.body)
             #expect(bodies.count == 1 && bodies.first?.contains("Urgent") == true, "\(bodies)")
 
-            let history = try await ok(cli, ["history", "--activity", ids[0], "--event", "activity.started", "--as", "alice@acme.test", "--json"])
-            let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: Any]])
             #expect(entries.count == 1)
             #expect(entries.first?["decision"] as? String == "preference_off" && entries.first?["status"] as? String == "suppressed")
             #expect(entries.first?["reason"] as? String == "preference_off: they turned activity.started off on the manager app")

@@ -67,7 +67,7 @@ import Testing
                 await emulator.messages().filter { $0.title == "Approval Reminder" || $0.title == "Activity Escalated" }
             }
             // Alpha and Charlie: a reminder each, and an escalation to each admin.
-            let deadline = Date().addingTimeInterval(60)
+            let deadline = Date().addingTimeInterval(300)
             while await chasing().count < 6, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
             // Long enough for anything extra to arrive (a second reminder, anything about Bravo).
             try await Task.sleep(for: .seconds(4))
@@ -142,7 +142,7 @@ import Testing
                 await first.waitForExit()
 
                 func reminders() async -> [RecordedMessage] { await emulator.messages().filter { $0.title == "Approval Reminder" } }
-                let end = Date().addingTimeInterval(90)
+                let end = Date().addingTimeInterval(300)
                 while Set(await reminders().compactMap(\.body)).count < count, Date() < end { try await Task.sleep(for: .milliseconds(100)) }
                 let timers = try await pool.query(
                     "SELECT count(*) FILTER (WHERE status = 'fired'), count(*) FROM activity_timers WHERE kind = 'approval_reminder'"

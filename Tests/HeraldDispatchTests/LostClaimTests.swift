@@ -22,7 +22,7 @@ import Testing
                 // The claim commits in the database; its answer never reaches the worker.
                 #expect(try await dispatcher.queue.claimDeliveries(limit: 1).count == 1)
                 let worker = Task { try await dispatcher.run(.forever) }
-                #expect(await waitFor(seconds: 20) { await harness.emulator.messages().count == 2 })
+                #expect(await waitFor(seconds: 300) { await harness.emulator.messages().count == 2 })
                 dispatcher.shutdown()
                 try await worker.value
             }

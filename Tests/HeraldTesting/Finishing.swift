@@ -17,7 +17,7 @@ public func finishes<Success: Sendable, Failure: Error>(_ task: Task<Success, Fa
 }
 
 /// Waits until `condition` holds, for at most `limit`. - Returns: whether it held.
-public func eventually(within limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows -> Bool {
+public func eventually(within limit: Duration = .seconds(300), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + limit
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
