@@ -375,6 +375,10 @@ class LiveChannelTests(unittest.TestCase):
             self.assertEqual(answer["unknown"], ["nobody@demo.test"])
             status, answer = rest("GET", A, "/v1/presence?people=" + ",".join(f"p{n}@demo.test" for n in range(101)), TOKENS["alice"])
             self.assertEqual(status, 422, answer)
+            # Few names but too long a parameter: refused by its length, naming the field.
+            status, answer = rest("GET", A, "/v1/presence?people=" + "x" * 6001 + "@demo.test", TOKENS["alice"])
+            self.assertEqual(status, 422, answer)
+            self.assertEqual(answer["errors"][0]["field"], "people", answer)
             await alice.close()
 
         run(scenario())

@@ -32,8 +32,16 @@ extension HeraldAPI {
     }
 
     /// `GET /v1/presence`'s `people`: names separated by commas, at least one and at most
-    /// `PresenceFollowing.maxAsked` once repeats are dropped.
+    /// `PresenceFollowing.maxAsked` once repeats are dropped, in at most
+    /// `PresenceFollowing.maxAskedLength` scalars.
     static func presenceNames(_ text: String?) throws -> [String] {
+        let length = text?.unicodeScalars.count ?? 0
+        guard length <= PresenceFollowing.maxAskedLength else {
+            throw Problem(
+                .unprocessableContent, "Invalid fields",
+                detail: "people is \(length) characters long; at most \(PresenceFollowing.maxAskedLength)",
+                errors: [.init(field: "people", detail: "at most \(PresenceFollowing.maxAskedLength) characters")])
+        }
         var names: [String] = []
         var seen: Set<String> = []
         for part in (text ?? "").split(separator: ",") {

@@ -14,4 +14,7 @@ public enum PresenceFollowing {
     public static let batchSeconds = 1.0
     /// The most people `GET /v1/presence` names at once.
     public static let maxAsked = 100
+    /// The longest `people` parameter of `GET /v1/presence`, in Unicode scalars: room for 100
+    /// ids or typical emails, and well inside the request's header limit once percent-encoded.
+    public static let maxAskedLength = 6_000
 }
