@@ -29,11 +29,10 @@ extension LiveHub {
         guard !heard.isEmpty else { return }
         var failure: (any Error)?
         for (tenantID, changes) in Dictionary(grouping: heard, by: \.tenant) {
-            let (readers, tenant) = machine.withLock { ($0.people(inTenant: tenantID), $0.tenant(tenantID)) }
-            guard let tenant, !readers.isEmpty else { continue }
+            guard let tenant = machine.withLock({ $0.tenant(tenantID) }) else { continue }
             do {
                 let followers = try await background.withTenant(tenant) { session in
-                    try await session.presenceFollowers(of: changes.map(\.person), among: readers)
+                    try await session.presenceFollowers(of: changes.map(\.person))
                 }
                 send(machine.withLock { $0.tell(changes, followers: followers, now: Date()) })
             } catch {
@@ -53,11 +52,21 @@ extension LiveHub {
 
     /// `presence.subscribe`: the socket follows the people named that its person may see, from
     /// now on instead of those it followed; anyone else is named in an `error` frame. The answer
-    /// is a `presence` frame with their state read after the subscription took effect, so that
-    /// no change falls between the two: one told before the answer is in the answer too.
+    /// is a `presence` frame with their state as one query read it; the changes heard while it
+    /// ran follow it in a frame of their own (`LiveStateMachine.subscribing`), so that none falls
+    /// between the two.
     func subscribe(_ socket: LiveSocket, to named: [String]) async throws {
-        let found = try await store.withTenant(socket.tenant) { try await $0.presence(of: named, viewer: socket.person) }
-        machine.withLock { $0.subscribe(socket.id, to: Set(found.people.map(\.person))) }
+        machine.withLock { $0.subscribing(socket.id) }
+        let found: PresenceLookup
+        do {
+            found = try await store.withTenant(socket.tenant) { try await $0.presence(of: named, viewer: socket.person) }
+        } catch {
+            // The last list stays.
+            let before = machine.withLock { $0.members[socket.id]?.subscriptions ?? [] }
+            _ = machine.withLock { $0.subscribed(socket.id, to: before) }
+            throw error
+        }
+        let heard = machine.withLock { $0.subscribed(socket.id, to: Set(found.people.map(\.person))) }
         if !found.unknown.isEmpty {
             refuse(
                 socket,
@@ -66,14 +75,10 @@ extension LiveHub {
                     "left out, as nobody \(socket.person.email) may see the presence of: " + found.unknown.prefix(10).joined(separator: ", ")
                         + (found.unknown.count > 10 ? " and \(found.unknown.count - 10) more" : "")))
         }
-        let now =
-            found.people.isEmpty
-            ? found
-            : try await store.withTenant(socket.tenant) {
-                try await $0.presence(of: found.people.map(\.person.lowercasedString), viewer: socket.person)
-            }
-        socket.send(LiveFrame.text(LiveFrame.Presence(now.people.map(LiveFrame.PresenceEntry.init))))
-        metrics.sent("presence")
+        var texts = [LiveFrame.text(LiveFrame.Presence(found.people.map(LiveFrame.PresenceEntry.init)))]
+        if !heard.isEmpty { texts.append(LiveFrame.text(LiveFrame.Presence(heard.map(LiveFrame.PresenceEntry.init)))) }
+        socket.send(texts)
+        metrics.sent("presence", count: texts.count)
     }
 
     /// Every subscription checked again against the access policy (the full credentials check

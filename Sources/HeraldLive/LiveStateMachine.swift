@@ -25,6 +25,9 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         var presencePending: [UUID: LivePresenceChange] = [:]
         /// When its last `presence` frame went out.
         var presenceSentAt: Date?
+        /// While a `presence.subscribe` is being looked up: the changes heard meanwhile, of
+        /// anyone in its tenant (the lookup's answer may predate them).
+        var heardWhileSubscribing: [LivePresenceChange]?
     }
 
     /// A `presence` frame to write: a socket, and every change since its last one.
@@ -91,6 +94,8 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     private var subscribers: [UUID: Set<UInt64>] = [:]
     /// Sockets with presence changes waiting.
     private var presenceWaiting: Set<UInt64> = []
+    /// Sockets whose `presence.subscribe` is being looked up.
+    private var subscribingSockets: Set<UInt64> = []
     /// Sockets opened and closed since freed memory was last handed back.
     private var churn = 0
     private var tick = 0
@@ -138,6 +143,7 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         churn += 1
         unsubscribe(id, from: member.subscriptions)
         presenceWaiting.remove(id)
+        subscribingSockets.remove(id)
         if joining.remove(id) == nil { joinedCache = nil }
         byPerson[member.key.person]?.remove(id)
         let others = (byPerson[member.key.person] ?? []).compactMap { members[$0] }
@@ -185,13 +191,6 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// A tenant that holds sockets here, by its id.
     public func tenant(_ id: UUID) -> Tenant? {
         members.values.first { $0.key.tenant == id }?.tenant
-    }
-
-    /// The people of a tenant who hold sockets here.
-    public func people(inTenant tenant: UUID) -> [UUID] {
-        var people: Set<UUID> = []
-        for member in members.values where member.key.tenant == tenant { people.insert(member.key.person) }
-        return Array(people)
     }
 
     /// What the sockets view now (the upkeep renews it).
@@ -274,6 +273,27 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         return presenceHeard.filter(\.shown)
     }
 
+    /// A `presence.subscribe` is being looked up: changes heard from now until `subscribed`
+    /// are kept for it.
+    public mutating func subscribing(_ id: UInt64) {
+        guard members[id] != nil else { return }
+        members[id]?.heardWhileSubscribing = []
+        subscribingSockets.insert(id)
+    }
+
+    /// The lookup of a `presence.subscribe` ended: the socket follows `people` from now on,
+    /// instead of whom it followed. - Returns: the changes of those people heard since
+    /// `subscribing`, newer than what the lookup may have read: to tell right after its answer.
+    public mutating func subscribed(_ id: UInt64, to people: Set<UUID>) -> [LivePresenceChange] {
+        subscribingSockets.remove(id)
+        let heard = members[id]?.heardWhileSubscribing ?? []
+        members[id]?.heardWhileSubscribing = nil
+        subscribe(id, to: people)
+        var latest: [UUID: LivePresenceChange] = [:]
+        for change in heard where people.contains(change.person) { latest[change.person] = change }
+        return latest.values.sorted { $0.email < $1.email }
+    }
+
     /// The socket follows `people` by subscription from now on, instead of whom it followed.
     public mutating func subscribe(_ id: UInt64, to people: Set<UUID>) {
         guard let before = members[id]?.subscriptions else { return }
@@ -312,6 +332,10 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// - Returns: the frames to write now.
     public mutating func tell(_ changes: [LivePresenceChange], followers: [UUID: [UUID]], now: Date) -> [PresenceFrame] {
         var touched: Set<UInt64> = []
+        for id in subscribingSockets {
+            guard let tenant = members[id]?.key.tenant else { continue }
+            members[id]?.heardWhileSubscribing?.append(contentsOf: changes.filter { $0.tenant == tenant })
+        }
         for change in changes {
             var ids = subscribers[change.person] ?? []
             for reader in followers[change.person] ?? [] { ids.formUnion(byPerson[reader] ?? []) }

@@ -106,7 +106,9 @@ extension PostgresQuery.StringInterpolation {
     /// `AccessPolicy.maySeePresence`, of `subject` for `reader`, in this tenant: themselves, or
     /// someone who shares a team with them, or takes part in a conversation with them now. The
     /// one statement of the rule in SQL; an index lookup per team or conversation of `subject`,
-    /// whatever the size of the teams.
+    /// whatever the size of the teams. `OFFSET 0` keeps each test a lookup for the row at hand:
+    /// without it PostgreSQL may hash the whole subquery once (every member of the reader's
+    /// teams, or every pair of teammates), which grows with the teams.
     mutating func appendInterpolation(presenceOf subject: PersonTerm, visibleTo reader: PersonTerm) {
         appendLiteral("(")
         append(subject)
@@ -119,13 +121,13 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND tb.person_id = ")
         append(reader)
         appendLiteral(
-            ") OR EXISTS (SELECT FROM conversation_participants ca JOIN conversation_participants cb"
+            " OFFSET 0) OR EXISTS (SELECT FROM conversation_participants ca JOIN conversation_participants cb"
                 + " ON cb.tenant_id = ca.tenant_id AND cb.conversation_id = ca.conversation_id AND cb.left_at IS NULL"
                 + " WHERE ca.tenant_id = herald_current_tenant() AND ca.left_at IS NULL AND ca.person_id = ")
         append(subject)
         appendLiteral(" AND cb.person_id = ")
         append(reader)
-        appendLiteral("))")
+        appendLiteral(" OFFSET 0))")
     }
 
     /// `AccessPolicy.mayTakePart`, for a conversation `c` and a person.

@@ -228,6 +228,22 @@ import Testing
         #expect(machine.subscriptionsHeld.isEmpty)
     }
 
+    /// A change heard while a subscription is looked up may be newer than what the lookup
+    /// read: it is handed back to follow the answer (the latest of each person subscribed to).
+    @Test func changesHeardWhileSubscribingFollowTheAnswer() {
+        var machine = Machine(settings: LiveSettings())
+        let clock = ManualClock()
+        let bobs = open(&machine, bob)
+        machine.subscribing(bobs)
+        _ = machine.tell(
+            [change(alice, "alice@acme.test", online: true), change(carol, "carol@acme.test", online: true)], followers: [:], now: clock.now())
+        _ = machine.tell([change(alice, "alice@acme.test", online: false)], followers: [:], now: clock.now())
+        let heard = machine.subscribed(bobs, to: [alice])
+        #expect(heard.map(\.email) == ["alice@acme.test"] && heard.first?.online == false, "alice's latest; carol is not followed")
+        #expect(machine.tell([change(alice, "alice@acme.test", online: true)], followers: [:], now: clock.now()).count == 1)
+        #expect(machine.subscribed(bobs, to: [alice]).isEmpty, "nothing kept once subscribed")
+    }
+
     @Test func hiddenPresenceIsNotTold() {
         var machine = Machine(settings: LiveSettings())
         machine.heard(change(alice, "alice@acme.test", online: true, shown: false))

@@ -177,7 +177,7 @@ extension TenantSession {
             SELECT p.id, p.show_presence, p.last_seen_at,
                    EXISTS (SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
                            WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
-                             AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))),
+                             AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)) OFFSET 0),
                    \(presenceOf: .column("p.id"), visibleTo: .value(viewer.id))
             FROM people p WHERE p.tenant_id = \(tenantID) AND p.email = \(try Input.email(email))
             """)

@@ -36,28 +36,27 @@ public struct PresencePair: Sendable, Hashable {
 }
 
 extension TenantSession {
-    /// Of `readers`, those who follow each of `subjects` by conversation (`PresenceFollowing`):
-    /// the other participants of a conversation of at most `PresenceFollowing.smallConversation`
-    /// people that both take part in now. One query for many changes; as many rows as there
-    /// are such pairs, whatever the size of the people's teams.
-    public func presenceFollowers(of subjects: [UUID], among readers: [UUID]) async throws -> [UUID: [UUID]] {
-        guard !subjects.isEmpty, !readers.isEmpty else { return [:] }
+    /// Who follows each of `subjects` by conversation (`PresenceFollowing`): the other
+    /// participants of a conversation of at most `PresenceFollowing.smallConversation` people
+    /// that both take part in now. One query for many changes: an index probe for each
+    /// subject's conversations, one (stopping at the limit) for each conversation's size, and
+    /// one for each small conversation's people; as many rows as there are such pairs, whatever
+    /// the size of the teams or of the large conversations. The caller keeps those it has
+    /// sockets of (joining a list of thousands of readers here made the planner misjudge the
+    /// join and cost seconds at 10,000 people online).
+    public func presenceFollowers(of subjects: [UUID]) async throws -> [UUID: [UUID]] {
+        guard !subjects.isEmpty else { return [:] }
         var followers: [UUID: [UUID]] = [:]
         for row in try await connection.query(
             """
-            WITH theirs AS (
-                SELECT cp.conversation_id, cp.person_id FROM conversation_participants cp
-                WHERE cp.tenant_id = \(tenantID) AND cp.left_at IS NULL AND cp.person_id = ANY(\(Array(Set(subjects)))::uuid[])
-            ), small AS (
-                SELECT c.conversation_id FROM (SELECT DISTINCT conversation_id FROM theirs) c
-                WHERE (SELECT count(*) FROM (SELECT FROM conversation_participants n
-                                             WHERE n.tenant_id = \(tenantID) AND n.conversation_id = c.conversation_id AND n.left_at IS NULL
-                                             LIMIT \(PresenceFollowing.smallConversation + 1)) AS counted) <= \(PresenceFollowing.smallConversation)
-            )
             SELECT DISTINCT t.person_id, f.person_id
-            FROM theirs t JOIN small s ON s.conversation_id = t.conversation_id
-            JOIN conversation_participants f ON f.tenant_id = \(tenantID) AND f.conversation_id = t.conversation_id AND f.left_at IS NULL
-            WHERE f.person_id <> t.person_id AND f.person_id = ANY(\(readers)::uuid[])
+            FROM unnest(\(Array(Set(subjects)))::uuid[]) AS s(id)
+            JOIN conversation_participants t ON t.tenant_id = \(tenantID) AND t.person_id = s.id AND t.left_at IS NULL
+            JOIN conversation_participants f ON f.tenant_id = t.tenant_id AND f.conversation_id = t.conversation_id
+                 AND f.left_at IS NULL AND f.person_id <> t.person_id
+            WHERE (SELECT count(*) FROM (SELECT FROM conversation_participants n
+                                         WHERE n.tenant_id = t.tenant_id AND n.conversation_id = t.conversation_id AND n.left_at IS NULL
+                                         LIMIT \(PresenceFollowing.smallConversation + 1)) AS counted) <= \(PresenceFollowing.smallConversation)
             """)
         {
             let (subject, reader) = try row.decode((UUID, UUID).self)
@@ -86,7 +85,7 @@ extension TenantSession {
                 SELECT p.id, p.email, p.show_presence, p.last_seen_at,
                        EXISTS (SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
                                WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
-                                 AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval))),
+                                 AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)) OFFSET 0),
                        \(presenceOf: .column("p.id"), visibleTo: .value(viewer.id))
                 FROM people p WHERE p.tenant_id = \(tenantID) AND (p.id = ANY(\(ids)::uuid[]) OR p.email = ANY(\(emails)::text[]))
                 """)
