@@ -81,13 +81,31 @@ extension LiveHub {
         metrics.sent("presence", count: texts.count)
     }
 
+    /// The most pairs `recheckSubscriptions` asks of PostgreSQL in one query.
+    static let recheckBatch = 5_000
+
     /// Every subscription checked again against the access policy (the full credentials check
     /// calls it): someone the subscriber may no longer see (a team left) is no longer followed.
+    /// Each pair is asked once however many sockets hold it, in queries of at most
+    /// `recheckBatch` pairs (an index probe or two each: about 3 µs of PostgreSQL a pair).
     func recheckSubscriptions() async {
         let held = machine.withLock { $0.subscriptionsHeld }
         for (tenant, subscriptions) in held {
-            let pairs = subscriptions.flatMap { held in held.people.map { (subscriber: held.subscriber, person: $0) } }
-            guard let visible = try? await background.withTenant(tenant, { try await $0.presenceVisible(pairs) }) else { continue }
+            var unique: Set<PresencePair> = []
+            for held in subscriptions { for person in held.people { unique.insert(PresencePair(subscriber: held.subscriber, person: person)) } }
+            let pairs = Array(unique)
+            var visible: Set<PresencePair> = []
+            var failed = false
+            for start in stride(from: 0, to: pairs.count, by: Self.recheckBatch) where !failed {
+                let batch = pairs[start..<min(start + Self.recheckBatch, pairs.count)].map { (subscriber: $0.subscriber, person: $0.person) }
+                if let found = try? await background.withTenant(tenant, { try await $0.presenceVisible(batch) }) {
+                    visible.formUnion(found)
+                } else {
+                    failed = true
+                }
+            }
+            // A check that failed changes nothing: the next one decides.
+            guard !failed else { continue }
             machine.withLock { machine in
                 for held in subscriptions {
                     let gone = held.people.filter { !visible.contains(PresencePair(subscriber: held.subscriber, person: $0)) }

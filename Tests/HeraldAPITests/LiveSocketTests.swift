@@ -3,8 +3,10 @@ import HeraldAPI
 import HeraldBench
 import HeraldCore
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
+@testable import HeraldLive
 @testable import HeraldStore
 
 /// The live channel over real WebSockets against `herald serve`'s application in this process
@@ -77,6 +79,52 @@ import Testing
                 #expect(try await session.receive(type: "error")?["code"] as? String == "too_many")
                 try await session.send(#"{"type":"ping"}"#)
                 #expect(try await session.receive(type: "pong") != nil, "still open")
+            }
+        }
+    }
+
+    /// A subscription is checked again against the access policy (the full credentials check
+    /// does it every minute): Alice subscribes to Chidi and Dana, her team's members; Chidi is
+    /// taken out of the team (in SQL: no surface removes a member yet), and once the check ran
+    /// Alice is not told of him, while Dana, whom she still may see, is.
+    @Test func aSubscriptionToSomeoneNoLongerVisibleEnds() async throws {
+        try await APIHarness.with(.live, hub: true) { api in
+            let alice = try await api.token("alice@acme.test")
+            let chidi = try await api.token("chidi@acme.test")
+            let dana = try await api.token("dana@acme.test")
+            let client = try #require(LiveClient(base: api.base))
+            try await client.session(token: alice) { session in
+                _ = try #require(try await session.receive(type: "hello"))
+                try await session.send(#"{"type":"presence.subscribe","people":["chidi@acme.test","dana@acme.test"]}"#)
+                let answer = try #require(try await session.receive(type: "presence"))
+                #expect((answer["people"] as? [[String: Any]])?.compactMap { $0["person"] as? String } == ["chidi@acme.test", "dana@acme.test"])
+                try await api.store.withTenant(api.acme) { session in
+                    let person = try await session.person(email: "chidi@acme.test")
+                    try await session.connection.query("DELETE FROM team_members WHERE tenant_id = \(session.tenantID) AND person_id = \(person.id)")
+                }
+                await api.live.recheckSubscriptions()
+
+                // Chidi comes online (recorded before Dana is), then Dana.
+                try await client.session(token: chidi) { chidiSession in
+                    _ = try #require(try await chidiSession.receive(type: "hello"))
+                    let recorded = await eventually {
+                        let found = try? await api.store.withTenant(api.acme) { session in
+                            try await session.presence(of: ["chidi@acme.test"], viewer: try await session.person(email: "chidi@acme.test"))
+                        }
+                        return found?.people.first?.presence.online == true
+                    }
+                    #expect(recorded)
+                    try await client.session(token: dana) { _ in
+                        var named: Set<String> = []
+                        while true {
+                            let frame = try #require(try await session.receive(type: "presence"), "Alice's socket ended")
+                            let entries = frame["people"] as? [[String: Any]] ?? []
+                            named.formUnion(entries.compactMap { $0["person"] as? String })
+                            if entries.contains(where: { $0["person"] as? String == "dana@acme.test" && $0["online"] as? Bool == true }) { break }
+                        }
+                        #expect(named == ["dana@acme.test"], "told of \(named.sorted())")
+                    }
+                }
             }
         }
     }
