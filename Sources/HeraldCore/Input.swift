@@ -54,17 +54,34 @@ public enum Input {
     /// An email address, lowercased: `local@domain.tld`, at most 254 characters.
     public static func email(_ value: String) throws -> String {
         let email = value.trimmingCharacters(in: .whitespaces).lowercased()
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        let localAllowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?^_`{|}~-")
-        let domainAllowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.-")
-        guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64,
-            parts[0].allSatisfy({ localAllowed.contains($0) }),
-            parts[1].allSatisfy({ domainAllowed.contains($0) }),
-            parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].contains("..")
+        // Every character allowed is ASCII, so the address is checked byte by byte (a byte of a
+        // longer scalar is never allowed) and its bytes are its code points.
+        let bytes = email.utf8
+        let at = UInt8(ascii: "@")
+        let dot = UInt8(ascii: ".")
+        guard bytes.count <= 254, let split = bytes.firstIndex(of: at) else {
+            throw InputError("\"\(printable(value))\" is not a valid email address")
+        }
+        let local = bytes[..<split]
+        let domain = bytes[bytes.index(after: split)...]
+        guard !local.isEmpty, local.count <= 64, local.allSatisfy({ Self.emailLocalBytes[Int($0)] }),
+            domain.allSatisfy({ Self.emailDomainBytes[Int($0)] }), domain.contains(dot), domain.first != dot, domain.last != dot,
+            !zip(domain, domain.dropFirst()).contains(where: { $0 == dot && $1 == dot })
         else {
             throw InputError("\"\(printable(value))\" is not a valid email address")
         }
         return email
+    }
+
+    /// The bytes allowed in an email's local part and domain, by value (256 entries: a byte of
+    /// a non-ASCII scalar is allowed in neither; neither holds `@`).
+    private static let emailLocalBytes = byteTable("abcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?^_`{|}~-")
+    private static let emailDomainBytes = byteTable("abcdefghijklmnopqrstuvwxyz0123456789.-")
+
+    private static func byteTable(_ allowed: String) -> [Bool] {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in allowed.utf8 { table[Int(byte)] = true }
+        return table
     }
 
     /// A slug for tenants and teams: lowercase letters, digits and dashes, 1…63, starting

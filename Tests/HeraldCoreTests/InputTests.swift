@@ -85,10 +85,16 @@ import Testing
 
     @Test func emailsAreLowercased() throws {
         #expect(try Input.email("Alice.Moreau+ops@Example.COM") == "alice.moreau+ops@example.com")
+        // The limits themselves: 64 before the @, 254 in all.
+        let longest = String(repeating: "a", count: 64) + "@" + String(repeating: "b", count: 185) + ".com"
+        #expect(longest.unicodeScalars.count == 254 && (try? Input.email(longest)) == longest)
     }
 
     @Test(arguments: [
-        "", "alice", "alice@", "@example.com", "a@b", "a b@example.com", "a@exa mple.com", "a@@example.com", "a@.example.com", "a@example..com"
+        "", "alice", "alice@", "@example.com", "a@b", "a b@example.com", "a@exa mple.com", "a@@example.com", "a@.example.com", "a@example..com",
+        "a@example.com.", "é@example.com", "e\u{301}@example.com", "a@exämple.com", "a@example.com\u{301}",
+        String(repeating: "a", count: 65) + "@example.com",
+        "a@" + String(repeating: "b", count: 249) + ".com"
     ])
     func badEmailsAreRefused(email: String) {
         #expect(throws: InputError.self) { try Input.email(email) }
