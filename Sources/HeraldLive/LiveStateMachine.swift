@@ -21,13 +21,14 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         public let device: String?
         /// The people it subscribed to (`presence.subscribe`).
         public var subscriptions: Set<UUID> = []
-        /// Presence changes waiting for its next `presence` frame, by person.
-        var presencePending: [UUID: LivePresenceChange] = [:]
-        /// When its last `presence` frame went out.
-        var presenceSentAt: Date?
-        /// While a `presence.subscribe` is being looked up: the changes heard meanwhile, of
-        /// anyone in its tenant (the lookup's answer may predate them).
-        var heardWhileSubscribing: [LivePresenceChange]?
+    }
+
+    /// A socket's `presence` frames: the changes waiting for the next, and when the last went.
+    /// Kept beside `members` (as the people by socket are) so that telling a change to many
+    /// sockets never copies their `Member`s.
+    struct PresenceBatch {
+        var pending: [UUID: LivePresenceChange] = [:]
+        var sentAt: Date?
     }
 
     /// A `presence` frame to write: a socket, and every change since its last one.
@@ -74,7 +75,11 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
 
     public let settings: LiveSettings
     public private(set) var members: [UInt64: Member] = [:]
+    /// Each socket's tenant and person (its `Member`'s `key`).
+    private var keys: [UInt64: LivePersonKey] = [:]
     private var byPerson: [UUID: Set<UInt64>] = [:]
+    /// The tenants that hold sockets here, and how many each.
+    private var tenants: [UUID: (tenant: Tenant, sockets: Int)] = [:]
     private var next: UInt64 = 1
     /// Up to where every joined socket has been given the feed.
     public private(set) var cursor: Int64 = 0
@@ -94,8 +99,14 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     private var subscribers: [UUID: Set<UInt64>] = [:]
     /// Sockets with presence changes waiting.
     private var presenceWaiting: Set<UInt64> = []
-    /// Sockets whose `presence.subscribe` is being looked up.
-    private var subscribingSockets: Set<UInt64> = []
+    private var presenceBatches: [UInt64: PresenceBatch] = [:]
+    /// Sockets whose `presence.subscribe` is being looked up, each with where the changes heard
+    /// since it began start in `heardWhileSubscribing`.
+    private var subscribingSockets: [UInt64: Int] = [:]
+    /// The changes told while any `presence.subscribe` was being looked up (its answer may
+    /// predate them), once for all of them; `heardBase` is the index of the first kept.
+    private var heardWhileSubscribing: [LivePresenceChange] = []
+    private var heardBase = 0
     /// Sockets opened and closed since freed memory was last handed back.
     private var churn = 0
     private var tick = 0
@@ -129,6 +140,8 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     public mutating func opened(_ id: UInt64, _ socket: Socket, tenant: Tenant, person: UUID, device: String?) -> Bool {
         let key = LivePersonKey(tenant: tenant.id, person: person)
         members[id] = Member(socket: socket, tenant: tenant, key: key, device: device)
+        keys[id] = key
+        tenants[tenant.id, default: (tenant, 0)].sockets += 1
         churn += 1
         joining.insert(id)
         byPerson[key.person, default: []].insert(id)
@@ -140,10 +153,15 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// A socket's connection is gone.
     public mutating func closed(_ id: UInt64) -> Closed {
         guard let member = members.removeValue(forKey: id) else { return Closed() }
+        keys[id] = nil
+        tenants[member.key.tenant]?.sockets -= 1
+        if tenants[member.key.tenant]?.sockets == 0 { tenants[member.key.tenant] = nil }
         churn += 1
         unsubscribe(id, from: member.subscriptions)
         presenceWaiting.remove(id)
-        subscribingSockets.remove(id)
+        presenceBatches[id] = nil
+        subscribingSockets[id] = nil
+        trimHeard()
         if joining.remove(id) == nil { joinedCache = nil }
         byPerson[member.key.person]?.remove(id)
         let others = (byPerson[member.key.person] ?? []).compactMap { members[$0] }
@@ -190,7 +208,7 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
 
     /// A tenant that holds sockets here, by its id.
     public func tenant(_ id: UUID) -> Tenant? {
-        members.values.first { $0.key.tenant == id }?.tenant
+        tenants[id]?.tenant
     }
 
     /// What the sockets view now (the upkeep renews it).
@@ -216,7 +234,12 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// The round gave the feed up to `head`, and caught up the sockets `caughtUp`: from now on
     /// the rounds' frames are theirs.
     public mutating func roundEnded(head: Int64, caughtUp: [UInt64]) {
-        for id in caughtUp where joining.remove(id) != nil && members[id] != nil { joinedCache = nil }
+        for id in caughtUp where joining.remove(id) != nil {
+            // Added to the joined view as it is, rather than have the next round build it anew.
+            guard let member = members[id] else { continue }
+            joinedCache?[member.key.tenant, default: LiveTenantSockets(tenant: member.tenant)].people[member.key.person, default: []].append(
+                member.socket)
+        }
         cursor = max(cursor, head)
     }
 
@@ -277,22 +300,40 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// are kept for it.
     public mutating func subscribing(_ id: UInt64) {
         guard members[id] != nil else { return }
-        members[id]?.heardWhileSubscribing = []
-        subscribingSockets.insert(id)
+        subscribingSockets[id] = heardBase + heardWhileSubscribing.count
     }
 
     /// The lookup of a `presence.subscribe` ended: the socket follows `people` from now on,
     /// instead of whom it followed. - Returns: the changes of those people heard since
     /// `subscribing`, newer than what the lookup may have read: to tell right after its answer.
     public mutating func subscribed(_ id: UInt64, to people: Set<UUID>) -> [LivePresenceChange] {
-        subscribingSockets.remove(id)
-        let heard = members[id]?.heardWhileSubscribing ?? []
-        members[id]?.heardWhileSubscribing = nil
-        subscribe(id, to: people)
+        guard let start = subscribingSockets.removeValue(forKey: id), let tenant = keys[id]?.tenant else {
+            subscribe(id, to: people)
+            return []
+        }
         var latest: [UUID: LivePresenceChange] = [:]
-        for change in heard where people.contains(change.person) { latest[change.person] = change }
+        for change in heardWhileSubscribing[(start - heardBase)...] where change.tenant == tenant && people.contains(change.person) {
+            latest[change.person] = change
+        }
+        trimHeard()
+        subscribe(id, to: people)
         return latest.values.sorted { $0.email < $1.email }
     }
+
+    /// Drops the changes no lookup still in progress began before: all of them when none is,
+    /// else (once they are many) those before the earliest.
+    private mutating func trimHeard() {
+        if subscribingSockets.isEmpty {
+            heardBase += heardWhileSubscribing.count
+            heardWhileSubscribing = []
+        } else if heardWhileSubscribing.count >= Self.heardTrimAt, let earliest = subscribingSockets.values.min(), earliest > heardBase {
+            heardWhileSubscribing.removeFirst(earliest - heardBase)
+            heardBase = earliest
+        }
+    }
+
+    /// How many changes heard during lookups are kept before the oldest nobody needs go.
+    static var heardTrimAt: Int { 4_096 }
 
     /// The socket follows `people` by subscription from now on, instead of whom it followed.
     public mutating func subscribe(_ id: UInt64, to people: Set<UUID>) {
@@ -332,15 +373,16 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// - Returns: the frames to write now.
     public mutating func tell(_ changes: [LivePresenceChange], followers: [UUID: [UUID]], now: Date) -> [PresenceFrame] {
         var touched: Set<UInt64> = []
-        for id in subscribingSockets {
-            guard let tenant = members[id]?.key.tenant else { continue }
-            members[id]?.heardWhileSubscribing?.append(contentsOf: changes.filter { $0.tenant == tenant })
+        if !subscribingSockets.isEmpty {
+            heardWhileSubscribing.append(contentsOf: changes)
+            trimHeard()
         }
         for change in changes {
             var ids = subscribers[change.person] ?? []
             for reader in followers[change.person] ?? [] { ids.formUnion(byPerson[reader] ?? []) }
-            for id in ids where members[id]?.key.person != change.person && members[id]?.key.tenant == change.tenant {
-                members[id]?.presencePending[change.person] = change
+            for id in ids {
+                guard let key = keys[id], key.person != change.person, key.tenant == change.tenant else { continue }
+                presenceBatches[id, default: PresenceBatch()].pending[change.person] = change
                 touched.insert(id)
             }
         }
@@ -352,17 +394,14 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     private mutating func flushPresence(_ ids: some Sequence<UInt64>, now: Date) -> [PresenceFrame] {
         var frames: [PresenceFrame] = []
         for id in ids {
-            guard var member = members[id], !member.presencePending.isEmpty else {
+            guard let batch = presenceBatches[id], !batch.pending.isEmpty, let socket = members[id]?.socket else {
                 presenceWaiting.remove(id)
                 continue
             }
-            if let sent = member.presenceSentAt, now.timeIntervalSince(sent) < PresenceFollowing.batchSeconds { continue }
-            let changes = member.presencePending.values.sorted { $0.email < $1.email }
-            member.presencePending = [:]
-            member.presenceSentAt = now
-            members[id] = member
+            if let sent = batch.sentAt, now.timeIntervalSince(sent) < PresenceFollowing.batchSeconds { continue }
+            presenceBatches[id] = PresenceBatch(pending: [:], sentAt: now)
             presenceWaiting.remove(id)
-            frames.append(PresenceFrame(socket: member.socket, changes: changes))
+            frames.append(PresenceFrame(socket: socket, changes: batch.pending.values.sorted { $0.email < $1.email }))
         }
         return frames
     }

@@ -244,6 +244,37 @@ import Testing
         #expect(machine.subscribed(bobs, to: [alice]).isEmpty, "nothing kept once subscribed")
     }
 
+    /// Lookups that overlap share one list of what was heard: each gets what came after its own
+    /// start, of its own tenant; the list is trimmed past what the earliest still needs, and a
+    /// closed socket's lookup holds nothing back.
+    @Test func overlappingLookupsEachGetWhatCameAfterTheirStart() {
+        var machine = Machine(settings: LiveSettings())
+        let clock = ManualClock()
+        let bobs = open(&machine, bob)
+        let carols = open(&machine, carol)
+        let globexBobs = open(&machine, bob, tenant: globex)
+        machine.subscribing(bobs)
+        _ = machine.tell([change(alice, "alice@acme.test", online: true)], followers: [:], now: clock.now())
+        machine.subscribing(carols)
+        machine.subscribing(globexBobs)
+        // More changes than are kept while a lookup is open: the earliest lookup still gets them all.
+        for n in 0..<(Machine.heardTrimAt + 10) {
+            _ = machine.tell([change(carol, "carol@acme.test", online: n % 2 == 0)], followers: [:], now: clock.now())
+        }
+        _ = machine.tell([change(alice, "alice@globex.test", online: false, tenant: globex)], followers: [:], now: clock.now())
+        let carolsHeard = machine.subscribed(carols, to: [alice])
+        #expect(carolsHeard.isEmpty, "alice's change came before Carol's lookup began, and the globex one is another tenant's")
+        let bobsHeard = machine.subscribed(bobs, to: [alice, carol])
+        #expect(bobsHeard.map(\.email) == ["alice@acme.test", "carol@acme.test"] && bobsHeard.last?.online == false)
+        #expect(machine.subscribed(globexBobs, to: [alice]).map(\.email) == ["alice@globex.test"])
+        // A socket that closes during its lookup leaves nothing behind.
+        let again = open(&machine, bob)
+        machine.subscribing(again)
+        _ = machine.closed(again)
+        _ = machine.tell([change(alice, "alice@acme.test", online: false)], followers: [:], now: clock.now())
+        #expect(machine.subscribed(again, to: [alice]).isEmpty)
+    }
+
     @Test func hiddenPresenceIsNotTold() {
         var machine = Machine(settings: LiveSettings())
         machine.heard(change(alice, "alice@acme.test", online: true, shown: false))
