@@ -6,7 +6,7 @@ import HeraldRuntime
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure Herald against the emulator: burn-down, latency, fan-out, transitions, tenant deletion.",
+        abstract: "Measure Herald: burn-down, latency, fan-out, transitions, tenant deletion (against the emulator), and the live channel.",
         discussion: """
             Starts what it needs: the database (HERALD_DATABASE_URL or the embedded cluster) and an emulator, as a \
             child process (--emulator in-process: in this one), unless GOOGLE_APPLICATION_CREDENTIALS and \
@@ -15,7 +15,7 @@ struct BenchCommand: AsyncParsableCommand {
             works in fresh tenants named bench-…, removed afterwards (--keep leaves them). Build with \
             `swift build -c release` first: a debug build is several times slower.
             """,
-        subcommands: [BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self])
+        subcommands: [BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self, BenchLiveCommand.self])
 
     struct Common: ParsableArguments {
         @Option(help: "Dispatchers (workers) in this process.") var workers = 1

@@ -59,6 +59,25 @@ import Testing
         }
     }
 
+    /// `herald bench live` on a small crowd: herald serve as its child, every phase run to its
+    /// end, every frame counted, no resume with a gap, and each figure's CPU measured.
+    @Test func aLiveBenchRunsEveryPhaseAndCountsEveryFrame() async throws {
+        let report = try await bench([
+            "live", "--sockets", "60", "--group", "20", "--team", "10", "--rate", "5", "--seconds", "1", "--direct-rate", "20",
+            "--followers", "3", "--conversations", "2"
+        ])
+        let lines = try #require(report["lines"] as? [String])
+        let text = lines.joined(separator: "\n")
+        #expect(lines.first?.hasPrefix("60 sockets (teams of 10) opened in ") == true, "\(text)")
+        #expect(text.contains("group of 20: 5 messages at 5/s, 100 of 100 frames"), "\(text)")
+        #expect(text.contains("one-to-one: 20 messages at 20/s, 40 of 40 frames (both phones)"), "\(text)")
+        #expect(
+            text.contains("the 5 missed messages on all 20 of the group's sockets") && text.contains("; 0 with a gap, a repeat or the wrong order"),
+            "\(text)")
+        #expect(text.contains("all saw everyone they follow online in "), "\(text)")
+        #expect(lines.filter { $0.contains("CPU: herald ") && $0.contains(", this client ") }.count == 5, "opening and a line a phase: \(text)")
+    }
+
     /// A group message: written, leased, first and last request, in that order of sense.
     @Test func aFanOutReportsWhenEveryDeliveryWasWrittenLeasedAndSent() async throws {
         let report = try await bench(["fan-out", "--people", "250"])

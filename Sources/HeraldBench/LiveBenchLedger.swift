@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+
+/// What `herald bench live`'s sockets saw, frame by frame: each socket's cursor and the bench
+/// messages it got, every latency, and presence. Frames are read cheaply (Herald writes keys in
+/// sorted order, `type` last): only presence frames are parsed whole.
+final class LiveBenchLedger: Sendable {
+    struct Socket {
+        var cursor: String?
+        var helloAt: ContinuousClock.Instant?
+        /// The bench messages of the group it got, by number, in order.
+        var group: [Int] = []
+        var presenceFrames = 0
+        var presenceEntries = 0
+        var online: Set<String> = []
+    }
+
+    struct State {
+        var sockets: [Socket]
+        /// When each bench message's POST was sent, and when its answer came.
+        var sent: [Int: ContinuousClock.Instant] = [:]
+        var answered: [Int: ContinuousClock.Instant] = [:]
+        /// Which messages went to the group (the others are the one-to-one's).
+        var groupMessages: Set<Int> = []
+        /// Milliseconds from a message's POST to its frame on a socket, and from its answer.
+        var groupLatency: [Double] = []
+        var groupAfterAnswer: [Double] = []
+        var directLatency: [Double] = []
+        var closed = 0
+    }
+
+    let state: Mutex<State>
+
+    init(sockets: Int) {
+        state = Mutex(State(sockets: Array(repeating: Socket(), count: sockets)))
+    }
+
+    /// A text frame of socket `index`.
+    func received(_ text: String, on index: Int) {
+        let now = ContinuousClock.now
+        let type = Self.field("type", in: text)
+        let cursor = Self.field("cursor", in: text)
+        let number = type == "message" ? Self.benchNumber(in: text) : nil
+        var people: [[String: Any]] = []
+        if type == "presence", let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
+            people = object["people"] as? [[String: Any]] ?? []
+        }
+        let entries = people.compactMap { entry -> (String, Bool)? in
+            guard let person = entry["person"] as? String, let online = entry["online"] as? Bool else { return nil }
+            return (person, online)
+        }
+        state.withLock { state in
+            if let cursor { state.sockets[index].cursor = cursor }
+            switch type {
+            case "hello":
+                state.sockets[index].helloAt = now
+            case "message":
+                guard let number, let sent = state.sent[number] else { return }
+                let milliseconds = (now - sent).inMilliseconds
+                if state.groupMessages.contains(number) {
+                    state.sockets[index].group.append(number)
+                    state.groupLatency.append(milliseconds)
+                    if let answered = state.answered[number] { state.groupAfterAnswer.append((now - answered).inMilliseconds) }
+                } else {
+                    state.directLatency.append(milliseconds)
+                }
+            case "presence":
+                state.sockets[index].presenceFrames += 1
+                state.sockets[index].presenceEntries += entries.count
+                for (person, online) in entries {
+                    if online { state.sockets[index].online.insert(person) } else { state.sockets[index].online.remove(person) }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// The string value of `"key":"…"` in `text`, if there is one (the first).
+    static func field(_ key: String, in text: String) -> String? {
+        guard let start = text.range(of: "\"\(key)\":\"") else { return nil }
+        guard let end = text[start.upperBound...].firstIndex(of: "\"") else { return nil }
+        return String(text[start.upperBound..<end])
+    }
+
+    /// The number of a bench message (`bench#12#` in its text).
+    static func benchNumber(in text: String) -> Int? {
+        guard let start = text.range(of: "bench#") else { return nil }
+        let digits = text[start.upperBound...].prefix { $0.isASCII && $0.isNumber }
+        return Int(digits)
+    }
+}
+
+extension Duration {
+    var inMilliseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+    }
+}
+
+/// The `p`th percentile of `values` (nearest rank), NaN for none.
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p / 100))]
+}
