@@ -31,6 +31,10 @@ struct BenchLiveCommand: AsyncParsableCommand {
     @Option(help: "Small conversations each person is in (presence).") var conversations = 5
     @Option(help: "Phases, comma-separated: group, direct, storm, presence.") var phases = "group,direct,storm,presence"
     @Flag(help: "Leave the bench tenant in the database.") var keep = false
+    @Option(
+        name: .customLong("serve-binary"),
+        help: "The herald binary to run `serve` with (another build, to compare two on one database and one client); this one by default.")
+    var serveBinary: String?
     @OptionGroup var options: GlobalOptions
 
     func validate() throws {
@@ -41,6 +45,9 @@ struct BenchLiveCommand: AsyncParsableCommand {
             throw ValidationError(
                 "--sockets 2-100000, --group 2-sockets, --rate 1-1000, --seconds 1-600, --direct-rate 1-5000, --team 2-sockets, --followers 0-100, --conversations 0-20"
             )
+        }
+        if let serveBinary, !FileManager.default.isExecutableFile(atPath: serveBinary) {
+            throw ValidationError("--serve-binary \(serveBinary) is not an executable file")
         }
         for phase in phases.split(separator: ",") where LiveBench.Phase(rawValue: String(phase)) == nil {
             throw ValidationError("--phases names group, direct, storm or presence (not \(phase))")
@@ -72,10 +79,12 @@ struct BenchLiveCommand: AsyncParsableCommand {
                 }
                 try await store.analyze(.directory)
                 try await store.analyze(.participants)
-                let serve = try ServeProcess.start(arguments: [
-                    "serve", "--host", "127.0.0.1", "--port", "0", "--key-rate", "1000000", "--key-burst", "1000000",
-                    "--max-connections-per-address", "1000000", "--live-sockets", String(sockets + 1_000)
-                ])
+                let serve = try ServeProcess.start(
+                    binary: serveBinary,
+                    arguments: [
+                        "serve", "--host", "127.0.0.1", "--port", "0", "--key-rate", "1000000", "--key-burst", "1000000",
+                        "--max-connections-per-address", "1000000", "--live-sockets", String(sockets + 1_000)
+                    ])
                 defer { serve.stop() }
                 let bench = try LiveBench(
                     server: .init(host: "127.0.0.1", port: serve.port, key: key, pid: serve.pid), crowd: crowd, tenant: tenant, store: store,

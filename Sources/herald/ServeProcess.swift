@@ -8,8 +8,9 @@ struct ServeProcess {
     let port: Int
     var pid: Int32 { process.processIdentifier }
 
-    /// Starts it and waits (at most 60 s) until it says where it listens.
-    static func start(arguments: [String]) throws -> ServeProcess {
+    /// Starts it (`binary`, or this process's own) and waits (at most 60 s) until it says
+    /// where it listens.
+    static func start(binary: String? = nil, arguments: [String]) throws -> ServeProcess {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-serve-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let output = directory.appendingPathComponent("stdout")
@@ -17,7 +18,7 @@ struct ServeProcess {
         guard FileManager.default.createFile(atPath: output.path, contents: nil), FileManager.default.createFile(atPath: errors.path, contents: nil)
         else { throw UserFacingMessage("cannot write in \(directory.path)") }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.executableURL = URL(fileURLWithPath: try binary ?? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_LOG_LEVEL"] = environment["HERALD_LOG_LEVEL"] ?? "warning"
