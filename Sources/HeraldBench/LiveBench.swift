@@ -110,7 +110,16 @@ public final class LiveBench: Sendable {
             try await self.post(to: self.crowd.group, as: self.crowd.emails[0], rate: self.settings.rate, group: true)
         }
         let expected = posted.count * group
-        try await until(seconds: 30) { self.ledger.state.withLock { $0.groupLatency.count - before } >= expected }
+        let progress = {
+            self.ledger.state.withLock { state in
+                let short = (0..<group).filter { state.sockets[$0].group.count < posted.count }
+                return "\(state.groupLatency.count - before) of \(expected) frames; \(short.count) sockets short, e.g. "
+                    + short.prefix(5).map { "\($0) (\(state.sockets[$0].group.count) of \(posted.count))" }.joined(separator: ", ")
+            }
+        }
+        try await until(seconds: 30, "the group's frames", progress: progress) {
+            self.ledger.state.withLock { $0.groupLatency.count - before } >= expected
+        }
         let (latency, afterAnswer, answers) = ledger.state.withLock { state in
             (
                 Array(state.groupLatency.dropFirst(before)), state.groupAfterAnswer,
@@ -120,7 +129,7 @@ public final class LiveBench: Sendable {
         say(
             "group of \(group): \(posted.count) messages at \(settings.rate)/s, \(latency.count) of \(expected) frames; the POST's answer p50 \(format(percentile(answers, 50))) / p99 \(format(percentile(answers, 99))) ms; "
                 + "POST → socket p50 \(format(percentile(latency, 50))) / p99 \(format(percentile(latency, 99))) / max \(format(latency.max() ?? .nan)) ms; "
-                + "answer → socket p99 \(format(percentile(afterAnswer, 99))) ms")
+                + "answer → socket p99 \(format(percentile(afterAnswer, 99))) ms; \(slowCloses()) slow-reader closes (1013) so far, each resumed")
         say(cost.perItem(posted.count, "message"))
     }
 
@@ -133,7 +142,8 @@ public final class LiveBench: Sendable {
         let latency = ledger.state.withLock { Array($0.directLatency.dropFirst(before)) }
         say(
             "one-to-one: \(posted.count) messages at \(settings.directRate)/s, \(latency.count) of \(posted.count * 2) frames (both phones); "
-                + "POST → socket p50 \(format(percentile(latency, 50))) / p99 \(format(percentile(latency, 99))) / max \(format(latency.max() ?? .nan)) ms"
+                + "POST → socket p50 \(format(percentile(latency, 50))) / p99 \(format(percentile(latency, 99))) / max \(format(latency.max() ?? .nan)) ms; "
+                + "\(slowCloses()) slow-reader closes (1013) so far"
         )
         say(cost.perItem(posted.count, "message"))
     }
@@ -156,7 +166,7 @@ public final class LiveBench: Sendable {
         let wrong = ledger.state.withLock { state in (0..<settings.group).filter { state.sockets[$0].group != missed }.count }
         say(
             "reconnect storm: \(crowd.emails.count) sockets back with their cursors, every hello in \(format(hellos)) s, the 5 missed messages on all \(settings.group) of the group's sockets in \(format(resumed)) s; "
-                + "\(wrong) with a gap, a repeat or the wrong order")
+                + "\(wrong) with a gap, a repeat or the wrong order; \(slowCloses()) slow-reader closes (1013) so far")
         say(cost.perItem(crowd.emails.count, "socket"))
     }
 
@@ -232,7 +242,12 @@ public final class LiveBench: Sendable {
                 let socket = try await LiveLoadSocket.open(
                     host: server.host, port: server.port, key: server.key, email: crowd.emails[index], query: query,
                     onText: { text in ledger.received(text, on: index) },
-                    onClose: { ledger.state.withLock { $0.closed += 1 } })
+                    onClose: { code in
+                        guard code == 1013 else { return ledger.state.withLock { $0.closed += 1 } }
+                        // A slow reader, as the server judged: an app reconnects with its cursor.
+                        ledger.state.withLock { $0.slowCloses += 1 }
+                        Task { try? await self.open(index, resume: true) }
+                    })
                 if !subscribe.isEmpty {
                     socket.send(#"{"type":"presence.subscribe","people":[\#(subscribe.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
                 }
@@ -335,13 +350,24 @@ public final class LiveBench: Sendable {
         return (cost, result)
     }
 
-    /// Waits for `condition`, checked every 20 ms, at most `seconds`.
-    private func until(seconds: Int, _ condition: () async throws -> Bool) async throws {
+    /// Waits for `condition`, checked every 20 ms, at most `seconds`; past that, the error
+    /// names `what` and says how far it got (`progress`).
+    private func until(
+        seconds: Int, _ what: String = "the phase", progress: () -> String = { "" }, _ condition: () async throws -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw LiveLoadSocket.Refused(description: "not done within \(seconds) s") }
+            guard ContinuousClock.now < deadline else {
+                let got = progress()
+                throw LiveLoadSocket.Refused(description: "\(what) not done within \(seconds) s" + (got.isEmpty ? "" : ": \(got)"))
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
+    }
+
+    /// Sockets the server closed with 1013 since the bench began.
+    private func slowCloses() -> Int {
+        ledger.state.withLock { $0.slowCloses }
     }
 
     private func say(_ line: String) {

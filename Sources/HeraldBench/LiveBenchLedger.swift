@@ -27,6 +27,8 @@ final class LiveBenchLedger: Sendable {
         var groupAfterAnswer: [Double] = []
         var directLatency: [Double] = []
         var closed = 0
+        /// Sockets the server closed as slow readers (1013), each reopened from its cursor.
+        var slowCloses = 0
     }
 
     let state: Mutex<State>

@@ -7,7 +7,8 @@ import Synchronization
 
 /// One socket of `herald bench live`'s crowd: a WebSocket client of `/v1/live` that hands each
 /// text frame to `onText` on its event loop (no task a socket: ten thousand of them share a
-/// few threads), answers pings, and says when it closed.
+/// few threads), answers pings, and says when it closed (with the server's close code, if it
+/// sent one).
 final class LiveLoadSocket: Sendable {
     struct Refused: Error, CustomStringConvertible {
         let description: String
@@ -22,7 +23,7 @@ final class LiveLoadSocket: Sendable {
     /// Opens `/v1/live?query` as `email` (a tenant key on their behalf).
     static func open(
         host: String, port: Int, key: String, email: String, query: String, onText: @escaping @Sendable (String) -> Void,
-        onClose: @escaping @Sendable () -> Void
+        onClose: @escaping @Sendable (UInt16?) -> Void
     ) async throws -> LiveLoadSocket {
         let (upgrade, channel) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: host, port: port) {
             channel in
@@ -70,9 +71,11 @@ private final class LiveLoadHandler: ChannelInboundHandler {
     typealias OutboundOut = WebSocketFrame
 
     private let onText: @Sendable (String) -> Void
-    private let onClose: @Sendable () -> Void
+    private let onClose: @Sendable (UInt16?) -> Void
+    /// The code of the server's close frame, once it came.
+    private var closeCode: UInt16?
 
-    init(onText: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable () -> Void) {
+    init(onText: @escaping @Sendable (String) -> Void, onClose: @escaping @Sendable (UInt16?) -> Void) {
         self.onText = onText
         self.onClose = onClose
     }
@@ -86,6 +89,8 @@ private final class LiveLoadHandler: ChannelInboundHandler {
             context.writeAndFlush(
                 wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)), promise: nil)
         case .connectionClose:
+            var data = frame.unmaskedData
+            closeCode = data.readInteger(as: UInt16.self)
             context.close(promise: nil)
         default:
             break
@@ -93,7 +98,7 @@ private final class LiveLoadHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        onClose()
+        onClose(closeCode)
         context.fireChannelInactive()
     }
 

@@ -41,7 +41,7 @@ public final class LiveSocket: Sendable {
     /// out (false: already sent, closing, or the queue overflowed and the socket closes with 1013).
     @discardableResult
     func deliver(_ text: String, at position: Int64) -> Bool {
-        switch state.withLock({ $0.deliver(at: position) }) {
+        switch state.withLock({ $0.deliver(at: position, now: .now) }) {
         case .write:
             write([text])
             return true

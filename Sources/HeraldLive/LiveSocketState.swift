@@ -12,7 +12,7 @@ public struct LiveSocketState: Sendable {
         case write
         /// Sent already, or the socket is closing: nothing.
         case skip
-        /// Too many frames wait unread: close the socket (1013); it resumes by cursor.
+        /// Too many frames wait unread, for too long: close the socket (1013); it resumes by cursor.
         case overflow
     }
 
@@ -33,6 +33,8 @@ public struct LiveSocketState: Sendable {
     /// A close was queued (or the connection is gone): nothing more goes out.
     public private(set) var closing = false
     private let queueLimit: Int
+    /// Since when more than `queueLimit` frames have waited, if they do.
+    private var overLimitSince: ContinuousClock.Instant?
     private var flood: TokenBucket
     private var awaitingPong = false
     private var beatsWhileClosing = 0
@@ -47,14 +49,26 @@ public struct LiveSocketState: Sendable {
         self.flood = TokenBucket(rate: floodRate, burst: floodBurst, now: now)
     }
 
-    /// A durable frame at `position`.
-    public mutating func deliver(at position: Int64) -> Delivery {
+    /// A durable frame at `position`, at `now`. More than `queueLimit` frames waiting is a
+    /// client that stopped reading once it lasts `overLimitGrace` (a burst handed to the
+    /// connection in one round, such as the receipts of a large group's message to its sender,
+    /// is out within it), or at once past `overLimitFactor` times the limit.
+    public mutating func deliver(at position: Int64, now: ContinuousClock.Instant) -> Delivery {
         guard !closing, position > self.position else { return .skip }
         self.position = position
-        guard queued < queueLimit else { return .overflow }
+        if queued >= queueLimit {
+            let since = overLimitSince ?? now
+            overLimitSince = since
+            guard now - since < Self.overLimitGrace, queued < queueLimit * Self.overLimitFactor else { return .overflow }
+        }
         queued += 1
         return .write
     }
+
+    /// How long more than the limit may wait before the socket closes.
+    public static var overLimitGrace: Duration { .seconds(1) }
+    /// How many times the limit closes the socket at once.
+    public static var overLimitFactor: Int { 10 }
 
     /// The catch-up reached `position`: frames up to it count as sent.
     public mutating func advance(to position: Int64) {
@@ -71,6 +85,7 @@ public struct LiveSocketState: Sendable {
     /// Frames that were out (written, or their connection gone).
     public mutating func written(_ count: Int) {
         queued = max(0, queued - count)
+        if queued < queueLimit { overLimitSince = nil }
     }
 
     /// A close is queued. - Returns: whether it is the first (only the first goes out).

@@ -14,33 +14,47 @@ import Testing
 
     @Test func aDurableFrameGoesOnceAndInOrderOfPosition() {
         var state = socket()
-        #expect(state.deliver(at: 10) == .skip, "sent by the catch-up already")
-        #expect(state.deliver(at: 11) == .write)
-        #expect(state.deliver(at: 11) == .skip, "no repeat at the seam")
+        #expect(state.deliver(at: 10, now: start) == .skip, "sent by the catch-up already")
+        #expect(state.deliver(at: 11, now: start) == .write)
+        #expect(state.deliver(at: 11, now: start) == .skip, "no repeat at the seam")
         state.advance(to: 20)
-        #expect(state.deliver(at: 15) == .skip)
-        #expect(state.deliver(at: 21) == .write)
+        #expect(state.deliver(at: 15, now: start) == .skip)
+        #expect(state.deliver(at: 21, now: start) == .write)
         #expect(state.position == 21)
         state.advance(to: 5)
         #expect(state.position == 21, "the position never goes back")
     }
 
-    /// A client that stops reading is closed (1013) once its queue is full, and resumes by
-    /// cursor; frames written leave the queue.
+    /// A client that stops reading is closed (1013) once its queue has been over the limit for
+    /// the grace, or far over it, and resumes by cursor; frames written leave the queue.
     @Test func aSlowClientOverflowsItsQueue() {
         var state = socket(queueLimit: 2)
-        #expect(state.deliver(at: 11) == .write)
+        #expect(state.deliver(at: 11, now: start) == .write)
         #expect(state.send(1) == true)
-        #expect(state.deliver(at: 12) == .overflow)
+        // Over the limit: a burst is given its grace, a client that stays behind is not.
+        #expect(state.deliver(at: 12, now: start) == .write)
+        #expect(state.deliver(at: 13, now: start + .milliseconds(900)) == .write)
+        #expect(state.deliver(at: 14, now: start + LiveSocketState.overLimitGrace) == .overflow)
         #expect(state.close() == true)
-        #expect(state.deliver(at: 13) == .skip, "closing: nothing more")
+        #expect(state.deliver(at: 15, now: start) == .skip, "closing: nothing more")
         #expect(state.send(1) == false)
         var reading = socket(queueLimit: 2)
-        let both = [reading.deliver(at: 11), reading.deliver(at: 12)]
+        let both = [reading.deliver(at: 11, now: start), reading.deliver(at: 12, now: start)]
         #expect(both == [.write, .write])
         reading.written(2)
-        #expect(reading.deliver(at: 13) == .write)
+        #expect(reading.deliver(at: 13, now: start) == .write)
         #expect(reading.queued == 1)
+        // A client that catches up starts a new grace the next time it falls behind.
+        var catching = socket(queueLimit: 2)
+        for position in 11...13 { #expect(catching.deliver(at: Int64(position), now: start) == .write) }
+        catching.written(3)
+        for position in 14...16 {
+            #expect(catching.deliver(at: Int64(position), now: start + LiveSocketState.overLimitGrace + .milliseconds(500)) == .write)
+        }
+        // Far past the limit at once: closed without waiting.
+        var flooded = socket(queueLimit: 2)
+        let offered = (11...40).map { flooded.deliver(at: Int64($0), now: start) }
+        #expect(offered.firstIndex(of: .overflow) == 2 * LiveSocketState.overLimitFactor)
     }
 
     @Test func onlyTheFirstCloseGoesOut() {
