@@ -159,7 +159,14 @@ public final class LiveBench: Sendable {
         let started = ContinuousClock.now
         let (cost, _) = try await measure { try await self.openAll(resume: true, batch: self.crowd.emails.count) }
         let hellos = (ContinuousClock.now - started).inMilliseconds / 1_000
-        try await until(seconds: 60) {
+        let short = {
+            self.ledger.state.withLock { state in
+                let short = (0..<self.settings.group).filter { state.sockets[$0].group.count < missed.count }
+                return "\(short.count) of the group's sockets short, e.g. "
+                    + short.prefix(5).map { "\($0) (\(state.sockets[$0].group.count))" }.joined(separator: ", ")
+            }
+        }
+        try await until(seconds: 60, "the storm's resume", progress: short) {
             self.ledger.state.withLock { state in (0..<self.settings.group).allSatisfy { state.sockets[$0].group.count >= missed.count } }
         }
         let resumed = (ContinuousClock.now - started).inMilliseconds / 1_000

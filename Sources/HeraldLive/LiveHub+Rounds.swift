@@ -6,6 +6,8 @@ extension LiveHub {
     /// How many feed rows one query reads.
     static let page = 2_000
     /// Up to how many people a round's query names; beyond, it reads every row's audience.
+    /// A catch-up names its people however many: its cursors may be far back, and the rows
+    /// since (a large group's messages and their receipts) are mostly for others.
     static let readersSent = 200
 
     /// One round: the feed's new positions to every joined socket whose person may see them,
@@ -27,7 +29,8 @@ extension LiveHub {
         // after its own (`LiveSocket.deliver`); cursors far apart go in separate batches.
         for batch in Self.catchUpBatches(round.joining.filter { $0.position < head }) {
             try await deliver(
-                tenant: batch[0].tenant, to: Dictionary(grouping: batch, by: \.person.id), after: batch[0].position, through: head)
+                tenant: batch[0].tenant, to: Dictionary(grouping: batch, by: \.person.id), after: batch[0].position, through: head,
+                namingReaders: true)
         }
         for socket in round.joining { socket.advance(to: head) }
         machine.withLock { $0.roundEnded(head: head, caughtUp: round.joining.map(\.id)) }
@@ -35,9 +38,11 @@ extension LiveHub {
 
     /// The rows after `after` up to `through` for `people` (their sockets by person), each to
     /// their sockets.
-    private func deliver(tenant: Tenant, to people: [UUID: [LiveSocket]], after: Int64, through: Int64) async throws {
+    private func deliver(
+        tenant: Tenant, to people: [UUID: [LiveSocket]], after: Int64, through: Int64, namingReaders: Bool = false
+    ) async throws {
         // Many people: the rows' whole audiences, picked out here (cheaper than sending them all).
-        let readers = people.count > Self.readersSent ? nil : people.values.compactMap { $0.first?.person }
+        let readers = people.count > Self.readersSent && !namingReaders ? nil : people.values.compactMap { $0.first?.person }
         var page = LiveRowPage(after: after)
         while true {
             let rows = try await background.withTenant(tenant) { session in
