@@ -58,14 +58,14 @@ extension TenantSession {
                     FROM (SELECT split_part(split_part(email, '@', 1), 'live', 2)::int AS n, id
                           FROM people WHERE tenant_id = \(tenantID) AND email LIKE 'live%') p
                     CROSS JOIN unnest(\(multipliers)::int[]) WITH ORDINALITY AS m(a, r)
-                ), conversations AS (
+                ), rooms AS (
                     SELECT r, slot, gen_random_uuid() AS id FROM (SELECT DISTINCT r, slot FROM slots) d
                 ), created AS (
                     INSERT INTO conversations (tenant_id, id, team_id, kind, name, created_by)
-                    SELECT \(tenantID), c.id, \(crew.id), 'group', 'Small ' || c.r || '-' || c.slot, \(first.id) FROM conversations c
+                    SELECT \(tenantID), c.id, \(crew.id), 'group', 'Small ' || c.r || '-' || c.slot, \(first.id) FROM rooms c
                 )
                 INSERT INTO conversation_participants (tenant_id, conversation_id, person_id)
-                SELECT \(tenantID), c.id, s.id FROM slots s JOIN conversations c ON c.r = s.r AND c.slot = s.slot
+                SELECT \(tenantID), c.id, s.id FROM slots s JOIN rooms c ON c.r = s.r AND c.slot = s.slot
                 """)
         }
         // Two teammates outside the group (the last two people, or the first two when everyone is in it).
