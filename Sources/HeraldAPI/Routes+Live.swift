@@ -5,29 +5,8 @@ import HeraldStore
 import Hummingbird
 
 extension HeraldAPI {
-    struct PersonPresenceAnswer: Encodable {
-        let person: String
-        let online: Bool
-        let lastSeen: Date?
-
-        init(_ presence: PersonPresence) {
-            person = presence.email
-            online = presence.presence.online
-            lastSeen = presence.presence.lastSeen
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(person, forKey: .person)
-            try container.encode(online, forKey: .online)
-            try container.encode(lastSeen, forKey: .lastSeen)
-        }
-
-        enum CodingKeys: String, CodingKey { case person, online, lastSeen }
-    }
-
     struct PresenceListAnswer: Encodable {
-        let people: [PersonPresenceAnswer]
+        let people: [LiveFrame.PresenceEntry]
         let unknown: [String]
     }
 
@@ -111,7 +90,7 @@ extension HeraldAPI {
             let (caller, viewer) = try Self.person(context)
             let named = try Self.presenceNames(request.uri.queryParameters.get("people"))
             let found = try await store.withTenant(caller.tenant) { try await $0.presence(of: named, viewer: viewer) }
-            return try JSONBody.response(PresenceListAnswer(people: found.people.map(PersonPresenceAnswer.init), unknown: found.unknown))
+            return try JSONBody.response(PresenceListAnswer(people: found.people.map(LiveFrame.PresenceEntry.init), unknown: found.unknown))
         }
 
         group.get("people/:email/presence") { _, context in

@@ -60,8 +60,9 @@ public enum LiveFrame {
         }
     }
 
-    /// One person in a `presence` frame: `lastSeen` is written even when null.
-    struct PresenceEntry: Encodable {
+    /// One person in a `presence` frame, and in `GET /v1/presence`'s answer: `lastSeen` is
+    /// written even when null.
+    public struct PresenceEntry: Encodable, Sendable {
         let person: String
         let online: Bool
         let lastSeen: Date?
@@ -72,13 +73,13 @@ public enum LiveFrame {
             lastSeen = change.lastSeen
         }
 
-        init(_ presence: PersonPresence) {
+        public init(_ presence: PersonPresence) {
             person = presence.email
             online = presence.presence.online
             lastSeen = presence.presence.lastSeen
         }
 
-        func encode(to encoder: any Encoder) throws {
+        public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(person, forKey: .person)
             try container.encode(online, forKey: .online)
