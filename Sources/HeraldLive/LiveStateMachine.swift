@@ -196,16 +196,6 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         members[id]?.foreground = value
     }
 
-    /// The sockets of a person here.
-    public func sockets(of person: UUID) -> [Socket] {
-        (byPerson[person] ?? []).compactMap { members[$0]?.socket }
-    }
-
-    /// The sockets of a tenant here, with their people.
-    public func sockets(inTenant tenant: UUID) -> [(socket: Socket, person: UUID)] {
-        members.values.filter { $0.key.tenant == tenant }.map { ($0.socket, $0.key.person) }
-    }
-
     /// A tenant that holds sockets here, by its id.
     public func tenant(_ id: UUID) -> Tenant? {
         tenants[id]?.tenant
