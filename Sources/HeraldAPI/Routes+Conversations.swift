@@ -74,8 +74,17 @@ extension HeraldAPI {
             let id = try Self.conversationID(context)
             let limit = try field("limit") { try Paging.limit(request.uri.queryParameters.get("limit")) }
             let receipts = request.uri.queryParameters.get("receipts") == "true"
+            // The page before a sequence: scrolling back from the oldest message shown.
+            let before = try request.uri.queryParameters.get("before").map { text in
+                guard let sequence = Int64(text), sequence >= 1 else {
+                    throw Problem(
+                        .unprocessableContent, "Invalid fields", detail: "before is a message's sequence, 1 or more",
+                        errors: [.init(field: "before", detail: "a whole number, 1 or more")])
+                }
+                return sequence
+            }
             let (_, messages) = try await store.withTenant(caller.tenant) {
-                try await $0.conversationDetail(viewer: actor.email, conversation: id, receipts: receipts, limit: limit)
+                try await $0.conversationDetail(viewer: actor.email, conversation: id, receipts: receipts, limit: limit, before: before)
             }
             return try JSONBody.response(["items": messages])
         }

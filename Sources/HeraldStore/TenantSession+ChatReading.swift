@@ -21,13 +21,13 @@ extension TenantSession {
 
     /// One conversation and its latest messages (oldest first), for a participant.
     public func conversationDetail(
-        viewer email: String, conversation id: UUID, receipts: Bool, limit: Int = 100
+        viewer email: String, conversation id: UUID, receipts: Bool, limit: Int = 100, before: Int64? = nil
     ) async throws -> (ConversationRecord, [MessageRecord]) {
         let viewer = try await person(email: email)
         let conversation = try await participantConversation(id, actor: viewer, allowLeft: true, withParticipants: true)
         // What `AccessPolicy.mayRead` lets them see (someone who left, or was removed: what
         // was stored up to then, and nothing after).
-        var messages = try await messages(conversation: id, .all, readableBy: viewer.id, limit: limit)
+        var messages = try await messages(conversation: id, before.map { .before($0) } ?? .all, readableBy: viewer.id, limit: limit)
         if receipts {
             let delivered = try await connection.query(
                 """
@@ -61,6 +61,8 @@ extension TenantSession {
     /// Which messages `messages(conversation:_:limit:)` returns.
     enum MessageFilter {
         case all
+        /// The latest of those whose sequence is below this one (the page before it).
+        case before(Int64)
         case id(UUID)
         case clientID(String, sender: UUID)
     }
@@ -70,8 +72,10 @@ extension TenantSession {
         var id: UUID?
         var clientID: String?
         var sender: UUID?
+        var before: Int64?
         switch filter {
         case .all: break
+        case .before(let sequence): before = sequence
         case .id(let value): id = value
         case .clientID(let value, let by): (clientID, sender) = (value, by)
         }
@@ -82,6 +86,7 @@ extension TenantSession {
                 FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id
                 WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
                   AND (\(id)::uuid IS NULL OR m.id = \(id))
+                  AND (\(before)::bigint IS NULL OR m.seq < \(before))
                   AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
                   \(readableBy: reader)
                 ORDER BY m.seq DESC \(limit: limit)

@@ -23,6 +23,18 @@ import Testing
             #expect(messages.status == 200 && messages.items.contains { $0["text"] as? String == "Hello crew" })
             #expect(try await api.call("GET", "/v1/conversations", token: dana).items.count == 1)
 
+            // Paging back: the latest two, then the page before the oldest of them.
+            for text in ["two", "three"] {
+                #expect(try await api.call("POST", "/v1/conversations/\(id)/messages", token: chidi, json: ["text": text]).status == 201)
+            }
+            let latest = try await api.call("GET", "/v1/conversations/\(id)/messages?limit=2", token: dana).items
+            #expect(latest.compactMap { $0["text"] as? String } == ["two", "three"])
+            let oldest = try #require(latest.first?["sequence"] as? Int)
+            let earlier = try await api.call("GET", "/v1/conversations/\(id)/messages?limit=2&before=\(oldest)", token: dana).items
+            #expect(earlier.last?["text"] as? String == "Hello crew" && earlier.allSatisfy { ($0["sequence"] as? Int ?? .max) < oldest })
+            let badPage = try await api.call("GET", "/v1/conversations/\(id)/messages?before=0", token: dana)
+            #expect(badPage.status == 422 && (badPage.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "before")
+
             // Someone outside sees nothing and can write nothing.
             #expect(try await api.call("GET", "/v1/conversations/\(id)", token: erin).status == 404)
             #expect(try await api.call("POST", "/v1/conversations/\(id)/messages", token: erin, json: ["text": "hi"]).status == 404)
