@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// HeraldKit, the Swift client library for Herald's apps (README.md). An app that adds it gets
+// no server code: on Apple platforms nothing but Foundation (URLSession); on Linux, SwiftNIO
+// for HTTP and the WebSocket (Foundation's networking there needs libcurl, and Debian's has
+// no WebSocket support).
+
+let package = Package(
+    name: "HeraldKit",
+    platforms: [.iOS(.v16), .macOS(.v13)],
+    products: [
+        .library(name: "HeraldKit", targets: ["HeraldKit"]),
+        .executable(name: "herald-chat", targets: ["herald-chat"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6")
+    ],
+    targets: [
+        .target(
+            name: "HeraldKit",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux]))
+            ]
+        ),
+        // A terminal chat built only on the library (README.md).
+        .executableTarget(name: "herald-chat", dependencies: ["HeraldKit"], path: "Examples/herald-chat"),
+        // The pure parts: the session's state machine, backoff, statuses, frames, the outbox's file.
+        .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit"]),
+        // Against a real `herald serve` (HERALD_BINARY, HERALD_DATABASE_URL; scripts/client-test).
+        .testTarget(name: "HeraldKitServerTests", dependencies: ["HeraldKit"])
+    ],
+    swiftLanguageModes: [.v6]
+)

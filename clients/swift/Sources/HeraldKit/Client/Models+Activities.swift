@@ -1,0 +1,99 @@
+import Foundation
+
+/// A unit of work assigned to someone (docs/concepts.md in the Herald repository).
+public struct Activity: Codable, Sendable, Hashable, Identifiable {
+    public struct Status: OpenValue {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let assigned = Status(rawValue: "assigned")
+        public static let running = Status(rawValue: "running")
+        public static let completionRequested = Status(rawValue: "completion_requested")
+        public static let approved = Status(rawValue: "approved")
+    }
+    public var id: UUID
+    public var team: TeamReference
+    public var name: String
+    public var priority: String
+    /// `YYYY-MM-DD`.
+    public var deadline: String
+    public var status: Status
+    /// Its `ETag`: a transition with `ifVersion` is refused (`.versionConflict`) once it moved on.
+    public var version: Int
+    public var manager: PersonReference
+    public var assignee: PersonReference
+    public var createdAt: Date?
+    public var updatedAt: Date?
+}
+
+/// A transition of an activity (`POST /v1/activities/{id}/<transition>`).
+public enum Transition: String, Sendable, CaseIterable {
+    case start, complete, approve, reject
+}
+
+/// Filters of `GET /v1/activities`.
+public struct ActivityFilter: Sendable, Hashable {
+    public var status: Activity.Status?
+    public var team: String?
+    public var assignee: String?
+    public init(status: Activity.Status? = nil, team: String? = nil, assignee: String? = nil) {
+        self.status = status
+        self.team = team
+        self.assignee = assignee
+    }
+}
+
+/// One page of a list, and where the next one starts (`nil`: the last page).
+public struct Page<Item: Sendable>: Sendable {
+    public var items: [Item]
+    public var next: String?
+}
+
+/// What a person wants pushed (`GET|PUT /v1/me/preferences`).
+public struct Preferences: Codable, Sendable, Hashable {
+    public struct Entry: Codable, Sendable, Hashable {
+        public var event: String
+        public var app: String
+        public var enabled: Bool
+        public var origin: String
+    }
+    public struct QuietHours: Codable, Sendable, Hashable {
+        public var window: String
+        public var days: [String]
+        public var timeZone: String?
+        public init(window: String, days: [String], timeZone: String? = nil) {
+            self.window = window
+            self.days = days
+            self.timeZone = timeZone
+        }
+    }
+    public var entries: [Entry]
+    public var quietHours: QuietHours?
+    public var showPresence: Bool?
+}
+
+/// A change to preferences: only what it names changes.
+public struct PreferencesChange: Sendable, Hashable {
+    public struct Switch: Codable, Sendable, Hashable {
+        public var event: String
+        public var app: String?
+        public var enabled: Bool
+        public init(event: String, app: String? = nil, enabled: Bool) {
+            self.event = event
+            self.app = app
+            self.enabled = enabled
+        }
+    }
+    public enum Quiet: Sendable, Hashable {
+        case keep
+        case off
+        case set(Preferences.QuietHours)
+    }
+    public var events: [Switch]
+    public var quietHours: Quiet
+    public var showPresence: Bool?
+    public init(events: [Switch] = [], quietHours: Quiet = .keep, showPresence: Bool? = nil) {
+        self.events = events
+        self.quietHours = quietHours
+        self.showPresence = showPresence
+    }
+}

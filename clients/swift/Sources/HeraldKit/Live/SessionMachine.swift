@@ -1,0 +1,265 @@
+import Foundation
+
+/// The live session's decisions, and nothing else: inputs (what the socket, the timer and the
+/// app said) in, actions (connect, send, hand the app an event, save the cursor, wait) out.
+/// No I/O and no clock: `LiveSession` runs it; tests drive it by hand.
+public struct SessionMachine: Sendable {
+    public enum State: Sendable, Equatable {
+        case idle
+        case connecting(attempt: Int)
+        case open(person: String)
+        case waiting(attempt: Int)
+        case ended(EndReason)
+    }
+
+    public enum Input: Sendable, Equatable {
+        case start
+        /// Connection `id` is open and said `hello`.
+        case opened(id: Int, ServerFrame.Hello)
+        /// Connection `id` was refused with an HTTP status.
+        case refused(id: Int, status: Int, retryAfter: Int?)
+        /// Connection `id` could not reach the server.
+        case unreachable(id: Int)
+        /// A frame came on connection `id`.
+        case frame(id: Int, ServerFrame)
+        /// Connection `id` closed (1006: broke without a close frame).
+        case closed(id: Int, code: Int)
+        case timerFired(id: Int)
+        /// The app says the network came back (or changed): connect now.
+        case networkAvailable
+        case foreground(Bool)
+        case view(UUID?)
+        case subscribe([String])
+        /// A conversation as loaded over REST (after `Action.load`, or given by the app).
+        case loaded(Conversation)
+        /// The app sends a receipt or typing.
+        case send(ClientFrame)
+        case stop
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Open connection `id`, resuming after `cursor`.
+        case connect(id: Int, after: String?)
+        case send(ClientFrame)
+        case emit(LiveEvent)
+        case saveCursor(String)
+        /// Fire `timerFired(id)` after `delay`.
+        case startTimer(id: Int, delay: Duration)
+        /// Close the open connection (code 1000).
+        case close
+        /// Load a conversation over REST, then input `loaded`.
+        case load(UUID)
+        /// The event sequence ends.
+        case finish
+    }
+
+    public private(set) var state: State = .idle
+    /// The last durable frame's cursor handed to the app (or `hello`'s, first).
+    public private(set) var cursor: String?
+    public let backoff: Backoff
+    private let jitter: @Sendable () -> Double
+    /// The connection the machine speaks of now; inputs of older ones are ignored.
+    public private(set) var connectionID = 0
+    private var timerID = 0
+    private var helloCursor: String?
+    /// Cursors handed to the app lately, when they are not numbers (they are opaque).
+    private var recent: [String] = []
+    // What the server must be told again after each reconnect.
+    private var viewing: UUID??
+    private var foreground: Bool?
+    private var subscription: [String]?
+    private var books: [UUID: StatusBook] = [:]
+    private var loading: Set<UUID> = []
+
+    public init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.cursor = cursor
+        self.backoff = backoff
+        self.jitter = jitter
+    }
+
+    public mutating func handle(_ input: Input) -> [Action] {
+        if case .ended = state { return [] }
+        switch input {
+        case .start:
+            guard state == .idle else { return [] }
+            return connect(attempt: 0)
+        case .opened(let id, let hello):
+            guard id == connectionID, case .connecting = state else { return [] }
+            return opened(hello)
+        case .refused(let id, let status, let retryAfter):
+            guard id == connectionID, case .connecting(let attempt) = state else { return [] }
+            if status == 401 { return end(.unauthorized) }
+            return wait(attempt: attempt, closeCode: nil, atLeast: retryAfter.map { .seconds($0) })
+        case .unreachable(let id):
+            guard id == connectionID, case .connecting(let attempt) = state else { return [] }
+            return wait(attempt: attempt, closeCode: nil)
+        case .frame(let id, let frame):
+            guard id == connectionID, case .open = state else { return [] }
+            return received(frame)
+        case .closed(let id, let code):
+            guard id == connectionID else { return [] }
+            if code == 4401, state.isOpen || state.isConnecting { return end(.unauthorized) }
+            switch state {
+            // A connection that was open starts the count again; one that never opened goes on with it.
+            case .open: return wait(attempt: 0, closeCode: code)
+            case .connecting(let attempt): return wait(attempt: attempt, closeCode: code)
+            default: return []
+            }
+        case .timerFired(let id):
+            guard id == timerID, case .waiting(let attempt) = state else { return [] }
+            return connect(attempt: attempt)
+        case .networkAvailable:
+            switch state {
+            case .waiting(let attempt):
+                timerID += 1
+                return connect(attempt: attempt)
+            case .open:
+                // The old connection may be dead without knowing it: a new one, with the cursor.
+                return [.close] + connect(attempt: 0)
+            default: return []
+            }
+        case .foreground(let value):
+            foreground = value
+            var actions: [Action] = []
+            if case .open = state { actions.append(.send(.foreground(value))) }
+            if value, case .waiting(let attempt) = state {
+                timerID += 1
+                actions += connect(attempt: attempt)
+            }
+            return actions
+        case .view(let conversation):
+            viewing = .some(conversation)
+            return sendIfOpen(.viewing(conversation))
+        case .subscribe(let people):
+            subscription = people
+            return sendIfOpen(.subscribe(people))
+        case .loaded(let conversation):
+            loading.remove(conversation.id)
+            guard let me = person else { return [] }
+            var book = books[conversation.id] ?? StatusBook(me: me)
+            let changes = book.apply(conversation)
+            books[conversation.id] = book
+            return emit(changes, in: conversation.id)
+        case .send(let frame):
+            return sendIfOpen(frame)
+        case .stop:
+            return (state.isOpen ? [Action.close] : []) + end(.stopped)
+        }
+    }
+
+    /// The person the session speaks for, once a connection said so.
+    public private(set) var person: String?
+
+    private mutating func connect(attempt: Int) -> [Action] {
+        connectionID += 1
+        state = .connecting(attempt: attempt)
+        return [.emit(.connection(.connecting)), .connect(id: connectionID, after: cursor)]
+    }
+
+    private mutating func opened(_ hello: ServerFrame.Hello) -> [Action] {
+        state = .open(person: hello.person)
+        person = hello.person
+        helloCursor = hello.cursor
+        var actions: [Action] = []
+        if cursor == nil {
+            cursor = hello.cursor
+            actions.append(.saveCursor(hello.cursor))
+        }
+        actions.append(.emit(.connection(.connected(person: hello.person))))
+        // What the server forgot with the last connection.
+        if let viewing { actions.append(.send(.viewing(viewing))) }
+        if let foreground { actions.append(.send(.foreground(foreground))) }
+        if let subscription { actions.append(.send(.subscribe(subscription))) }
+        return actions
+    }
+
+    private mutating func received(_ frame: ServerFrame) -> [Action] {
+        switch frame {
+        case .hello: return []
+        case .ephemeral(let event): return event.map { [.emit($0)] } ?? []
+        case .resync(let reason):
+            // Go on from hello's cursor once the app reloaded.
+            var actions: [Action] = []
+            if let helloCursor {
+                cursor = helloCursor
+                recent = []
+                actions.append(.saveCursor(helloCursor))
+            }
+            return actions + [.emit(.resync(reason: reason))]
+        case .durable(let frameCursor, let event):
+            guard isNew(frameCursor) else { return [] }
+            cursor = frameCursor
+            if Int64(frameCursor) == nil {
+                recent.append(frameCursor)
+                if recent.count > 1_024 { recent.removeFirst(recent.count - 1_024) }
+            }
+            return [.emit(event), .saveCursor(frameCursor)] + statuses(after: event)
+        }
+    }
+
+    /// Not handed to the app before: after the last cursor when cursors are numbers (as
+    /// Herald's are), otherwise not among the recent ones.
+    private func isNew(_ candidate: String) -> Bool {
+        if let last = cursor.flatMap({ Int64($0) }), let value = Int64(candidate) { return value > last }
+        return candidate != cursor && !recent.contains(candidate)
+    }
+
+    /// The status changes a durable event makes, and a conversation to load to know its people.
+    private mutating func statuses(after event: LiveEvent) -> [Action] {
+        guard let me = person else { return [] }
+        let conversation: UUID
+        let changes: [StatusBook.Change]
+        switch event {
+        case .message(let id, let message):
+            conversation = id
+            var book = books[id] ?? StatusBook(me: me)
+            changes = book.record(message)
+            books[id] = book
+        case .receipt(let receipt):
+            conversation = receipt.conversation
+            var book = books[conversation] ?? StatusBook(me: me)
+            changes = book.apply(receipt)
+            books[conversation] = book
+        case .conversation(let value):
+            conversation = value.id
+            var book = books[conversation] ?? StatusBook(me: me)
+            changes = book.apply(value)
+            books[conversation] = book
+        default:
+            return []
+        }
+        var actions = emit(changes, in: conversation)
+        if books[conversation]?.others == nil, !loading.contains(conversation) {
+            loading.insert(conversation)
+            actions.append(.load(conversation))
+        }
+        return actions
+    }
+
+    private func emit(_ changes: [StatusBook.Change], in conversation: UUID) -> [Action] {
+        changes.map { .emit(.status(conversation: conversation, message: $0.message, sequence: $0.sequence, status: $0.status)) }
+    }
+
+    private mutating func wait(attempt: Int, closeCode: Int?, atLeast floor: Duration? = nil) -> [Action] {
+        var delay = backoff.delay(attempt: attempt, jitter: jitter())
+        if let floor, floor > delay { delay = floor }
+        timerID += 1
+        state = .waiting(attempt: attempt + 1)
+        return [.emit(.connection(.waiting(retryIn: delay, closeCode: closeCode))), .startTimer(id: timerID, delay: delay)]
+    }
+
+    private mutating func end(_ reason: EndReason) -> [Action] {
+        state = .ended(reason)
+        timerID += 1
+        return [.emit(.connection(.ended(reason))), .finish]
+    }
+
+    private func sendIfOpen(_ frame: ClientFrame) -> [Action] {
+        state.isOpen ? [.send(frame)] : []
+    }
+}
+
+extension SessionMachine.State {
+    var isOpen: Bool { if case .open = self { true } else { false } }
+    var isConnecting: Bool { if case .connecting = self { true } else { false } }
+}
