@@ -1,0 +1,198 @@
+import Foundation
+import HeraldKit
+import Testing
+
+/// The live session's decisions, with a clock moved by hand.
+@Suite struct SessionMachineTests {
+    let hello = ServerFrame.Hello(person: "bob@acme.test", cursor: "100", heartbeat: 15)
+
+    @Test func retriesBackOffExponentiallyWithFullJitterUpToThirtySeconds() {
+        // With jitter 1, each wait is its ceiling: 0.5, 1, 2, 4, 8, 16, 30, 30 s.
+        var run = MachineRun(jitter: [1])
+        run.send(.start)
+        var waits: [Duration] = []
+        for _ in 0..<8 {
+            let start = run.now
+            run.send(.unreachable(id: run.lastConnection))
+            let connections = run.connects.count
+            // Just before the wait ends, no new connection; at its end, one.
+            let wait = run.timers.last.map { $0.at - start } ?? .zero
+            run.advance(by: wait - .milliseconds(1))
+            #expect(run.connects.count == connections)
+            run.advance(by: .milliseconds(1))
+            #expect(run.connects.count == connections + 1)
+            waits.append(wait)
+        }
+        #expect(waits == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+        // Full jitter: anywhere from 0 to the ceiling, as the random number says.
+        var jittered = MachineRun(jitter: [0.25, 0, 0.5])
+        jittered.send(.start)
+        var delays: [Duration] = []
+        for _ in 0..<3 {
+            jittered.send(.unreachable(id: jittered.lastConnection))
+            if case .startTimer(_, let delay)? = jittered.actions.last { delays.append(delay) }
+            jittered.advance(by: .seconds(60))
+        }
+        #expect(delays == [.milliseconds(125), .zero, .seconds(1)])
+    }
+
+    @Test func aConnectionThatOpenedStartsTheCountAgain() {
+        var run = MachineRun(jitter: [1])
+        run.send(.start)
+        for _ in 0..<4 {
+            run.send(.unreachable(id: run.lastConnection))
+            run.advance(by: .seconds(60))
+        }
+        run.send(.opened(id: run.lastConnection, hello))
+        run.send(.closed(id: run.lastConnection, code: 1001))
+        guard case .startTimer(_, let delay)? = run.actions.last else {
+            Issue.record("no timer after the close")
+            return
+        }
+        #expect(delay == .milliseconds(500))
+        #expect(run.events.last == .connection(.waiting(retryIn: .milliseconds(500), closeCode: 1001)))
+    }
+
+    @Test func theServersRetryAfterIsWaitedAtLeast() {
+        var run = MachineRun(jitter: [0.1])
+        run.send(.start)
+        run.send(.refused(id: 1, status: 503, retryAfter: 5))
+        #expect(run.timers.last?.at == .seconds(5))
+        run.advance(by: .seconds(5))
+        #expect(run.connects.count == 2)
+    }
+
+    @Test func theNetworkComingBackOrTheForegroundConnectsAtOnceAndTheOldTimerIsIgnored() {
+        var run = MachineRun(jitter: [1])
+        run.send(.start)
+        for _ in 0..<5 {
+            run.send(.unreachable(id: run.lastConnection))
+            run.advance(by: .seconds(60))
+        }
+        run.send(.unreachable(id: run.lastConnection))
+        #expect(run.connects.count == 6)
+        run.send(.networkAvailable)
+        #expect(run.connects.count == 7 && run.connects.last?.at == run.now)
+        run.send(.unreachable(id: run.lastConnection))
+        run.send(.foreground(true))
+        #expect(run.connects.count == 8 && run.connects.last?.at == run.now)
+        // The timers of the waits cut short fire into nothing.
+        run.advance(by: .seconds(120))
+        #expect(run.connects.count == 8)
+    }
+
+    @Test func closeCode4401AndA401EndTheSessionForGood() {
+        var run = MachineRun()
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        #expect(run.send(.closed(id: 1, code: 4401)) == [.emit(.connection(.ended(.unauthorized))), .finish])
+        #expect(run.send(.networkAvailable).isEmpty && run.send(.foreground(true)).isEmpty && run.send(.start).isEmpty)
+        run.advance(by: .seconds(3_600))
+        #expect(run.connects.count == 1 && run.machine.state == .ended(.unauthorized))
+
+        var refused = MachineRun()
+        refused.send(.start)
+        #expect(refused.send(.refused(id: 1, status: 401, retryAfter: nil)).contains(.finish))
+        refused.advance(by: .seconds(3_600))
+        #expect(refused.connects.count == 1)
+    }
+
+    @Test func everyOtherCloseReconnectsWithTheCursorOfTheLastFrameHandedOver() {
+        var run = MachineRun(cursor: "100")
+        run.send(.start)
+        #expect(run.connects.last?.after == "100")
+        run.send(.opened(id: 1, hello))
+        let message = Message.sample(sequence: 7, from: "alice@acme.test")
+        run.send(.frame(id: 1, .durable(cursor: "101", .message(conversation: UUID(), message: message))))
+        #expect(run.actions.contains(.saveCursor("101")))
+        for code in [1000, 1001, 1006, 1008, 1011, 1013, 4408] {
+            run.send(.closed(id: run.lastConnection, code: code))
+            run.advance(by: .seconds(60))
+            #expect(run.connects.last?.after == "101", "after close \(code)")
+            run.send(.opened(id: run.lastConnection, hello))
+        }
+    }
+
+    @Test func aFrameIsNeverHandedOverTwiceNorOneOfAnOldConnection() {
+        var run = MachineRun(cursor: "100")
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        let conversation = UUID()
+        let frames = (101...103).map {
+            ServerFrame.durable(cursor: "\($0)", .message(conversation: conversation, message: .sample(sequence: Int64($0), from: "a@acme.test")))
+        }
+        for frame in frames { run.send(.frame(id: 1, frame)) }
+        run.send(.closed(id: 1, code: 1006))
+        run.advance(by: .seconds(60))
+        run.send(.opened(id: 2, hello))
+        // A server that sent the seam's frames again, and a late frame of the dead connection.
+        run.send(.frame(id: 2, frames[1]))
+        run.send(.frame(id: 2, frames[2]))
+        run.send(.frame(id: 1, .durable(cursor: "104", .badge(3))))
+        run.send(.frame(id: 2, .durable(cursor: "104", .message(conversation: conversation, message: .sample(sequence: 104, from: "a@acme.test")))))
+        let sequences = run.events.compactMap { if case .message(_, let message) = $0 { message.sequence } else { nil } }
+        #expect(sequences == [101, 102, 103, 104])
+    }
+
+    @Test func whatTheServerMustKnowIsSentAgainAfterEachReconnect() {
+        var run = MachineRun()
+        let screen = UUID()
+        // Said before the first connection, or while away: kept for the next.
+        run.send(.view(screen))
+        run.send(.subscribe(["dana@acme.test"]))
+        #expect(run.sent.isEmpty)
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        #expect(run.sent == [.viewing(screen), .subscribe(["dana@acme.test"])])
+        run.send(.foreground(true))
+        run.send(.subscribe(["dana@acme.test", "erin@acme.test"]))
+        run.send(.closed(id: 1, code: 1001))
+        run.advance(by: .seconds(60))
+        let before = run.sent.count
+        run.send(.opened(id: 2, hello))
+        #expect(Array(run.sent[before...]) == [.viewing(screen), .foreground(true), .subscribe(["dana@acme.test", "erin@acme.test"])])
+        // Sent while away: not sent into a closed socket.
+        run.send(.closed(id: 2, code: 1006))
+        let away = run.sent.count
+        run.send(.send(.read(conversation: screen, sequence: 9)))
+        #expect(run.sent.count == away)
+    }
+
+    @Test func resyncIsOneEventAndTheSessionGoesOnFromHellosCursor() {
+        var run = MachineRun(cursor: "5")
+        run.send(.start)
+        run.send(.opened(id: 1, ServerFrame.Hello(person: "bob@acme.test", cursor: "900", heartbeat: 15)))
+        let actions = run.send(.frame(id: 1, .resync(reason: "cursor_expired")))
+        #expect(actions == [.saveCursor("900"), .emit(.resync(reason: "cursor_expired"))])
+        run.send(.closed(id: 1, code: 1006))
+        run.advance(by: .seconds(60))
+        #expect(run.connects.last?.after == "900")
+    }
+
+    @Test func theFirstConnectionKeepsHellosCursorAndStopCloses() {
+        var run = MachineRun()
+        run.send(.start)
+        #expect(run.connects.last?.after == nil)
+        #expect(run.send(.opened(id: 1, hello)).first == .saveCursor("100"))
+        #expect(run.send(.stop) == [.close, .emit(.connection(.ended(.stopped))), .finish])
+    }
+
+    @Test func receiptsBecomeStatusesOnceTheConversationsPeopleAreKnown() {
+        var run = MachineRun()
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        let conversation = UUID()
+        let mine = Message.sample(sequence: 4, from: "bob@acme.test")
+        run.send(.frame(id: 1, .durable(cursor: "101", .message(conversation: conversation, message: mine))))
+        #expect(run.actions.last == .load(conversation))
+        run.send(
+            .frame(id: 1, .durable(cursor: "102", .receipt(Receipt(conversation: conversation, person: "dana@acme.test", received: 4, read: nil)))))
+        run.send(.loaded(.sample(id: conversation, people: [("bob@acme.test", 0, 0), ("dana@acme.test", 0, 0)])))
+        run.send(
+            .frame(id: 1, .durable(cursor: "103", .receipt(Receipt(conversation: conversation, person: "dana@acme.test", received: 4, read: 4)))))
+        let statuses = run.events.compactMap { if case .status(conversation, mine.id, 4, let status) = $0 { status } else { nil } }
+        #expect(statuses == [.sent, .delivered, .read])
+        // Loaded once only.
+        #expect(run.actions.filter { $0 == .load(conversation) }.count == 1)
+    }
+}

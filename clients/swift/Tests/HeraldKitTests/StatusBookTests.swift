@@ -1,0 +1,38 @@
+import Foundation
+import HeraldKit
+import Testing
+
+/// Receipts folded into sent → delivered → read.
+@Suite struct StatusBookTests {
+    let conversation = UUID()
+
+    @Test func inAGroupEveryOtherParticipantCounts() {
+        var book = StatusBook(me: "Alice@acme.test")
+        let message = Message.sample(sequence: 10, from: "alice@acme.test")
+        #expect(book.record(message).isEmpty)  // nobody known yet
+        let loaded = book.apply(.sample(id: conversation, people: [("alice@acme.test", 0, 0), ("bob@acme.test", 9, 9), ("carol@acme.test", 0, 0)]))
+        #expect(loaded.map(\.status) == [.sent])
+        #expect(book.apply(Receipt(conversation: conversation, person: "bob@acme.test", received: 10, read: nil)).isEmpty)
+        #expect(book.apply(Receipt(conversation: conversation, person: "carol@acme.test", received: 12, read: nil)).map(\.status) == [.delivered])
+        #expect(book.apply(Receipt(conversation: conversation, person: "bob@acme.test", received: nil, read: 10)).isEmpty)
+        #expect(book.apply(Receipt(conversation: conversation, person: "CAROL@acme.test", received: nil, read: 11)).map(\.status) == [.read])
+        // Lower receipts (an older frame) never take a status back.
+        #expect(book.apply(Receipt(conversation: conversation, person: "carol@acme.test", received: 1, read: 1)).isEmpty)
+        #expect(book.status(of: 10) == .read && book.status(of: 12) == .sent)
+    }
+
+    @Test func aReadReceiptAloneMakesEveryStepAndOthersMessagesHaveNone() {
+        var book = StatusBook(me: "alice@acme.test")
+        _ = book.apply(.sample(id: conversation, people: [("alice@acme.test", 0, 0), ("bob@acme.test", 0, 0)]))
+        #expect(book.record(Message.sample(sequence: 3, from: "bob@acme.test")).isEmpty)
+        #expect(book.record(Message.sample(sequence: 4, from: "alice@acme.test")).map(\.status) == [.sent])
+        #expect(book.apply(Receipt(conversation: conversation, person: "bob@acme.test", received: nil, read: 4)).map(\.status) == [.delivered, .read])
+    }
+
+    @Test func alone() {
+        var book = StatusBook(me: "alice@acme.test")
+        _ = book.apply(.sample(id: conversation, people: [("alice@acme.test", 0, 0)]))
+        #expect(book.record(Message.sample(sequence: 1, from: "alice@acme.test")).map(\.status) == [.sent])
+        #expect(book.status(of: 1) == .sent)
+    }
+}
