@@ -11,16 +11,26 @@ actor ChatScreen {
     var open: Conversation?
     var statuses: [String: MessageStatus] = [:]
 
-    init(client: HeraldClient, session: LiveSession, outbox: Outbox, me: String) {
+    /// The conversations as last listed, for a start without the server.
+    let kept: URL
+
+    init(client: HeraldClient, session: LiveSession, outbox: Outbox, me: String, state: URL) {
         self.client = client
         self.session = session
         self.outbox = outbox
         self.me = me
+        kept = state.appendingPathComponent("conversations.json")
     }
 
     func listConversations() async {
         do {
-            conversations = try await client.conversations()
+            do {
+                conversations = try await client.conversations()
+                try? JSONEncoder().encode(conversations).write(to: kept, options: .atomic)
+            } catch let error as HeraldError where error.isTransient {
+                guard let data = try? Data(contentsOf: kept) else { throw error }
+                conversations = try JSONDecoder().decode([Conversation].self, from: data)
+            }
             for (index, conversation) in conversations.enumerated() {
                 say("  \(index + 1). \(title(conversation))\(conversation.unread > 0 ? " (\(conversation.unread) unread)" : "")")
             }
@@ -76,6 +86,8 @@ actor ChatScreen {
     }
 
     var oldestShown: Int64?
+    /// The outbox's token was refused: what it holds cannot go.
+    var refused = false
 
     func openConversation(_ conversation: Conversation) async {
         open = conversation
@@ -117,7 +129,7 @@ actor ChatScreen {
                 say("[\(conversations.first { $0.id == conversation }.map(title) ?? "new conversation")] \(message.sender.name): \(message.text)")
             }
         case .status(_, _, let sequence, let status):
-            say("  \(tick[status] ?? "") #\(sequence)")
+            say("  #\(sequence) \(tick[status] ?? "")")
         case .typing(let conversation, let person) where conversation == open?.id:
             say("  … \(person) is typing")
         case .presence(let people):
@@ -138,12 +150,14 @@ actor ChatScreen {
         switch outcome {
         case .sent(let pending, let message): say("  \(tick[.sent] ?? "") #\(message.sequence) \(pending.text)")
         case .failed(let pending, let error): say("! not sent: \(pending.text): \(error)")
-        case .unauthorized: say("! the token was refused: sign in again")
+        case .unauthorized:
+            refused = true
+            say("! the token was refused: sign in again")
         }
     }
 
     func title(_ conversation: Conversation) -> String {
-        conversation.name ?? conversation.participants.map(\.person.name).filter { $0 != me }.joined(separator: ", ")
+        conversation.name ?? conversation.participants.filter { $0.person.email != me }.map(\.person.name).joined(separator: ", ")
     }
 
     func line(_ message: Message, status: MessageStatus?) -> String {

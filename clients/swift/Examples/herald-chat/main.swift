@@ -54,10 +54,19 @@ func inputLines() -> AsyncStream<String> {
 }
 
 let client = HeraldClient(server: options.server, token: options.token)
-let me: Me
-do { me = try await client.me() } catch { fail("\(error)") }
-guard let person = me.person?.email else { fail("the token must be a person's (hrp_…)") }
 try? FileManager.default.createDirectory(at: options.state, withIntermediateDirectories: true)
+// Who the token is, kept from the last run: the chat opens without the server, as an app does.
+let signIn = options.state.appendingPathComponent("me.json")
+let me: Me
+do {
+    me = try await client.me()
+    try? JSONEncoder().encode(me).write(to: signIn, options: .atomic)
+} catch let error as HeraldError where error.isTransient {
+    guard let data = try? Data(contentsOf: signIn), let kept = try? JSONDecoder().decode(Me.self, from: data) else { fail("\(error)") }
+    me = kept
+    say("-- offline: \(error)")
+} catch { fail("\(error)") }
+guard let person = me.person?.email else { fail("the token must be a person's (hrp_…)") }
 let outbox: Outbox
 do {
     outbox = try Outbox(client: client, store: FileOutboxStore(url: options.state.appendingPathComponent("\(person).outbox.json")))
@@ -66,7 +75,7 @@ let session = LiveSession(
     client: client, cursorStore: FileCursorStore(url: options.state.appendingPathComponent("\(person).cursor")), outbox: outbox)
 say("signed in as \(person) (\(me.tenant.name)); /help for commands")
 
-let chat = ChatScreen(client: client, session: session, outbox: outbox, me: person)
+let chat = ChatScreen(client: client, session: session, outbox: outbox, me: person, state: options.state)
 await chat.listConversations()
 await session.foreground(true)
 await session.start()
@@ -81,7 +90,7 @@ for await line in inputLines() {
     await chat.handle(line)
 }
 // The end of the input: what is still pending goes first.
-while await !outbox.pending.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
+while await !outbox.pending.isEmpty, await !chat.refused { try? await Task.sleep(for: .milliseconds(100)) }
 try? await Task.sleep(for: .milliseconds(300))
 await session.stop()
 await outbox.close()
