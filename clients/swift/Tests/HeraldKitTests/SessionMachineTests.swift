@@ -195,4 +195,19 @@ import Testing
         // Loaded once only.
         #expect(run.actions.filter { $0 == .load(conversation) }.count == 1)
     }
+
+    @Test func aConversationThatFailedToLoadIsLoadedAgainWithItsNextEvent() {
+        var run = MachineRun()
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        let conversation = UUID()
+        let first = Message.sample(sequence: 1, from: "bob@acme.test")
+        #expect(run.send(.frame(id: 1, .durable(cursor: "101", .message(conversation: conversation, message: first)))).last == .load(conversation))
+        run.send(.loadFailed(conversation))
+        let second = Message.sample(sequence: 2, from: "bob@acme.test")
+        #expect(run.send(.frame(id: 1, .durable(cursor: "102", .message(conversation: conversation, message: second)))).last == .load(conversation))
+        run.send(.loaded(.sample(id: conversation, people: [("bob@acme.test", 0, 0), ("dana@acme.test", 2, 0)])))
+        let delivered = run.events.compactMap { if case .status(_, let id, _, .delivered) = $0 { id } else { nil } }
+        #expect(Set(delivered) == [first.id, second.id])
+    }
 }

@@ -55,7 +55,9 @@ public struct HeraldClient: Sendable {
         return headers
     }
 
-    /// Sends one request; tries the next server when one cannot be reached.
+    /// Sends one request; tries the next server when one cannot be reached. A `POST` or `PATCH`
+    /// is not sent again (it may have arrived before the connection broke): the error is thrown,
+    /// and the next call goes to the next server.
     func send(_ method: String, _ target: String, body: Data? = nil, headers: [(name: String, value: String)] = []) async throws -> HTTPResponseData {
         var request = HTTPRequestData(method: method, target: target, headers: credentialHeaders + headers, body: body)
         request.headers.append((name: "Accept", value: "application/json"))
@@ -68,6 +70,7 @@ public struct HeraldClient: Sendable {
             } catch HeraldError.transport(let why) {
                 lastError = HeraldError.transport(why)
                 moveOn(from: server)
+                if method == "POST" || method == "PATCH" { break }
             }
         }
         throw lastError ?? HeraldError.transport("no server")

@@ -32,6 +32,12 @@ public final class LiveSession: AsyncSequence, Sendable {
             machine: machine, client: client, store: cursorStore, device: device, outbox: outbox, continuation: continuation)
     }
 
+    /// A session the app let go of closes its socket.
+    deinit {
+        let runner = runner
+        Task { await runner.handle(.stop) }
+    }
+
     public func makeAsyncIterator() -> AsyncStream<LiveEvent>.Iterator { stream.makeAsyncIterator() }
 
     /// Connects (once; later calls do nothing).
@@ -126,7 +132,11 @@ actor LiveRunner {
         case .load(let id):
             let client = client
             Task {
-                if let conversation = try? await client.conversation(id) { await self.handle(.loaded(conversation)) }
+                if let conversation = try? await client.conversation(id) {
+                    await self.handle(.loaded(conversation))
+                } else {
+                    await self.handle(.loadFailed(id))
+                }
             }
         case .finish:
             continuation.finish()

@@ -32,6 +32,8 @@ public struct SessionMachine: Sendable {
         case subscribe([String])
         /// A conversation as loaded over REST (after `Action.load`, or given by the app).
         case loaded(Conversation)
+        /// Loading it failed: the next event of that conversation tries again.
+        case loadFailed(UUID)
         /// The app sends a receipt or typing.
         case send(ClientFrame)
         case stop
@@ -140,6 +142,9 @@ public struct SessionMachine: Sendable {
             let changes = book.apply(conversation)
             books[conversation.id] = book
             return emit(changes, in: conversation.id)
+        case .loadFailed(let conversation):
+            loading.remove(conversation)
+            return []
         case .send(let frame):
             return sendIfOpen(frame)
         case .stop:

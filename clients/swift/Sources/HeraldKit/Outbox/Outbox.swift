@@ -24,6 +24,7 @@ public actor Outbox {
         self.backoff = backoff
         queue = try store.load()
         (events, continuation) = AsyncStream<OutboxEvent>.makeStream(bufferingPolicy: .unbounded)
+        Task { await self.flush() }
     }
 
     /// The messages not yet stored, oldest first.
