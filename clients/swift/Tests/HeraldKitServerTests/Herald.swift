@@ -149,6 +149,12 @@ final class Server: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// SIGSTOP: its sockets stay open and nothing answers, as a server behind a dead network.
+    func freeze() {
+        guard let process, process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGSTOP)
+    }
+
     func stop() {
         guard let process, process.isRunning else { return }
         process.terminate()

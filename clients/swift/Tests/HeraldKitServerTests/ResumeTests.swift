@@ -65,6 +65,37 @@ import Testing
         await bob.session.stop()
     }
 
+    @Test func aServerThatFreezesIsLeftAfterTwoQuietHeartbeatsAndTheNextOneGoesOn() async throws {
+        let fixture = try await Fixture()
+        let first = try await Server()
+        let second = try await Server()
+        let alice = fixture.client("alice", [second])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let bobClient = fixture.client("bob", [first, second])
+        let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
+        await bob.session.start()
+        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await Self.write(5, from: alice, to: conversation.id)
+        try await bob.wait(for: "five messages") { $0.count { if case .message = $0 { true } else { false } } >= 5 ? true : nil }
+
+        // Nothing closes the socket: only the silence tells (a heartbeat of 5 s here).
+        first.freeze()
+        defer { first.kill() }
+        let writer = Task {
+            for index in 6...10 {
+                _ = try await alice.send(text: "line \(index)", to: conversation.id, clientId: "line-\(index)")
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        try await bob.wait(for: "the frozen connection given up") {
+            $0.contains { if case .connection(.waiting(_, nil)) = $0 { true } else { false } } ? true : nil
+        }
+        try await writer.value
+        try await Self.expectEveryLineOnce(bob, count: 10)
+        #expect(bobClient.currentServer == second.url)
+        await bob.session.stop()
+    }
+
     @Test func aCursorKeptInAFileResumesANewSessionWhereTheLastStopped() async throws {
         let fixture = try await Fixture()
         let server = try await Server()

@@ -8,6 +8,8 @@ struct MachineRun {
     /// Seconds since the start.
     private(set) var now: Duration = .zero
     private(set) var timers: [(id: Int, at: Duration)] = []
+    /// The silence watches, by connection.
+    private(set) var watches: [(id: Int, at: Duration)] = []
     private(set) var connects: [(id: Int, after: String?, at: Duration)] = []
     private(set) var actions: [SessionMachine.Action] = []
 
@@ -22,6 +24,7 @@ struct MachineRun {
         for action in result {
             switch action {
             case .startTimer(let id, let delay): timers.append((id, now + delay))
+            case .watch(let id, let delay): watches.append((id, now + delay))
             case .connect(let id, let after): connects.append((id, after, now))
             default: break
             }
@@ -33,10 +36,20 @@ struct MachineRun {
     /// Moves the clock on, firing the timers that fall due on the way, in order.
     mutating func advance(by step: Duration) {
         let end = now + step
-        while let next = timers.enumerated().filter({ $0.element.at <= end }).min(by: { $0.element.at < $1.element.at }) {
-            timers.remove(at: next.offset)
-            now = next.element.at
-            send(.timerFired(id: next.element.id))
+        while true {
+            let timer = timers.enumerated().filter { $0.element.at <= end }.min { $0.element.at < $1.element.at }
+            let watch = watches.enumerated().filter { $0.element.at <= end }.min { $0.element.at < $1.element.at }
+            if let timer, watch.map({ timer.element.at <= $0.element.at }) ?? true {
+                timers.remove(at: timer.offset)
+                now = timer.element.at
+                send(.timerFired(id: timer.element.id))
+            } else if let watch {
+                watches.remove(at: watch.offset)
+                now = watch.element.at
+                send(.watchFired(id: watch.element.id))
+            } else {
+                break
+            }
         }
         now = end
     }

@@ -36,6 +36,33 @@ import Testing
         #expect(delays == [.milliseconds(125), .zero, .seconds(1)])
     }
 
+    @Test func aQuietConnectionIsPingedAfterAHeartbeatAndGivenUpAfterTwo() {
+        var run = MachineRun(jitter: [1])
+        run.send(.start)
+        run.send(.opened(id: 1, hello))
+        // Frames keep it alive: no ping while the server speaks.
+        for second in 1...60 {
+            run.advance(by: .seconds(1))
+            if second % 5 == 0 { run.send(.frame(id: 1, .ephemeral(.badge(second)))) }
+        }
+        #expect(!run.sent.contains(.ping))
+        // A whole heartbeat of silence: a ping; its answer keeps the connection.
+        run.advance(by: .seconds(30))
+        #expect(run.sent.filter { $0 == .ping }.count == 1)
+        run.send(.frame(id: 1, .ephemeral(nil)))  // pong
+        run.advance(by: .seconds(15))
+        #expect(run.machine.state.isOpenForTests && run.connects.count == 1)
+        // Silence again, and no answer to the next ping: given up, and a new connection with the cursor.
+        run.advance(by: .seconds(45))
+        #expect(run.sent.filter { $0 == .ping }.count == 2)
+        #expect(run.actions.contains(.close))
+        #expect(run.events.contains(.connection(.waiting(retryIn: .milliseconds(500), closeCode: nil))))
+        #expect(run.connects.count == 2 && run.connects.last?.after == "100")
+        // The old connection's watch fires into nothing.
+        run.advance(by: .seconds(60))
+        #expect(run.connects.count == 2)
+    }
+
     @Test func aConnectionThatOpenedStartsTheCountAgain() {
         var run = MachineRun(jitter: [1])
         run.send(.start)
@@ -173,7 +200,7 @@ import Testing
         var run = MachineRun()
         run.send(.start)
         #expect(run.connects.last?.after == nil)
-        #expect(run.send(.opened(id: 1, hello)).first == .saveCursor("100"))
+        #expect(run.send(.opened(id: 1, hello)).contains(.saveCursor("100")))
         #expect(run.send(.stop) == [.close, .emit(.connection(.ended(.stopped))), .finish])
     }
 
@@ -210,4 +237,8 @@ import Testing
         let delivered = run.events.compactMap { if case .status(_, let id, _, .delivered) = $0 { id } else { nil } }
         #expect(Set(delivered) == [first.id, second.id])
     }
+}
+
+extension SessionMachine.State {
+    var isOpenForTests: Bool { if case .open = self { true } else { false } }
 }

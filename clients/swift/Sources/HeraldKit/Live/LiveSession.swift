@@ -125,6 +125,11 @@ actor LiveRunner {
                 try? await Task.sleep(for: delay)
                 await self.handle(.timerFired(id: id))
             }
+        case .watch(let id, let delay):
+            Task {
+                try? await Task.sleep(for: delay)
+                await self.handle(.watchFired(id: id))
+            }
         case .close:
             let socket = connection?.socket
             connection = nil

@@ -25,6 +25,8 @@ public struct SessionMachine: Sendable {
         /// Connection `id` closed (1006: broke without a close frame).
         case closed(id: Int, code: Int)
         case timerFired(id: Int)
+        /// The watch on connection `id`'s silence (`Action.watch`) is due.
+        case watchFired(id: Int)
         /// The app says the network came back (or changed): connect now.
         case networkAvailable
         case foreground(Bool)
@@ -47,6 +49,8 @@ public struct SessionMachine: Sendable {
         case saveCursor(String)
         /// Fire `timerFired(id)` after `delay`.
         case startTimer(id: Int, delay: Duration)
+        /// Fire `watchFired(id)` (the connection's id) after `delay`.
+        case watch(id: Int, delay: Duration)
         /// Close the open connection (code 1000).
         case close
         /// Load a conversation over REST, then input `loaded`.
@@ -71,6 +75,11 @@ public struct SessionMachine: Sendable {
     private var foreground: Bool?
     private var subscription: [String]?
     private var books: [UUID: StatusBook] = [:]
+    // The silence watch: a connection that says nothing for a heartbeat is pinged; one that
+    // answers nothing for another is given up (a half-open socket: a phone that changed networks).
+    private var heartbeat: Duration = .seconds(15)
+    private var heard = false
+    private var pinged = false
     private var loading: Set<UUID> = []
 
     public init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
@@ -110,6 +119,9 @@ public struct SessionMachine: Sendable {
         case .timerFired(let id):
             guard id == timerID, case .waiting(let attempt) = state else { return [] }
             return connect(attempt: attempt)
+        case .watchFired(let id):
+            guard id == connectionID, state.isOpen else { return [] }
+            return watch()
         case .networkAvailable:
             switch state {
             case .waiting(let attempt):
@@ -165,7 +177,9 @@ public struct SessionMachine: Sendable {
         state = .open(person: hello.person)
         person = hello.person
         helloCursor = hello.cursor
-        var actions: [Action] = []
+        heartbeat = .seconds(max(hello.heartbeat, 1))
+        (heard, pinged) = (false, false)
+        var actions: [Action] = [.watch(id: connectionID, delay: heartbeat)]
         if cursor == nil {
             cursor = hello.cursor
             actions.append(.saveCursor(hello.cursor))
@@ -179,6 +193,7 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func received(_ frame: ServerFrame) -> [Action] {
+        heard = true
         switch frame {
         case .hello: return []
         case .ephemeral(let event): return event.map { [.emit($0)] } ?? []
@@ -243,6 +258,20 @@ public struct SessionMachine: Sendable {
 
     private func emit(_ changes: [StatusBook.Change], in conversation: UUID) -> [Action] {
         changes.map { .emit(.status(conversation: conversation, message: $0.message, sequence: $0.sequence, status: $0.status)) }
+    }
+
+    /// A heartbeat passed: quiet once, ping; quiet again after the ping, give the connection up.
+    private mutating func watch() -> [Action] {
+        defer { heard = false }
+        if heard {
+            pinged = false
+            return [.watch(id: connectionID, delay: heartbeat)]
+        }
+        if !pinged {
+            pinged = true
+            return [.send(.ping), .watch(id: connectionID, delay: heartbeat)]
+        }
+        return [.close] + wait(attempt: 0, closeCode: nil)
     }
 
     private mutating func wait(attempt: Int, closeCode: Int?, atLeast floor: Duration? = nil) -> [Action] {
