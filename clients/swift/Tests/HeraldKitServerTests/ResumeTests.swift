@@ -65,6 +65,35 @@ import Testing
         await bob.session.stop()
     }
 
+    @Test func anAppThatEndsWhileHandlingAMessageGetsItAgainAfterItsRestart() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let alice = fixture.client("alice", [server])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("heraldkit-\(UUID().uuidString).cursor")
+        let first = LiveSession(client: fixture.client("bob", [server]), cursorStore: FileCursorStore(url: file))
+        await first.start()
+        var events = first.makeAsyncIterator()
+        while let event = await events.next() { if case .connection(.connected) = event { break } }
+        try await Self.write(3, from: alice, to: conversation.id)
+        var handled: [String] = []
+        while let event = await events.next() {
+            guard case .message(_, let message) = event else { continue }
+            handled.append(message.text)
+            // It ends while handling the second: it never asks for the next event.
+            if handled.count == 2 { break }
+        }
+        await first.stop()
+
+        let second = EventLog(LiveSession(client: fixture.client("bob", [server]), cursorStore: FileCursorStore(url: file)))
+        await second.session.start()
+        try await second.wait(for: "2 messages") { $0.count { if case .message = $0 { true } else { false } } >= 2 ? true : nil }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(handled == ["line 1", "line 2"])
+        #expect(second.messages.map(\.text) == ["line 2", "line 3"])
+        await second.session.stop()
+    }
+
     @Test func aServerThatFreezesIsLeftAfterTwoQuietHeartbeatsAndTheNextOneGoesOn() async throws {
         let fixture = try await Fixture()
         let first = try await Server()

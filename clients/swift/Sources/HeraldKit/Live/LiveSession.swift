@@ -13,10 +13,9 @@ import Foundation
 /// ```
 public final class LiveSession: AsyncSequence, Sendable {
     public typealias Element = LiveEvent
-    public typealias AsyncIterator = AsyncStream<LiveEvent>.Iterator
-
     private let runner: LiveRunner
-    private let stream: AsyncStream<LiveEvent>
+    private let stream: AsyncStream<LiveItem>
+    private let store: any CursorStore
 
     /// - Parameters:
     ///   - device: this phone's push token (or installation id), registered before: while the
@@ -25,11 +24,12 @@ public final class LiveSession: AsyncSequence, Sendable {
     public init(
         client: HeraldClient, cursorStore: any CursorStore, device: String? = nil, outbox: Outbox? = nil, backoff: Backoff = Backoff()
     ) {
-        let (stream, continuation) = AsyncStream<LiveEvent>.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream<LiveItem>.makeStream(bufferingPolicy: .unbounded)
         self.stream = stream
+        store = cursorStore
         let machine = SessionMachine(cursor: cursorStore.load(), backoff: backoff)
         runner = LiveRunner(
-            machine: machine, client: client, store: cursorStore, device: device, outbox: outbox, continuation: continuation)
+            machine: machine, client: client, device: device, outbox: outbox, continuation: continuation)
     }
 
     /// A session the app let go of closes its socket.
@@ -38,7 +38,25 @@ public final class LiveSession: AsyncSequence, Sendable {
         Task { await runner.handle(.stop) }
     }
 
-    public func makeAsyncIterator() -> AsyncStream<LiveEvent>.Iterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), store: store) }
+
+    /// Hands over the events. A frame's cursor is saved when the app asks for the next event,
+    /// that is once it has handled the frame: an app that ends while handling one gets it again
+    /// after its restart, and none is skipped.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<LiveItem>.Iterator
+        let store: any CursorStore
+
+        public mutating func next() async -> LiveEvent? {
+            while let item = await base.next() {
+                switch item {
+                case .event(let event): return event
+                case .handled(let cursor): store.save(cursor)
+                }
+            }
+            return nil
+        }
+    }
 
     /// Connects (once; later calls do nothing).
     public func start() async { await runner.handle(.start) }
@@ -80,24 +98,29 @@ public final class LiveSession: AsyncSequence, Sendable {
     public var state: SessionMachine.State { get async { await runner.state } }
 }
 
+/// What the runner hands the iterator: an event, or a cursor to keep once the events before it
+/// were handled.
+enum LiveItem: Sendable {
+    case event(LiveEvent)
+    case handled(cursor: String)
+}
+
 /// Runs the machine: performs its actions, feeds it what happened.
 actor LiveRunner {
     private var machine: SessionMachine
     private let client: HeraldClient
-    private let store: any CursorStore
     private let device: String?
     private let outbox: Outbox?
-    private let continuation: AsyncStream<LiveEvent>.Continuation
+    private let continuation: AsyncStream<LiveItem>.Continuation
     private var connection: (id: Int, socket: any WebSocketConnection)?
     private var reader: Task<Void, Never>?
 
     init(
-        machine: SessionMachine, client: HeraldClient, store: any CursorStore, device: String?, outbox: Outbox?,
-        continuation: AsyncStream<LiveEvent>.Continuation
+        machine: SessionMachine, client: HeraldClient, device: String?, outbox: Outbox?,
+        continuation: AsyncStream<LiveItem>.Continuation
     ) {
         self.machine = machine
         self.client = client
-        self.store = store
         self.device = device
         self.outbox = outbox
         self.continuation = continuation
@@ -116,10 +139,11 @@ actor LiveRunner {
         case .send(let frame):
             try? await connection?.socket.send(text: frame.text)
         case .emit(let event):
-            continuation.yield(event)
+            continuation.yield(.event(event))
             if case .connection(.connected) = event, let outbox { await outbox.flush() }
         case .saveCursor(let cursor):
-            store.save(cursor)
+            // Kept when the app comes back for the next event (LiveSession.Iterator).
+            continuation.yield(.handled(cursor: cursor))
         case .startTimer(let id, let delay):
             Task {
                 try? await Task.sleep(for: delay)
