@@ -36,6 +36,29 @@ import Testing
         await bob.session.stop()
     }
 
+    @Test func aDeviceThatIsNotThePersonsEndsTheSessionAndACursorNotTakenStartsAfresh() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let bob = fixture.client("bob", [server])
+        let wrong = EventLog(LiveSession(client: bob, cursorStore: MemoryCursorStore(), device: "no-such-device"))
+        await wrong.session.start()
+        #expect(await wrong.finished)
+        guard case .connection(.ended(.refused(422, let detail)))? = wrong.all.last else {
+            Issue.record("events: \(wrong.all)")
+            return
+        }
+        #expect(!detail.isEmpty && wrong.connections == 1)
+
+        // A registered phone is taken.
+        let token = "fcm-\(UUID().uuidString)"
+        try await bob.register(.fcm(token: token, app: .member, platform: "android"))
+        let phone = EventLog(LiveSession(client: bob, cursorStore: MemoryCursorStore("garbage"), device: token))
+        await phone.session.start()
+        try await phone.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        #expect(phone.all.contains(.resync(reason: "cursor_refused")))
+        await phone.session.stop()
+    }
+
     @Test func aRevokedTokenEndsTheSessionWithUnauthorizedAndNoReconnecting() async throws {
         let fixture = try await Fixture()
         let server = try await Server()

@@ -124,6 +124,29 @@ import Testing
         #expect(refused.connects.count == 1)
     }
 
+    @Test func aRefusalThatAskingAgainCannotChangeEndsTheSessionAndTheOthersAreRetried() {
+        for (status, field, ends) in [
+            (422, "device", true), (400, nil, true), (404, nil, true), (426, nil, true), (429, nil, false), (503, nil, false)
+        ] {
+            var run = MachineRun()
+            run.send(.start)
+            run.send(.refused(id: 1, status: status, retryAfter: nil, field: field, detail: "why"))
+            run.advance(by: .seconds(60))
+            if ends {
+                #expect(run.machine.state == .ended(.refused(status: status, detail: "why")) && run.connects.count == 1, "\(status)")
+            } else {
+                #expect(run.connects.count == 2, "\(status)")
+            }
+        }
+        // A cursor the server does not take: from now on, and the app reloads.
+        var run = MachineRun(cursor: "not-ours")
+        run.send(.start)
+        #expect(run.connects.last?.after == "not-ours")
+        let actions = run.send(.refused(id: 1, status: 422, retryAfter: nil, field: "after", detail: "after: not a cursor"))
+        #expect(actions.first == .emit(.resync(reason: "cursor_refused")))
+        #expect(run.connects.count == 2 && run.connects.last?.after == nil)
+    }
+
     @Test func everyOtherCloseReconnectsWithTheCursorOfTheLastFrameHandedOver() {
         var run = MachineRun(cursor: "100")
         run.send(.start)

@@ -43,6 +43,9 @@ public enum ConnectionState: Sendable, Equatable {
 public enum EndReason: Sendable, Equatable {
     /// The credential was revoked or expired (close 4401, or a 401 on connecting).
     case unauthorized
+    /// The server refused the connection in a way that asking again cannot change (a 422
+    /// naming `device`, a 400, a 404 or 426 from a proxy): the status and the problem's detail.
+    case refused(status: Int, detail: String)
     case stopped
 }
 

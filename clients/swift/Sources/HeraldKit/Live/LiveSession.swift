@@ -180,8 +180,12 @@ actor LiveRunner {
         do {
             socket = try await client.configuration.webSocketTransport.connect(
                 to: liveURL(server, after: after), headers: client.credentialHeaders, timeout: client.configuration.timeout)
-        } catch WebSocketRefusal.status(let status, let retryAfter, _) {
-            await handle(.refused(id: id, status: status, retryAfter: retryAfter))
+        } catch WebSocketRefusal.status(let status, let retryAfter, let body) {
+            let problem = try? JSONCoding.decoder.decode(Problem.self, from: body)
+            await handle(
+                .refused(
+                    id: id, status: status, retryAfter: retryAfter, field: problem?.errors?.first?.field, detail: problem?.detail ?? "HTTP \(status)")
+            )
             return
         } catch {
             client.moveOn(from: server)

@@ -16,8 +16,9 @@ public struct SessionMachine: Sendable {
         case start
         /// Connection `id` is open and said `hello`.
         case opened(id: Int, ServerFrame.Hello)
-        /// Connection `id` was refused with an HTTP status.
-        case refused(id: Int, status: Int, retryAfter: Int?)
+        /// Connection `id` was refused with an HTTP status (its problem document, when the
+        /// transport could read it: `field` is the first field a 422 names).
+        case refused(id: Int, status: Int, retryAfter: Int?, field: String? = nil, detail: String = "")
         /// Connection `id` could not reach the server.
         case unreachable(id: Int)
         /// A frame came on connection `id`.
@@ -97,10 +98,23 @@ public struct SessionMachine: Sendable {
         case .opened(let id, let hello):
             guard id == connectionID, case .connecting = state else { return [] }
             return opened(hello)
-        case .refused(let id, let status, let retryAfter):
+        case .refused(let id, let status, let retryAfter, let field, let detail):
             guard id == connectionID, case .connecting(let attempt) = state else { return [] }
-            if status == 401 { return end(.unauthorized) }
-            return wait(attempt: attempt, closeCode: nil, atLeast: retryAfter.map { .seconds($0) })
+            switch status {
+            case 401: return end(.unauthorized)
+            case 422 where field == "after":
+                // A cursor the server does not know (another deployment's, a damaged file):
+                // start from now, and the app reloads.
+                cursor = nil
+                recent = []
+                return [.emit(.resync(reason: "cursor_refused"))] + connect(attempt: attempt)
+            case 408, 429, 500...599:
+                return wait(attempt: attempt, closeCode: nil, atLeast: retryAfter.map { .seconds($0) })
+            default:
+                // Asking again would get the same answer (a device that is not the person's, a
+                // tenant key without Herald-On-Behalf-Of, a proxy that does not upgrade).
+                return end(.refused(status: status, detail: detail))
+            }
         case .unreachable(let id):
             guard id == connectionID, case .connecting(let attempt) = state else { return [] }
             return wait(attempt: attempt, closeCode: nil)
