@@ -13,6 +13,7 @@ public actor Outbox {
     private var draining: Task<Void, Never>?
     private var sleeping: Task<Void, Never>?
     private var paused = false
+    private var closed = false
     private let continuation: AsyncStream<OutboxEvent>.Continuation
     /// What became of each message, in order.
     public nonisolated let events: AsyncStream<OutboxEvent>
@@ -42,6 +43,7 @@ public actor Outbox {
 
     /// Try now: the network came back, a live session connected, the person signed in again.
     public func flush() {
+        guard !closed else { return }
         paused = false
         sleeping?.cancel()
         drain()
@@ -49,6 +51,7 @@ public actor Outbox {
 
     /// Stops sending (the messages stay in the store for the next `Outbox`).
     public func close() {
+        closed = true
         paused = true
         draining?.cancel()
         sleeping?.cancel()
