@@ -12,17 +12,23 @@ public final class FCMProvider: Sendable {
     public let sendURL: String
     private let http: HTTPClient
     private let now: @Sendable () -> Date
+    private let sendTimeout: Duration
     /// Exposed for diagnostics: how many token fetches were made.
     public let tokens: AccessTokenCache
 
-    /// - Parameter endpoint: FCM's base URL (`HERALD_FCM_ENDPOINT`, default
-    ///   `https://fcm.googleapis.com`).
+    /// - Parameters:
+    ///   - endpoint: FCM's base URL (`HERALD_FCM_ENDPOINT`, default `https://fcm.googleapis.com`).
+    ///   - sendTimeout: how long a send waits for FCM's answer once on its way (not while it
+    ///     waits for a stream); `pushSendTimeout` everywhere but in load tests, where the
+    ///     emulator shares two cores with the rest of the suite.
     public init(
-        account: ServiceAccount, endpoint: String = "https://fcm.googleapis.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }
+        account: ServiceAccount, endpoint: String = "https://fcm.googleapis.com", http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() },
+        sendTimeout: Duration = pushSendTimeout
     ) {
         self.account = account
         self.http = http
         self.now = now
+        self.sendTimeout = sendTimeout
         let base = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.sendURL = "\(base)/v1/projects/\(account.projectID)/messages:send"
         let refreshes = Counter(label: "herald_access_token_refreshes_total", dimensions: [("provider", "fcm")])
@@ -53,7 +59,7 @@ public final class FCMProvider: Sendable {
             let request = HTTPRequest(
                 method: "POST", url: sendURL,
                 headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=UTF-8")], body: body,
-                timeout: pushSendTimeout)
+                timeout: sendTimeout)
             let response: HTTPResponse
             do {
                 response = try await http.send(request)
