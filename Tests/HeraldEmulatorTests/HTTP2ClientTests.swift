@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Testing
 
 @testable import HeraldEmulator
@@ -182,18 +183,21 @@ import Testing
     /// which reached the client as a reset.
     @Test(arguments: HTTPClient.Configuration.Engine.allCases)
     func aLargeAnswerArrivesWhole(_ engine: HTTPClient.Configuration.Engine) async throws {
-        try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
-            let http = try client(emulator, .init(engine: engine))
-            defer { http.shutdown() }
-            let fcm = try provider(emulator, endpoints, http: http)
-            let text = String(repeating: "A long body, so that the list is long. ", count: 90)
-            let failed = try await undeliveredSends(fcm, count: 3_000, prefix: "large", body: text)
-            #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
-            let listing = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/messages", timeout: .seconds(60)))
-            #expect(listing.status == 200)
-            #expect(listing.body.count > 16 << 20, "the list is \(listing.body.count) bytes")
-            let messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: Data(listing.body))
-            #expect(messages.count == 3_000)
+        // 3,000 sends with long bodies: a load test, one at a time with the others.
+        try await LoadTests.oneAtATime {
+            try await Emulator.withRunning(logger: quiet) { emulator, endpoints in
+                let http = try client(emulator, .init(engine: engine))
+                defer { http.shutdown() }
+                let fcm = try provider(emulator, endpoints, http: http)
+                let text = String(repeating: "A long body, so that the list is long. ", count: 90)
+                let failed = try await undeliveredSends(fcm, count: 3_000, prefix: "large", body: text)
+                #expect(failed.isEmpty, "\(failed.count) not delivered, e.g. \(failed.prefix(3))")
+                let listing = try await http.send(HTTPRequest(url: endpoints.https + "/emulator/messages", timeout: .seconds(60)))
+                #expect(listing.status == 200)
+                #expect(listing.body.count > 16 << 20, "the list is \(listing.body.count) bytes")
+                let messages = try JSONDecoder.emulator.decode([RecordedMessage].self, from: Data(listing.body))
+                #expect(messages.count == 3_000)
+            }
         }
     }
 
