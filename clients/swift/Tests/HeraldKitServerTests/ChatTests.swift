@@ -51,7 +51,7 @@ import Testing
         let bobLive = EventLog(LiveSession(client: fixture.client("bob", [server]), cursorStore: MemoryCursorStore()))
         for log in [aliceLive, bobLive] { await log.session.start() }
         for log in [aliceLive, bobLive] {
-            try await log.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+            try await log.connected()
         }
         let (message, _) = try await alice.send(text: "Who brings dessert?", to: group.id, clientId: "c-1")
         let receiptFrom = { (person: String, events: [LiveEvent]) -> Int? in

@@ -52,7 +52,7 @@ import Testing
         let conversation = try await fixture.client("alice", [server]).createConversation(with: [fixture.email("bob")])
         let bob = EventLog(LiveSession(client: fixture.client("bob", [other]), cursorStore: MemoryCursorStore()))
         await bob.session.start()
-        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await bob.connected()
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chat-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
 
@@ -79,7 +79,7 @@ import Testing
         }
         #expect(stored == offline)
 
-        try await bob.wait(for: "six messages") { $0.count { if case .message = $0 { true } else { false } } >= 6 ? true : nil }
+        try await bob.received(6)
         try await Task.sleep(for: .milliseconds(300))
         #expect(bob.messages.map(\.text) == ["hello"] + offline)
         #expect(try await fixture.client("alice", [other]).messages(in: conversation.id).map(\.text) == ["hello"] + offline)

@@ -1,6 +1,7 @@
 import Foundation
-import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 #if canImport(Glibc)
     import Glibc
@@ -214,6 +215,19 @@ final class EventLog: @unchecked Sendable {
         throw Herald.Missing(description: "no \(what)")
     }
 
+    /// Waits for a connection (the first, or the `nth`).
+    func connected(_ nth: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let test = { (events: [LiveEvent]) -> Bool? in
+            events.count { if case .connection(.connected) = $0 { true } else { false } } >= nth ? true : nil
+        }
+        try await wait(for: "connection \(nth)", test, sourceLocation: sourceLocation)
+    }
+
+    /// Waits until `count` messages were handed over.
+    func received(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await wait(for: "\(count) messages", { _ in self.messages.count >= count ? true : nil }, sourceLocation: sourceLocation)
+    }
+
     /// The messages handed over, in order.
     var messages: [Message] {
         all.compactMap { if case .message(_, let message) = $0 { message } else { nil } }
@@ -227,17 +241,4 @@ final class EventLog: @unchecked Sendable {
             return true
         }
     }
-}
-
-/// The library's own lock, for the tests (its `Locked` is internal).
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-    var current: Value { withLock { $0 } }
 }

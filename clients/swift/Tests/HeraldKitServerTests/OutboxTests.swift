@@ -12,7 +12,7 @@ import Testing
         let conversation = try await alice.createConversation(with: [fixture.email("bob")])
         let bob = EventLog(LiveSession(client: fixture.client("bob", [other]), cursorStore: MemoryCursorStore()))
         await bob.session.start()
-        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await bob.connected()
 
         server.kill()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("heraldkit-\(UUID().uuidString).outbox.json")
@@ -36,7 +36,7 @@ import Testing
         #expect(await after.pending.isEmpty)
         #expect(try FileOutboxStore(url: file).load().isEmpty)
 
-        try await bob.wait(for: "the five") { $0.count { if case .message = $0 { true } else { false } } >= 5 ? true : nil }
+        try await bob.received(5)
         try await Task.sleep(for: .milliseconds(300))
         #expect(bob.messages.map(\.text) == (1...5).map { "offline \($0)" })
         #expect(bob.messages.map(\.clientId) == written.map(\.clientId))

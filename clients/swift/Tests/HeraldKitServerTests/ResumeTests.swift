@@ -14,7 +14,7 @@ import Testing
 
     /// Every line, once each, in order.
     static func expectEveryLineOnce(_ log: EventLog, count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await log.wait(for: "\(count) messages") { $0.count { if case .message = $0 { true } else { false } } >= count ? true : nil }
+        try await log.received(count)
         // A little longer: a repeat would come right behind.
         try await Task.sleep(for: .milliseconds(500))
         #expect(log.messages.map(\.text) == (1...count).map { "line \($0)" }, sourceLocation: sourceLocation)
@@ -30,10 +30,10 @@ import Testing
         let conversation = try await alice.createConversation(with: [fixture.email("bob")])
         let bob = EventLog(LiveSession(client: fixture.client("bob", [live]), cursorStore: MemoryCursorStore()))
         await bob.session.start()
-        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await bob.connected()
 
         let writer = Task { try await Self.write(40, from: alice, to: conversation.id) }
-        try await bob.wait(for: "ten messages") { $0.count { if case .message = $0 { true } else { false } } >= 10 ? true : nil }
+        try await bob.received(10)
         live.kill()
         try await bob.wait(for: "the drop") { $0.contains { if case .connection(.waiting) = $0 { true } else { false } } ? true : nil }
         try await live.start()
@@ -53,11 +53,11 @@ import Testing
         let bobClient = fixture.client("bob", [first, second])
         let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
         await bob.session.start()
-        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await bob.connected()
         #expect(bobClient.currentServer == first.url)
 
         let writer = Task { try await Self.write(40, from: alice, to: conversation.id) }
-        try await bob.wait(for: "ten messages") { $0.count { if case .message = $0 { true } else { false } } >= 10 ? true : nil }
+        try await bob.received(10)
         first.kill()
         try await writer.value
         try await Self.expectEveryLineOnce(bob, count: 40)
@@ -87,7 +87,7 @@ import Testing
 
         let second = EventLog(LiveSession(client: fixture.client("bob", [server]), cursorStore: FileCursorStore(url: file)))
         await second.session.start()
-        try await second.wait(for: "2 messages") { $0.count { if case .message = $0 { true } else { false } } >= 2 ? true : nil }
+        try await second.received(2)
         try await Task.sleep(for: .milliseconds(300))
         #expect(handled == ["line 1", "line 2"])
         #expect(second.messages.map(\.text) == ["line 2", "line 3"])
@@ -103,9 +103,9 @@ import Testing
         let bobClient = fixture.client("bob", [first, second])
         let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
         await bob.session.start()
-        try await bob.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await bob.connected()
         try await Self.write(5, from: alice, to: conversation.id)
-        try await bob.wait(for: "five messages") { $0.count { if case .message = $0 { true } else { false } } >= 5 ? true : nil }
+        try await bob.received(5)
 
         // Nothing closes the socket: only the silence tells (a heartbeat of 5 s here).
         first.freeze()
@@ -133,16 +133,16 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("heraldkit-\(UUID().uuidString).cursor")
         let first = EventLog(LiveSession(client: fixture.client("bob", [server]), cursorStore: FileCursorStore(url: file)))
         await first.session.start()
-        try await first.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await first.connected()
         try await Self.write(3, from: alice, to: conversation.id)
-        try await first.wait(for: "3 messages") { $0.count { if case .message = $0 { true } else { false } } >= 3 ? true : nil }
+        try await first.received(3)
         await first.session.stop()
         // While the app is closed: two more. The next launch gets those two, and only those.
         _ = try await alice.send(text: "line 4", to: conversation.id)
         _ = try await alice.send(text: "line 5", to: conversation.id)
         let second = EventLog(LiveSession(client: fixture.client("bob", [server]), cursorStore: FileCursorStore(url: file)))
         await second.session.start()
-        try await second.wait(for: "2 messages") { $0.count { if case .message = $0 { true } else { false } } >= 2 ? true : nil }
+        try await second.received(2)
         try await Task.sleep(for: .milliseconds(300))
         #expect(second.messages.map(\.text) == ["line 4", "line 5"])
         await second.session.stop()

@@ -54,7 +54,7 @@ import Testing
         try await bob.register(.fcm(token: token, app: .member, platform: "android"))
         let phone = EventLog(LiveSession(client: bob, cursorStore: MemoryCursorStore("garbage"), device: token))
         await phone.session.start()
-        try await phone.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await phone.connected()
         #expect(phone.all.contains(.resync(reason: "cursor_refused")))
         await phone.session.stop()
     }
@@ -64,7 +64,7 @@ import Testing
         let server = try await Server()
         let alice = EventLog(LiveSession(client: fixture.client("alice", [server]), cursorStore: MemoryCursorStore()))
         await alice.session.start()
-        try await alice.wait(for: "connected") { $0.contains { if case .connection(.connected) = $0 { true } else { false } } ? true : nil }
+        try await alice.connected()
         try await fixture.revoke("alice")
         try await alice.wait(for: "the end") { $0.contains(.connection(.ended(.unauthorized))) ? true : nil }
         // The events end: nothing more will come, and it connected once.

@@ -1,5 +1,6 @@
 import Foundation
-import HeraldKit
+
+@testable import HeraldKit
 
 /// Runs a `SessionMachine` by hand: a clock that moves only when told, the timers it set,
 /// the connections it asked for, and every action it took.
@@ -78,7 +79,7 @@ extension Message {
             {"id":"\(id.uuidString.lowercased())","sequence":\(sequence),"sender":{"id":"\(UUID().uuidString.lowercased())","email":"\(sender)","name":"\(sender)"},
              "text":"line \(sequence)","isSystem":false,"sentAt":"2026-11-27T10:00:00Z","storedAt":"2026-11-27T10:00:00.123Z"}
             """
-        return try! JSONDecoder.herald.decode(Message.self, from: Data(json.utf8))
+        return try! JSONCoding.decoder.decode(Message.self, from: Data(json.utf8))
     }
 }
 
@@ -95,19 +96,6 @@ extension Conversation {
             {"id":"\(id.uuidString.lowercased())","kind":"group","name":"Crew","participants":[\(participants.joined(separator: ","))],"unread":0,
              "createdAt":"2026-11-27T09:00:00Z"}
             """
-        return try! JSONDecoder.herald.decode(Conversation.self, from: Data(json.utf8))
-    }
-}
-
-extension JSONDecoder {
-    /// Decodes as the library does: frames through `ServerFrame.parse`, which uses it.
-    static var herald: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-            return try Date(text, strategy: Date.ISO8601FormatStyle())
-        }
-        return decoder
+        return try! JSONCoding.decoder.decode(Conversation.self, from: Data(json.utf8))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 /// The live session's decisions, with a clock moved by hand.
 @Suite struct SessionMachineTests {
@@ -51,7 +52,7 @@ import Testing
         #expect(run.sent.filter { $0 == .ping }.count == 1)
         run.send(.frame(id: 1, .ephemeral(nil)))  // pong
         run.advance(by: .seconds(15))
-        #expect(run.machine.state.isOpenForTests && run.connects.count == 1)
+        #expect(run.machine.state.isOpen && run.connects.count == 1)
         // Silence again, and no answer to the next ping: given up, and a new connection with the cursor.
         run.advance(by: .seconds(45))
         #expect(run.sent.filter { $0 == .ping }.count == 2)
@@ -260,8 +261,4 @@ import Testing
         let delivered = run.events.compactMap { if case .status(_, let id, _, .delivered) = $0 { id } else { nil } }
         #expect(Set(delivered) == [first.id, second.id])
     }
-}
-
-extension SessionMachine.State {
-    var isOpenForTests: Bool { if case .open = self { true } else { false } }
 }

@@ -81,11 +81,7 @@ public struct HeraldClient: Sendable {
         _ method: String, _ target: String, json: (any Encodable)? = nil, headers: [(name: String, value: String)] = [],
         as: Answer.Type = Answer.self
     ) async throws -> (Answer, HTTPResponseData) {
-        let body = try json.map { try JSONCoding.encoder.encode($0) }
-        let response = try await send(method, target, body: body, headers: headers)
-        guard (200...299).contains(response.status) else {
-            throw HeraldError.from(status: response.status, retryAfter: response.headers["retry-after"].flatMap { Int($0) }, body: response.body)
-        }
+        let response = try await succeeded(method, target, json: json, headers: headers)
         do {
             return (try JSONCoding.decoder.decode(Answer.self, from: response.body), response)
         } catch {
@@ -95,11 +91,19 @@ public struct HeraldClient: Sendable {
 
     /// A request whose answer's body the app does not need.
     func perform(_ method: String, _ target: String, json: (any Encodable)? = nil) async throws {
+        _ = try await succeeded(method, target, json: json)
+    }
+
+    /// Sends `json` (if any); a refusal is thrown as the `HeraldError` of its problem document.
+    private func succeeded(
+        _ method: String, _ target: String, json: (any Encodable)?, headers: [(name: String, value: String)] = []
+    ) async throws -> HTTPResponseData {
         let body = try json.map { try JSONCoding.encoder.encode($0) }
-        let response = try await send(method, target, body: body)
+        let response = try await send(method, target, body: body, headers: headers)
         guard (200...299).contains(response.status) else {
             throw HeraldError.from(status: response.status, retryAfter: response.headers["retry-after"].flatMap { Int($0) }, body: response.body)
         }
+        return response
     }
 
     /// `GET /v1/me`: the tenant, the credential, the person it acts as.

@@ -76,20 +76,19 @@ public actor Outbox {
                     paused = true
                     continuation.yield(.unauthorized)
                 } else if error.isTransient {
-                    await pause(backoff.delay(attempt: attempt, jitter: Double.random(in: 0..<1)), atLeast: error.retryAfter)
+                    await pause(attempt: attempt, atLeast: error.retryAfter)
                     attempt += 1
                 } else {
                     remove(next)
                     continuation.yield(.failed(next, error))
                 }
             } catch {
-                await pause(backoff.delay(attempt: attempt, jitter: Double.random(in: 0..<1)), atLeast: nil)
+                // Another transport's own error: tried again, as the network's are.
+                await pause(attempt: attempt, atLeast: nil)
                 attempt += 1
             }
         }
         draining = nil
-        // Sent while the last one was on its way.
-        if !paused, !queue.isEmpty { drain() }
     }
 
     private func remove(_ message: PendingMessage) {
@@ -97,9 +96,9 @@ public actor Outbox {
         try? store.save(queue)
     }
 
-    /// Waits `delay` (or what the server asked), or until `flush()`.
-    private func pause(_ delay: Duration, atLeast seconds: Int?) async {
-        let wait = max(delay, .seconds(seconds ?? 0))
+    /// Waits the `attempt`-th backoff (or what the server asked, if longer), or until `flush()`.
+    private func pause(attempt: Int, atLeast seconds: Int?) async {
+        let wait = max(backoff.delay(attempt: attempt, jitter: Double.random(in: 0..<1)), .seconds(seconds ?? 0))
         let sleeper = Task { _ = try? await Task.sleep(for: wait) }
         sleeping = sleeper
         await sleeper.value
