@@ -6,12 +6,18 @@ import Hummingbird
 extension HeraldAPI {
     /// `PUT /v1/me/preferences`: what it names changes, the rest stays.
     struct PreferencesBody: Decodable, FieldNamed {
-        static let fieldNames: Set<String> = ["events", "quietHours", "showPresence"]
+        static let fieldNames: Set<String> = ["events", "digest", "conversations", "quietHours", "showPresence"]
 
+        /// One setting: `{"event", "app"?, "mode"}` (or `"enabled"`, as before modes).
         struct Event: Decodable {
             let event: String
             let app: String?
-            let enabled: Bool
+            let mode: String?
+            let enabled: Bool?
+        }
+
+        struct Digest: Decodable {
+            let window: String
         }
 
         struct Window: Decodable {
@@ -19,17 +25,27 @@ extension HeraldAPI {
             let days: [String]?
         }
 
+        /// A list of settings, or an object of event → mode for every app the event reaches.
         let events: [Event]?
+        let digest: Digest?
+        /// Conversation id → mode, or null to follow chat.message again.
+        let conversations: [String: String?]?
         /// Absent: unchanged; `"off"` (or `null`): removed.
         let quietHours: Window??
         /// Others see them online and when last seen (the live channel).
         let showPresence: Bool?
 
-        enum CodingKeys: String, CodingKey { case events, quietHours, showPresence }
+        enum CodingKeys: String, CodingKey { case events, digest, conversations, quietHours, showPresence }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            events = try container.decodeIfPresent([Event].self, forKey: .events)
+            if let map = try? container.decodeIfPresent([String: String].self, forKey: .events) {
+                events = map.sorted { $0.key < $1.key }.map { Event(event: $0.key, app: nil, mode: $0.value, enabled: nil) }
+            } else {
+                events = try container.decodeIfPresent([Event].self, forKey: .events)
+            }
+            digest = try container.decodeIfPresent(Digest.self, forKey: .digest)
+            conversations = try container.decodeIfPresent([String: String?].self, forKey: .conversations)
             showPresence = try container.decodeIfPresent(Bool.self, forKey: .showPresence)
             if !container.contains(.quietHours) {
                 quietHours = .none
@@ -72,7 +88,17 @@ extension HeraldAPI {
                                 detail: "\(event.rawValue) reaches only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app")
                         ])
                 }
-                return (event, app, item.enabled)
+                let mode = try field("events[\(index)].mode") { () throws -> PushMode in
+                    if let mode = item.mode { return try PushMode.parse(mode, field: "mode") }
+                    guard let enabled = item.enabled else { throw InputError("a setting has a mode: immediate, digest or off") }
+                    return enabled ? .immediate : .off
+                }
+                return (event, app, mode)
+            }
+            let window = try body.digest.map { digest in try field("digest.window") { try DigestWindow.parse(digest.window) } }
+            let conversations = try (body.conversations ?? [:]).sorted { $0.key < $1.key }.map { key, value in
+                let id = try field("conversations") { try Input.id(key, field: "a conversation") }
+                return (id, try value.map { value in try field("conversations.\(key)") { try PushMode.parse(value, field: "mode") } })
             }
             let hours: QuietHours?? = try body.quietHours.map { window in
                 try window.map { window in
@@ -80,8 +106,12 @@ extension HeraldAPI {
                 }
             }
             let summary = try await store.withTenant(caller.tenant) { session in
-                for (event, app, enabled) in changes {
-                    try await session.setPreference(event, app: app, enabled: enabled, for: person, by: person)
+                for (event, app, mode) in changes {
+                    try await session.setPreference(event, app: app, mode: mode, for: person, by: person)
+                }
+                if let window { try await session.setDigestWindow(window, for: person) }
+                for (conversation, mode) in conversations {
+                    try await session.setConversationMode(mode, conversation: conversation, for: person)
                 }
                 if let hours { try await session.setQuietHours(hours, for: person) }
                 if let shown = body.showPresence { try await session.setShowPresence(shown, for: person) }

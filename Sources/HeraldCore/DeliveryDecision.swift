@@ -5,8 +5,9 @@ import Foundation
 /// the recipient at `now` (the instant passed in, never read here).
 ///
 /// In order: someone viewing the conversation gets nothing; then their preference (or the
-/// tenant's) may switch the event off; then quiet hours defer it; then a muted conversation
-/// is pushed without sound. P0 activity events break through preferences and quiet hours
+/// tenant's, or for chat their setting of the conversation) may switch the event off or
+/// gather it into their digest (which waits out quiet hours itself); then quiet hours defer
+/// it; then a muted conversation is pushed without sound. P0 activity events break through preferences and quiet hours
 /// (`NotificationPreferences.breaksThrough`). A chat push deferred while earlier ones of the
 /// same conversation wait becomes the one summary of them all.
 public struct DeliveryDecision: Sendable, Equatable {
@@ -41,11 +42,14 @@ public struct DeliveryDecision: Sendable, Equatable {
         public var viewing: Bool
         /// Messages of the conversation quiet hours hold back for them now.
         public var deferred: Int
+        /// Their setting for this conversation, which wins over their chat.message setting.
+        public var mode: PushMode?
 
-        public init(muted: Bool, viewing: Bool, deferred: Int) {
+        public init(muted: Bool, viewing: Bool, deferred: Int, mode: PushMode? = nil) {
             self.muted = muted
             self.viewing = viewing
             self.deferred = deferred
+            self.mode = mode
         }
     }
 
@@ -57,11 +61,20 @@ public struct DeliveryDecision: Sendable, Equatable {
         if conversation?.viewing == true {
             return DeliveryDecision(decision: .viewing, reason: "viewing: the conversation is open on their device", sound: sound)
         }
-        guard recipient.preferences.allows(event, app: recipient.app, priority: priority) else {
-            let origin = recipient.preferences.setting(event, app: recipient.app).origin == .own ? "they turned" : "the tenant turned"
-            return DeliveryDecision(
-                decision: .preferenceOff, reason: "preference_off: \(origin) \(event.rawValue) off on the \(recipient.app.rawValue) app",
-                sound: sound)
+        let mode = conversation?.mode ?? recipient.preferences.mode(event, app: recipient.app, priority: priority)
+        switch mode {
+        case .off:
+            let origin =
+                conversation?.mode != nil
+                ? "they turned this conversation off"
+                : recipient.preferences.setting(event, app: recipient.app).origin == .own
+                    ? "they turned \(event.rawValue) off on the \(recipient.app.rawValue) app"
+                    : "the tenant turned \(event.rawValue) off on the \(recipient.app.rawValue) app"
+            return DeliveryDecision(decision: .preferenceOff, reason: "preference_off: \(origin)", sound: sound)
+        case .digest:
+            return DeliveryDecision(decision: .digest, sound: sound)
+        case .immediate:
+            break
         }
         let zone = TimeZone(identifier: recipient.timeZone) ?? .gmt
         if !NotificationPreferences.breaksThrough(event, priority: priority), let until = recipient.quietHours?.deferral(at: now, in: zone) {
@@ -83,7 +96,7 @@ public struct DeliveryDecision: Sendable, Equatable {
     }
 
     /// `2026-11-24 07:00` on the recipient's clock.
-    static func local(_ instant: Date, in zone: TimeZone) -> String {
+    public static func local(_ instant: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: instant)

@@ -20,4 +20,6 @@ public enum NotificationStatus: String, Sendable, Codable, CaseIterable {
     case queued
     case noDevice = "no_device"
     case suppressed, cancelled
+    /// Gathered into a digest (its `digest_id`): pushed as part of it, not by itself.
+    case digested
 }

@@ -17,11 +17,15 @@ public enum NotificationDecision: String, Sendable, CaseIterable, Codable {
     case noDevice = "no_device"
     /// Not pushed: the activity had moved on before it went out.
     case superseded
+    /// Gathered into the person's digest (`digest_id`), pushed with it when its window ends.
+    case digest
 }
 
-/// Which pushes a person wants (docs/notifications.md): per event kind and app, on or off; a
-/// person's own setting wins over the tenant's default, and with neither it is on. P0
-/// activity events are pushed whatever anyone set. Pure.
+/// Which pushes a person wants (docs/notifications.md): per event kind and app, `immediate`,
+/// `digest` or `off`; a person's own setting wins over the tenant's default, and with neither
+/// it is immediate. P0 activity events are pushed at once whatever anyone set, and a tenant's
+/// `digest` does not gather the events that ask the person to act (`asksToAct`): only their own
+/// choice does. Pure.
 public struct NotificationPreferences: Sendable, Equatable {
     public struct Key: Sendable, Hashable {
         public let event: EventKind
@@ -34,11 +38,11 @@ public struct NotificationPreferences: Sendable, Equatable {
     }
 
     /// The person's own settings.
-    public var own: [Key: Bool]
+    public var own: [Key: PushMode]
     /// The tenant's defaults, for everyone who set nothing.
-    public var tenant: [Key: Bool]
+    public var tenant: [Key: PushMode]
 
-    public init(own: [Key: Bool] = [:], tenant: [Key: Bool] = [:]) {
+    public init(own: [Key: PushMode] = [:], tenant: [Key: PushMode] = [:]) {
         self.own = own
         self.tenant = tenant
     }
@@ -49,38 +53,51 @@ public struct NotificationPreferences: Sendable, Equatable {
         case builtIn = "default"
     }
 
-    /// Whether pushes of `event` on `app` are on, and why.
-    public func setting(_ event: EventKind, app: AppKind) -> (enabled: Bool, origin: Origin) {
+    /// How pushes of `event` on `app` go out, and why.
+    public func setting(_ event: EventKind, app: AppKind) -> (mode: PushMode, origin: Origin) {
         let key = Key(event: event, app: app)
         if let value = own[key] { return (value, .own) }
-        if let value = tenant[key] { return (value, .tenant) }
-        return (true, .builtIn)
+        if let value = tenant[key] {
+            // The tenant may not gather what asks this person to act.
+            return value == .digest && Self.asksToAct(event, app: app) ? (.immediate, .builtIn) : (value, .tenant)
+        }
+        return (.immediate, .builtIn)
     }
 
-    /// Whether an event of this priority (nil: chat) is pushed to this app.
-    public func allows(_ event: EventKind, app: AppKind, priority: Priority?) -> Bool {
-        if Self.breaksThrough(event, priority: priority) { return true }
-        return setting(event, app: app).enabled
+    /// How an event of this priority (nil: chat) goes out on this app.
+    public func mode(_ event: EventKind, app: AppKind, priority: Priority?) -> PushMode {
+        if Self.breaksThrough(event, priority: priority) { return .immediate }
+        return setting(event, app: app).mode
     }
 
-    /// P0 activity events break through: no preference turns them off and quiet hours do not
-    /// defer them (docs/notifications.md). Chat messages never do. The rule, written once.
+    /// P0 activity events break through: no preference turns them off or gathers them, and
+    /// quiet hours do not defer them (docs/notifications.md). Chat messages never do. The rule,
+    /// written once.
     public static func breaksThrough(_ event: EventKind, priority: Priority?) -> Bool {
         priority == .p0 && event != .chatMessage
     }
 
-    /// `activity.started=off` entries as a query returns them (`own:` or `tenant:` first).
+    /// The events that ask the one who gets them to act: an assignment to its assignee (the
+    /// member app), a request for approval to the manager. Immediate unless the person chose
+    /// otherwise themselves.
+    public static func asksToAct(_ event: EventKind, app: AppKind) -> Bool {
+        (event == .activityAssigned && app == .member) || (event == .activityCompletionRequested && app == .manager)
+    }
+
+    /// `activity.started=manager=digest` entries as a query returns them (`own:` or `tenant:`
+    /// first).
     public init(entries: [String]) {
-        var own: [Key: Bool] = [:]
-        var tenant: [Key: Bool] = [:]
+        var own: [Key: PushMode] = [:]
+        var tenant: [Key: PushMode] = [:]
         for entry in entries {
             let scope = entry.prefix { $0 != ":" }
             let rest = entry.dropFirst(scope.count + 1)
             let parts = rest.split(separator: "=")
-            guard parts.count == 3, let event = EventKind(rawValue: String(parts[0])), let app = AppKind(rawValue: String(parts[1]))
+            guard parts.count == 3, let event = EventKind(rawValue: String(parts[0])), let app = AppKind(rawValue: String(parts[1])),
+                let mode = PushMode(rawValue: String(parts[2]))
             else { continue }
             let key = Key(event: event, app: app)
-            if scope == "own" { own[key] = parts[2] == "true" } else { tenant[key] = parts[2] == "true" }
+            if scope == "own" { own[key] = mode } else { tenant[key] = mode }
         }
         self.init(own: own, tenant: tenant)
     }

@@ -221,12 +221,13 @@ public final class Dispatcher: Sendable {
 
     /// Whether nothing is due within `horizon` (what waits for the `paused` providers'
     /// configuration to be fixed does not keep a drain going; what waits for an endpoint to
-    /// come back does), and no timer either.
+    /// come back does), and no timer or digest either.
     func drainIsComplete(horizon: Duration, paused: [PushProvider]) async -> Bool {
         do {
             defer { failures.drain.succeeded() }
             if try await queue.hasWork(within: horizon, paused: paused) { return false }
-            return try await !store.hasTimers(dueWithin: horizon, tenants: configuration.tenants)
+            if try await store.hasTimers(dueWithin: horizon, tenants: configuration.tenants) { return false }
+            return try await !store.hasDigests(dueWithin: horizon, tenants: configuration.tenants)
         } catch {
             failures.drain.failed(error)
             return false

@@ -114,14 +114,20 @@ struct FanOut: Sendable {
             let template = try templates.template(for: templateEvent, locale: profile.locale)
             let message = template.render(variables, for: .init(locale: profile.locale, timeZone: profile.timeZone))
             let decided = DeliveryDecision.decide(payload.event, priority: payload.priority, for: profile.recipient, at: now)
-            drafts.append(
-                Self.draft(
-                    event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
-                    conversationID: nil,
-                    content: NotificationContent(
-                        title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge,
-                        sound: decided.sound, threadID: activity),
-                    eventAt: payload.occurredAt, decided))
+            var draft = Self.draft(
+                event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
+                conversationID: nil,
+                content: NotificationContent(
+                    title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge,
+                    sound: decided.sound, threadID: activity),
+                eventAt: payload.occurredAt, decided)
+            if decided.decision == .digest {
+                draft.digest = DigestDraft(
+                    scopeID: payload.teamID, scopeName: payload.teamName,
+                    item: .init(event: payload.event, actor: payload.actor.name, name: payload.activityName), window: profile.digestWindow,
+                    timeZone: profile.timeZone, shownInApp: profile.foreground)
+            }
+            drafts.append(draft)
         }
         return drafts
     }
@@ -153,7 +159,8 @@ struct FanOut: Sendable {
             guard let state = chat[DeliveryQueue.ParticipantKey(conversation: payload.conversationID, person: recipient.id)] else { continue }
             let decided = DeliveryDecision.decide(
                 .chatMessage, priority: nil, for: profile.recipient,
-                in: DeliveryDecision.Conversation(muted: state.muted, viewing: state.viewing, deferred: state.deferred), at: now)
+                in: DeliveryDecision.Conversation(muted: state.muted, viewing: state.viewing, deferred: state.deferred, mode: state.mode),
+                at: now)
             var message: RenderedMessage
             if let count = decided.summarizes {
                 // Quiet hours already hold messages of this conversation back for them: this
@@ -167,14 +174,23 @@ struct FanOut: Sendable {
                 message = try templates.template(for: templateEvent, locale: profile.locale).render(variables)
                 rendered[profile.locale] = message
             }
-            drafts.append(
-                Self.draft(
-                    event.id, kind: .chatMessage, recipient: recipient, teamID: payload.teamID, activityID: nil,
-                    conversationID: payload.conversationID,
-                    content: NotificationContent(
-                        title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound,
-                        threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
-                    eventAt: event.occurredAt, decided))
+            var draft = Self.draft(
+                event.id, kind: .chatMessage, recipient: recipient, teamID: payload.teamID, activityID: nil,
+                conversationID: payload.conversationID,
+                content: NotificationContent(
+                    title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound,
+                    threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
+                eventAt: event.occurredAt, decided)
+            if decided.decision == .digest {
+                // A group's digest is titled with its name; a direct chat's with the other person's.
+                draft.digest = DigestDraft(
+                    scopeID: payload.conversationID,
+                    scopeName: payload.groupName.flatMap { $0.isEmpty ? nil : $0 } ?? (payload.isGroup ? "Group chat" : payload.sender.name),
+                    item: .init(event: .chatMessage, sender: payload.sender.name, text: TextShortening.preview(payload.text)),
+                    window: profile.digestWindow,
+                    timeZone: profile.timeZone, shownInApp: profile.foreground)
+            }
+            drafts.append(draft)
         }
         return drafts
     }

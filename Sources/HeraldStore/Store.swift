@@ -127,7 +127,8 @@ extension Store {
         let tenant = try await tenant(slug: slug)
         try await pool.withTransaction(setup: Self.tenantScope(tenant.id) + "; " + Self.bulkDeletionSettings) { connection in
             for table in [
-                "webhook_attempts", "webhook_messages", "webhook_endpoints", "delivery_attempts", "deliveries", "notifications", "messages",
+                "webhook_attempts", "webhook_messages", "webhook_endpoints", "delivery_attempts", "deliveries", "notifications", "digests",
+                "messages",
                 "conversation_participants", "conversations",
                 "outbox",
                 "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",

@@ -31,7 +31,7 @@ public struct HistoryFilter: Sendable {
     }
 
     /// A notification's status as history reports it.
-    public static let statuses = ["sent", "pending", "no_device", "suppressed", "dead_token", "failed", "expired", "cancelled"]
+    public static let statuses = ["sent", "pending", "no_device", "suppressed", "digested", "dead_token", "failed", "expired", "cancelled"]
 }
 
 /// One notification: who, what, and what became of it.
@@ -44,7 +44,7 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     public let title: String
     public let body: String
     /// `sent` (at least one device accepted it), `pending`, `no_device`, `suppressed`,
-    /// `dead_token`, `failed`, `expired` or `cancelled`.
+    /// `digested` (in a digest: `digestID`), `dead_token`, `failed`, `expired` or `cancelled`.
     public let status: String
     /// Why it was not sent (or not to every device), when there is a reason.
     public let reason: String?
@@ -61,6 +61,9 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     public let decision: NotificationDecision?
     /// Quiet hours: when its pushes were (or are) due.
     public let deferredUntil: Date?
+    /// The digest it was gathered into (docs/notifications.md); a digest's own notification has
+    /// the digest's id as its `eventID`.
+    public let digestID: UUID?
 
     /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
@@ -82,6 +85,7 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
         case sentAt
         case decision
         case deferredUntil
+        case digestID = "digestId"
     }
 }
 
@@ -302,7 +306,7 @@ extension TenantSession {
     static let historySelect = """
         SELECT n.id, n.kind, n.event_id, p.id AS person_id, p.email, p.display_name, n.app, n.title, n.body, n.status,
                n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
-               n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until
+               n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until, n.digest_id
         FROM notification_outcomes n
         JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
         """
@@ -318,6 +322,6 @@ extension TenantSession {
             eventAt: try row.decode(Date.self, at: 15), createdAt: try row.decode(Date.self, at: 16),
             sentAt: try row.decode(Date?.self, at: 17),
             decision: try row.decode(String?.self, at: 21).flatMap { NotificationDecision(rawValue: $0) },
-            deferredUntil: try row.decode(Date?.self, at: 22))
+            deferredUntil: try row.decode(Date?.self, at: 22), digestID: try row.decode(UUID?.self, at: 23))
     }
 }

@@ -2,12 +2,24 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// One line of a person's preferences: an event on an app, on or off, and who decided.
+/// One line of a person's preferences: an event on an app, immediate, digest or off, and who
+/// decided.
 public struct PreferenceEntry: Sendable, Equatable, Codable {
     public let event: EventKind
     public let app: AppKind
+    public let mode: PushMode
+    /// Whether it is pushed at all (immediate or in the digest), as the first preferences said.
     public let enabled: Bool
     public let origin: NotificationPreferences.Origin
+    /// It asks the person to act: a tenant's `digest` does not gather it.
+    public let asksToAct: Bool
+}
+
+/// A person's setting for one conversation, which wins over their chat.message setting.
+public struct ConversationPreference: Sendable, Equatable, Codable {
+    public let conversationId: UUID
+    public let name: String?
+    public let mode: PushMode
 }
 
 /// What a person wants pushed, and when not.
@@ -15,6 +27,10 @@ public struct PreferenceSummary: Sendable, Equatable, Codable {
     /// Nil for the tenant's defaults.
     public let person: PersonReference?
     public let entries: [PreferenceEntry]
+    /// How long their digest gathers (`1h` …, `daily HH:MM`); nil for the tenant.
+    public let digestWindow: String?
+    /// Their settings of single conversations; nil for the tenant.
+    public let conversations: [ConversationPreference]?
     public let quietHours: QuietHoursRecord?
     /// Whether others see them online and when last seen (the live channel); nil for the tenant.
     public let showPresence: Bool?
@@ -41,35 +57,55 @@ extension TenantSession {
         let preferences = try await storedPreferences(for: person?.id)
         let entries = EventKind.allCases.flatMap { event in
             event.apps.map { app in
-                let (enabled, origin) = preferences.setting(event, app: app)
-                return PreferenceEntry(event: event, app: app, enabled: enabled, origin: origin)
+                let (mode, origin) = preferences.setting(event, app: app)
+                return PreferenceEntry(
+                    event: event, app: app, mode: mode, enabled: mode != .off, origin: origin,
+                    asksToAct: NotificationPreferences.asksToAct(event, app: app))
             }
         }
         var hours: QuietHoursRecord?
         if let person, let window = try await quietHours(of: person) { hours = QuietHoursRecord(window, timeZone: person.timeZone) }
         var shown: Bool?
+        var window: String?
+        var conversations: [ConversationPreference]?
         if let person {
-            shown = try await connection.query("SELECT show_presence FROM people WHERE tenant_id = \(tenantID) AND id = \(person.id)")
-                .first?.decode(Bool.self, at: 0)
+            let row = try await connection.query(
+                "SELECT show_presence, digest_window FROM people WHERE tenant_id = \(tenantID) AND id = \(person.id)"
+            ).first
+            shown = try row?.decode(Bool.self, at: 0)
+            window = try row?.decode(String.self, at: 1)
+            conversations = try await connection.query(
+                """
+                SELECT cp.conversation_id, c.name, cp.push_mode FROM conversation_participants cp
+                JOIN conversations c ON c.tenant_id = cp.tenant_id AND c.id = cp.conversation_id
+                WHERE cp.tenant_id = \(tenantID) AND cp.person_id = \(person.id) AND cp.push_mode IS NOT NULL AND cp.left_at IS NULL
+                ORDER BY c.name NULLS LAST, cp.conversation_id
+                """
+            ).compactMap { row in
+                let (id, name, mode) = try row.decode((UUID, String?, String).self)
+                return PushMode(rawValue: mode).map { ConversationPreference(conversationId: id, name: name, mode: $0) }
+            }
         }
-        return PreferenceSummary(person: person?.reference, entries: entries, quietHours: hours, showPresence: shown)
+        return PreferenceSummary(
+            person: person?.reference, entries: entries, digestWindow: window, conversations: conversations, quietHours: hours,
+            showPresence: shown)
     }
 
     func storedPreferences(for person: UUID?) async throws -> NotificationPreferences {
         let rows = try await connection.query(
             """
-            SELECT CASE WHEN person_id IS NULL THEN 'tenant:' ELSE 'own:' END || event || '=' || app || '=' || enabled
+            SELECT CASE WHEN person_id IS NULL THEN 'tenant:' ELSE 'own:' END || event || '=' || app || '=' || mode
             FROM notification_preferences
             WHERE tenant_id = \(tenantID) AND (person_id IS NULL OR person_id = \(person))
             """)
         return NotificationPreferences(entries: try rows.map { try $0.decode(String.self, at: 0) })
     }
 
-    /// Switches pushes of `event` on `app` (every app it reaches, for nil) on or off, for
+    /// Sets how pushes of `event` on `app` (every app it reaches, for nil) go out, for
     /// `person`, or for the whole tenant (nil: `AccessPolicy.maySetTenantDefaults`).
     /// - Throws: `InputError` when the event never reaches that app; `StoreError.forbidden`
     ///   when `actor` may not set the tenant's defaults.
-    public func setPreference(_ event: EventKind, app: AppKind?, enabled: Bool, for person: Person?, by actor: Person?) async throws {
+    public func setPreference(_ event: EventKind, app: AppKind?, mode: PushMode, for person: Person?, by actor: Person?) async throws {
         if person == nil, let actor, !AccessPolicy(actor).maySetTenantDefaults {
             throw StoreError(.forbidden, "\(actor.email) may not set the tenant's defaults: only an admin may")
         }
@@ -80,11 +116,29 @@ extension TenantSession {
         let apps = app.map { [$0] } ?? event.apps
         try await connection.query(
             """
-            INSERT INTO notification_preferences (tenant_id, id, person_id, event, app, enabled, updated_by)
-            SELECT \(tenantID), gen_random_uuid(), \(person?.id), \(event.rawValue), a, \(enabled), \(actor?.id)
+            INSERT INTO notification_preferences (tenant_id, id, person_id, event, app, mode, updated_by)
+            SELECT \(tenantID), gen_random_uuid(), \(person?.id), \(event.rawValue), a, \(mode.rawValue), \(actor?.id)
             FROM unnest(\(apps.map(\.rawValue))::text[]) AS a
             ON CONFLICT ON CONSTRAINT notification_preferences_once
-                DO UPDATE SET enabled = EXCLUDED.enabled, updated_by = EXCLUDED.updated_by, updated_at = now()
+                DO UPDATE SET mode = EXCLUDED.mode, updated_by = EXCLUDED.updated_by, updated_at = now()
+            """)
+    }
+
+    /// Sets how long `person`'s digest gathers (docs/notifications.md). Digests open now keep
+    /// the end they had.
+    public func setDigestWindow(_ window: DigestWindow, for person: Person) async throws {
+        try await connection.query(
+            "UPDATE people SET digest_window = \(window.description) WHERE tenant_id = \(tenantID) AND id = \(person.id)")
+    }
+
+    /// Sets (or, with nil, removes) `person`'s setting for one conversation they take part in.
+    /// - Throws: `StoreError.notFound` when they take no part in it.
+    public func setConversationMode(_ mode: PushMode?, conversation: UUID, for person: Person) async throws {
+        _ = try await participantConversation(conversation, actor: person)
+        try await connection.query(
+            """
+            UPDATE conversation_participants SET push_mode = \(mode?.rawValue)
+            WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation) AND person_id = \(person.id)
             """)
     }
 

@@ -1,7 +1,7 @@
 import HeraldCore
 
 /// What a template renders: each activity event (`EventKind`, whose names these are), the two
-/// kinds of chat message, the quiet hours' summary and a Live Activity's start.
+/// kinds of chat message, the quiet hours' summary, a Live Activity's start and the digest.
 public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawRepresentable {
     /// An activity event's push, under the event's own name (`activity.assigned`).
     case activity(EventKind)
@@ -12,9 +12,11 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
     /// The alert that starts a P0 activity's Live Activity, on the assignee's phone and the
     /// manager's (docs/apps.md): the same words for both.
     case liveActivityStart
+    /// The one push of a person's digest (docs/notifications.md): the events it gathered.
+    case digest
 
     public static let allCases: [TemplateEvent] =
-        EventKind.activityEvents.map(Self.activity) + [.chatDirect, .chatGroup, .chatSummary, .liveActivityStart]
+        EventKind.activityEvents.map(Self.activity) + [.chatDirect, .chatGroup, .chatSummary, .liveActivityStart, .digest]
 
     /// The template's name: the event's, or one of the chat's and Live Activities' own.
     public var rawValue: String {
@@ -24,6 +26,7 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
         case .chatGroup: "chat.message.group"
         case .chatSummary: "chat.summary"
         case .liveActivityStart: "liveactivity.start"
+        case .digest: "digest"
         }
     }
 
@@ -42,6 +45,10 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
 
     /// The variables a template for this event may use.
     public var variables: Set<String> {
-        self == .chatSummary ? TemplateVariables.summaryNames : isChat ? TemplateVariables.chatNames : TemplateVariables.activityNames
+        switch self {
+        case .chatSummary: TemplateVariables.summaryNames
+        case .digest: TemplateVariables.digestNames
+        default: isChat ? TemplateVariables.chatNames : TemplateVariables.activityNames
+        }
     }
 }

@@ -149,6 +149,12 @@ public enum TemplateVariables {
                     for: Recipient())
                 values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way", count: 3)))
                 { $1 }
+                // A digest of seven (with `more`), or of one chat message (without).
+                let digest =
+                    flag
+                    ? sampleDigest
+                    : Digest(scope: "Launch crew", isChat: true, items: [DigestItem(event: .chatMessage, sender: "Alice Moreau", text: "On my way")])
+                values.merge(self.values(digest)) { $1 }
                 return ("a \(priority.rawValue) activity \(flag ? "with a reason and a group name" : "without a reason or group name")", values)
             }
         }

@@ -14,12 +14,15 @@ public enum WebhookEventType: Hashable, Sendable, CaseIterable, Codable, RawRepr
     case notificationDeferred
     case notificationSuperseded
     case notificationSuppressed
+    /// Gathered into the person's digest (docs/notifications.md), which is reported as a
+    /// notification of its own when it is sent.
+    case notificationDigested
     case deviceDeactivated
 
     public static let allCases: [WebhookEventType] =
         EventKind.activityEvents.map(Self.activity) + [
             .messageCreated, .messageRead, .conversationUpdated, .notificationSent, .notificationFailed, .notificationDeferred,
-            .notificationSuperseded, .notificationSuppressed, .deviceDeactivated
+            .notificationSuperseded, .notificationSuppressed, .notificationDigested, .deviceDeactivated
         ]
 
     public var rawValue: String {
@@ -33,6 +36,7 @@ public enum WebhookEventType: Hashable, Sendable, CaseIterable, Codable, RawRepr
         case .notificationDeferred: "notification.deferred"
         case .notificationSuperseded: "notification.superseded"
         case .notificationSuppressed: "notification.suppressed"
+        case .notificationDigested: "notification.digested"
         case .deviceDeactivated: "device.deactivated"
         }
     }

@@ -7,25 +7,33 @@ struct PrefsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prefs", abstract: "What a person wants pushed, and their quiet hours.",
         discussion: """
-            Each event can be switched off per app, by the person or (--tenant-default, admins) for everyone who set \
-            nothing; P0 activity events are pushed whatever is set. In quiet hours (on the person's own clock) a \
-            non-P0 push waits until they end; P0 breaks through.
+            Each event is pushed immediately, gathered into the person's digest, or not at all, per app, as the person \
+            or (--tenant-default, admins) the tenant for everyone who set nothing chose; a chat can be set per \
+            conversation. P0 activity events are pushed at once whatever is set, and a tenant's digest leaves \
+            immediate what asks the person to act. In quiet hours (on the person's own clock) a non-P0 push waits \
+            until they end; P0 breaks through.
             """,
-        subcommands: [Show.self, Set.self, QuietHoursCommand.self])
+        subcommands: [Show.self, Set.self, DigestWindowCommand.self, QuietHoursCommand.self])
 
     static func show(_ summary: PreferenceSummary) {
         var table = TextTable("EVENT", "APP", "PUSH", "SET BY")
         for entry in summary.entries {
-            table.add(entry.event.rawValue, entry.app.rawValue, entry.enabled ? "on" : "off", entry.origin.rawValue)
+            table.add(entry.event.rawValue, entry.app.rawValue, entry.mode.rawValue, entry.origin.rawValue)
         }
         print(table.render(empty: ""))
+        for conversation in summary.conversations ?? [] {
+            print(
+                "conversation \(conversation.name.map { TerminalText.escaped($0, .singleLine) } ?? conversation.conversationId.lowercasedString): \(conversation.mode.rawValue)"
+            )
+        }
+        if let window = summary.digestWindow { print("digest window: \(window)") }
         if let person = summary.person {
             let hours = summary.quietHours.map {
                 "\($0.window) \($0.days.count == 7 ? "every day" : $0.days.joined(separator: ",")) (\($0.timeZone))"
             }
             print("quiet hours of \(person.email): \(hours ?? "none")")
         }
-        print("P0 activity events are always pushed, at once.")
+        print("P0 activity events are always pushed, at once; a tenant's digest leaves what asks the person to act immediate.")
     }
 
     struct Show: AsyncParsableCommand {
@@ -50,12 +58,16 @@ struct PrefsCommand: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Switch pushes of an event on or off.",
-            discussion: "Example: herald prefs set activity.started off --app manager --as alice@acme.test")
+            abstract: "Set how an event is pushed: immediate, digest or off.",
+            discussion: """
+                Examples: herald prefs set activity.started digest --app manager --as alice@acme.test; \
+                herald prefs set chat.message off --conversation ID --as bob@acme.test (default: follow chat.message).
+                """)
 
         @Argument(help: "The event, e.g. activity.started or chat.message.") var event: String
-        @Argument(help: "on or off.") var value: String
+        @Argument(help: "immediate (or on), digest, or off; with --conversation also default.") var value: String
         @Option(help: "member or manager (default: every app the event reaches).") var app: String?
+        @Option(help: "Only this conversation (chat.message).") var conversation: String?
         @Flag(name: .customLong("tenant-default"), help: "For everyone who set nothing (admins).") var tenantDefault = false
         @OptionGroup var actor: ActorOptions
         @OptionGroup var tenant: TenantOptions
@@ -63,13 +75,50 @@ struct PrefsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let event = try Input.choice(event, field: "event", as: EventKind.self)
-            let enabled = try ReminderPolicy.onOrOff(value, field: "the setting")
             let app = try app.map { try Input.choice($0, field: "app", as: AppKind.self) }
+            let conversation = try conversation.map { try Input.id($0, field: "--conversation") }
+            if conversation != nil {
+                guard event == .chatMessage else { throw ValidationError("--conversation goes with chat.message") }
+                guard app == nil, !tenantDefault else { throw ValidationError("--conversation is one person's, on every app") }
+            }
+            let isDefault = conversation != nil && value.lowercased() == "default"
+            let mode = isDefault ? nil : try PushMode.parse(value, field: "the setting")
             let email = try actor.email()
             let summary = try await withTenant(tenant) { session in
                 let actor = try await session.person(email: email)
                 let person = tenantDefault ? nil : actor
-                try await session.setPreference(event, app: app, enabled: enabled, for: person, by: actor)
+                if let conversation {
+                    try await session.setConversationMode(mode, conversation: conversation, for: actor)
+                } else if let mode {
+                    try await session.setPreference(event, app: app, mode: mode, for: person, by: actor)
+                }
+                return try await session.preferences(for: person)
+            }
+            if options.json { return try printJSON(summary) }
+            PrefsCommand.show(summary)
+        }
+    }
+
+    struct DigestWindowCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "digest-window", abstract: "Set how long a person's digest gathers before it is pushed.",
+            discussion: """
+                A window opens at the first gathered event and ends after 1m, 5m, 15m, 1h (the default) or 4h, or at the \
+                next daily HH:MM on the person's own clock; or at 50 items. Example: herald prefs digest-window \
+                "daily 08:00" --as alice@acme.test
+                """)
+
+        @Argument(help: "1m, 5m, 15m, 1h, 4h or \"daily HH:MM\".") var window: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let window = try DigestWindow.parse(window)
+            let email = try actor.email()
+            let summary = try await withTenant(tenant) { session in
+                let person = try await session.person(email: email)
+                try await session.setDigestWindow(window, for: person)
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }

@@ -85,7 +85,8 @@ struct TemplateCommand: AsyncParsableCommand {
             discussion: """
                 Sample data: Alice Moreau (manager) assigned "Ship v2" of team Field Ops to Chidi Okafor (member) at \
                 2026-11-21 23:30 UTC with deadline 2026-11-28 (a reminder's wait began two hours earlier); chat from \
-                Alice Moreau in the group "Launch crew".
+                Alice Moreau in the group "Launch crew"; a digest of seven updates in Field Ops (Bob Lee started "Replace \
+                the pump seal", Carol Diaz asked for approval of "Fence repair", and five more).
                 """)
 
         @Argument(help: "The event, e.g. activity.assigned.") var event: String
@@ -104,7 +105,9 @@ struct TemplateCommand: AsyncParsableCommand {
             let timeZone = try Input.timeZone(timeZone)
             let resolved = try await TemplateCommand.resolve(event, locale: locale, tenant: tenant)
             let message: RenderedMessage
-            if event.isChat {
+            if event == .digest {
+                message = resolved.template.render(TemplateVariables.sampleDigest)
+            } else if event.isChat {
                 message = resolved.template.render(
                     .init(
                         sender: "Alice Moreau", group: event == .chatDirect ? nil : group, isGroup: event != .chatDirect, text: text,

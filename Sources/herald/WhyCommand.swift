@@ -85,6 +85,9 @@ struct WhyCommand: AsyncParsableCommand {
         case .preferenceOff?, .viewing?, .superseded?, .noDevice?: outcome = "not sent — \(entry.reason ?? entry.decision?.rawValue ?? "")"
         case .quietHours?:
             outcome = "\(entry.status) — \(entry.reason ?? "quiet hours")"
+        case .digest?:
+            let digest = entry.digestID.map { " (digest \($0.lowercasedString))" } ?? ""
+            outcome = "\(entry.status) — \(entry.reason ?? "gathered into a digest")\(digest)"
         case .send?, nil:
             outcome = entry.status + (entry.status == "sent" || entry.reason == nil ? "" : " — \(entry.reason ?? "")")
         }

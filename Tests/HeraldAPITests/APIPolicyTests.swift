@@ -130,6 +130,67 @@ import Testing
     }
 }
 
+/// `PUT /v1/me/preferences` for digests (docs/notifications.md): modes per event and per
+/// conversation, and the window; each bad field a 422 that names it, with nothing written.
+@Suite struct APIDigestPreferencesTests {
+    @Test func aPersonChoosesDigestsAndTheirWindow() async throws {
+        try await APIHarness.with { api in
+            let alice = try await api.token("alice@acme.test")
+            let conversation = try await api.call("POST", "/v1/conversations", token: alice, json: ["with": ["chidi@acme.test"]])
+            let id = try #require(conversation.json["id"] as? String)
+            let first = try await api.call("GET", "/v1/me/preferences", token: alice)
+            #expect(first.json["digestWindow"] as? String == "1h")
+            let entries = first.json["entries"] as? [[String: Any]] ?? []
+            #expect(entries.allSatisfy { $0["mode"] as? String == "immediate" })
+            let asks = entries.filter { $0["asksToAct"] as? Bool == true }.map { "\($0["event"] ?? "")/\($0["app"] ?? "")" }
+            #expect(Set(asks) == ["activity.assigned/member", "activity.completion_requested/manager"])
+
+            let set = try await api.call(
+                "PUT", "/v1/me/preferences", token: alice,
+                json: [
+                    "digest": ["window": "daily 08:00"], "events": ["activity.started": "digest", "chat.message": "off"],
+                    "conversations": [id: "digest"]
+                ])
+            #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+            #expect(set.json["digestWindow"] as? String == "daily 08:00")
+            let modes = Dictionary(
+                ((set.json["entries"] as? [[String: Any]]) ?? []).map { ("\($0["event"] ?? "")/\($0["app"] ?? "")", $0["mode"] as? String) }
+            ) { first, _ in first }
+            #expect(modes["activity.started/manager"] == "digest" && modes["chat.message/member"] == "off" && modes["chat.message/manager"] == "off")
+            let conversations = set.json["conversations"] as? [[String: Any]]
+            #expect(conversations?.count == 1 && conversations?.first?["conversationId"] as? String == id)
+            #expect(conversations?.first?["mode"] as? String == "digest")
+            // The list form takes a mode too; null for a conversation follows chat.message again.
+            let again = try await api.call(
+                "PUT", "/v1/me/preferences", token: alice,
+                json: ["events": [["event": "activity.started", "app": "manager", "mode": "immediate"]], "conversations": [id: NSNull()]])
+            #expect(again.status == 200)
+            #expect((again.json["conversations"] as? [Any])?.isEmpty == true)
+
+            for (json, field) in [
+                (["digest": ["window": "2h"]], "digest.window"), (["events": ["activity.started": "later"]], "events[0].mode"),
+                (["events": [["event": "activity.started"]]], "events[0].mode"), (["conversations": ["nope": "off"]], "conversations"),
+                (["conversations": [id: "sometimes"]], "conversations.\(id)")
+            ] as [([String: Any], String)] {
+                // Each refused whole: the window set with it is not written.
+                var body = json
+                body["digest"] = body["digest"] ?? ["window": "5m"]
+                let reply = try await api.call("PUT", "/v1/me/preferences", token: alice, json: body)
+                let fields = (reply.json["errors"] as? [[String: Any]])?.compactMap { $0["field"] as? String } ?? []
+                #expect(reply.status == 422 && fields == [field], "\(field): \(reply.status) \(fields)")
+            }
+            // A conversation one takes no part in is not found, and nothing else is written.
+            let dana = try await api.token("dana@acme.test")
+            let theirs = try await api.call("POST", "/v1/conversations", token: dana, json: ["with": ["chidi@acme.test"]])
+            let other = try #require(theirs.json["id"] as? String)
+            let refused = try await api.call(
+                "PUT", "/v1/me/preferences", token: alice, json: ["digest": ["window": "5m"], "conversations": [other: "off"]])
+            #expect(refused.status == 404)
+            #expect(try await api.call("GET", "/v1/me/preferences", token: alice).json["digestWindow"] as? String == "daily 08:00")
+        }
+    }
+}
+
 /// `GET /v1/activities/{id}/notifications`: the why trace, role-aware.
 @Suite struct APIWhyTests {
     @Test func theTraceListsEveryEventForThoseWhoMaySeeTheActivity() async throws {

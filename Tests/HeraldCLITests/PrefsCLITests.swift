@@ -14,7 +14,8 @@ import Testing
             try await ok(
                 cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
             let shown = try await ok(cli, ["prefs", "set", "activity.started", "off", "--as", "alice@acme.test"])
-            #expect(shown.contains("activity.started               manager  off   own"), "\(shown)")
+            let row = shown.split(separator: "\n").first { $0.hasPrefix("activity.started ") }?.split(separator: " ")
+            #expect(row == ["activity.started", "manager", "off", "own"], "\(shown)")
             let refused = try await cli.run(["prefs", "set", "activity.started", "off", "--app", "member", "--as", "alice@acme.test"])
             #expect(refused.status != 0 && refused.stderr == "herald: activity.started never reaches the member app (only the manager app)\n")
 
@@ -47,6 +48,52 @@ import Testing
             #expect(entries.count == 1)
             #expect(entries.first?["decision"] as? String == "preference_off" && entries.first?["status"] as? String == "suppressed")
             #expect(entries.first?["reason"] as? String == "preference_off: they turned activity.started off on the manager app")
+            kill(worker.processIdentifier, SIGTERM)
+            await worker.waitForExit()
+        }
+    }
+
+    /// Alice gathers starts into a one-minute digest: the real worker pushes them as one when
+    /// the minute ends, and `why` says which digest each went into, and when.
+    @Test func aDigestArrivesWhenItsWindowEndsAndWhyNamesIt() async throws {
+        try await withEmulatorCLI { cli, _, emulator in
+            try await addAcmeOps(cli)
+            try await ok(
+                cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
+            let set = try await ok(cli, ["prefs", "set", "activity.started", "digest", "--as", "alice@acme.test"])
+            let row = set.split(separator: "\n").first { $0.hasPrefix("activity.started ") }?.split(separator: " ")
+            #expect(row == ["activity.started", "manager", "digest", "own"], "\(set)")
+            let window = try await ok(cli, ["prefs", "digest-window", "1m", "--as", "alice@acme.test"])
+            #expect(window.contains("digest window: 1m"), "\(window)")
+            let refused = try await cli.run(["prefs", "digest-window", "2h", "--as", "alice@acme.test"])
+            #expect(refused.status != 0 && refused.stderr == "herald: the digest window \"2h\" is not one of 1m, 5m, 15m, 1h, 4h or daily HH:MM\n")
+            let preview = try await ok(cli, ["template", "preview", "digest"])
+            #expect(preview.contains("Field Ops: 7 updates"), "\(preview)")
+
+            let worker = try cli.launch(["worker"])
+            defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
+            var ids: [String] = []
+            for name in ["Pump seal", "Fence"] {
+                let id = try await ok(
+                    cli,
+                    [
+                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", ReminderCLITests.deadline,
+                        "--priority", "p2", "--as", "alice@acme.test"
+                    ])
+                try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
+                ids.append(id)
+            }
+            // The minute's end, on the worker's own clock.
+            _ = try await eventually(within: .seconds(300)) {
+                await emulator.messages().contains { $0.title == "Field Ops: 2 updates" }
+            }
+            let pushes = await emulator.messages().filter { $0.token == "alice-manager" }
+            #expect(pushes.map(\.title) == ["Field Ops: 2 updates"], "\(pushes.map(\.title))")
+            #expect(pushes.first?.body == "Chidi Okafor started Pump seal · Chidi Okafor started Fence", "\(pushes.map(\.body))")
+            let why = try await ok(cli, ["why", "--activity", ids[0], "--as", "alice@acme.test"])
+            let line = why.split(separator: "\n").first { $0.contains("alice@acme.test (manager app)") && $0.contains("digest") }
+            #expect(line?.contains("digested — digest: in the digest sent at ") == true, "\(why)")
+            #expect(line?.contains("(UTC) with 1 other (digest ") == true, "\(why)")
             kill(worker.processIdentifier, SIGTERM)
             await worker.waitForExit()
         }

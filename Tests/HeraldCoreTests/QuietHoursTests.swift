@@ -51,17 +51,17 @@ struct QuietHoursTests {
     @Test func ownSettingsWinAndP0ActivityEventsAlwaysGo() {
         let started = NotificationPreferences.Key(event: .activityStarted, app: .manager)
         let chat = NotificationPreferences.Key(event: .chatMessage, app: .member)
-        let preferences = NotificationPreferences(own: [started: false], tenant: [started: true, chat: false])
-        #expect(preferences.setting(.activityStarted, app: .manager) == (false, .own))
-        #expect(preferences.setting(.chatMessage, app: .member) == (false, .tenant))
-        #expect(preferences.setting(.chatMessage, app: .manager) == (true, .builtIn))
-        #expect(!preferences.allows(.activityStarted, app: .manager, priority: .p1))
-        #expect(preferences.allows(.activityStarted, app: .manager, priority: .p0))
-        #expect(!preferences.allows(.chatMessage, app: .member, priority: nil))
+        let preferences = NotificationPreferences(own: [started: .off], tenant: [started: .immediate, chat: .off])
+        #expect(preferences.setting(.activityStarted, app: .manager) == (.off, .own))
+        #expect(preferences.setting(.chatMessage, app: .member) == (.off, .tenant))
+        #expect(preferences.setting(.chatMessage, app: .manager) == (.immediate, .builtIn))
+        #expect(preferences.mode(.activityStarted, app: .manager, priority: .p1) == .off)
+        #expect(preferences.mode(.activityStarted, app: .manager, priority: .p0) == .immediate)
+        #expect(preferences.mode(.chatMessage, app: .member, priority: nil) == .off)
         #expect(
-            NotificationPreferences(entries: ["own:activity.started=manager=false", "tenant:chat.message=member=false", "junk"])
-                == preferences
-                .with(tenant: [chat: false]))
+            NotificationPreferences(entries: ["own:activity.started=manager=off", "tenant:chat.message=member=off", "junk", "own:x=member=off"])
+                == NotificationPreferences(own: [started: .off], tenant: [chat: .off]))
+        #expect(NotificationPreferences(entries: ["own:activity.started=manager=digest"]).own[started] == .digest)
     }
 
     /// The break-through rule the preferences and the quiet-hours deferral both ask.
@@ -71,8 +71,4 @@ struct QuietHoursTests {
         #expect(!NotificationPreferences.breaksThrough(.chatMessage, priority: .p0))
         #expect(!NotificationPreferences.breaksThrough(.chatMessage, priority: nil))
     }
-}
-
-extension NotificationPreferences {
-    fileprivate func with(tenant: [Key: Bool]) -> NotificationPreferences { NotificationPreferences(own: own, tenant: tenant) }
 }

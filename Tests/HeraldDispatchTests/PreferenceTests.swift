@@ -20,7 +20,7 @@ import Testing
             try await harness.register("alice@acme.test", token: "alice-manager", app: .manager)
             let alice = try await person(harness, "alice@acme.test")
             try await harness.store.withTenant(harness.tenant) {
-                try await $0.setPreference(.activityStarted, app: .manager, enabled: false, for: alice, by: alice)
+                try await $0.setPreference(.activityStarted, app: .manager, mode: .off, for: alice, by: alice)
             }
             let quiet = try await harness.assign(priority: .p2, name: "Quiet one")
             try await harness.act(.start, quiet.id, by: "chidi@acme.test")
@@ -39,14 +39,14 @@ import Testing
             // A tenant default applies to those who set nothing; their own setting wins.
             let ada = try await person(harness, "root@acme.test")
             try await harness.store.withTenant(harness.tenant) { session in
-                try await session.setPreference(.activityStarted, app: nil, enabled: true, for: nil, by: ada)
-                try await session.setPreference(.activityAssigned, app: nil, enabled: false, for: nil, by: ada)
+                try await session.setPreference(.activityStarted, app: nil, mode: .immediate, for: nil, by: ada)
+                try await session.setPreference(.activityAssigned, app: nil, mode: .off, for: nil, by: ada)
                 let chidi = try await session.preferences(for: try await session.person(email: "chidi@acme.test"))
                 let assigned = try #require(chidi.entries.first { $0.event == .activityAssigned })
-                #expect(!assigned.enabled && assigned.origin == .tenant)
+                #expect(assigned.mode == .off && assigned.origin == .tenant)
                 let own = try await session.preferences(for: alice)
                 let started = try #require(own.entries.first { $0.event == .activityStarted })
-                #expect(!started.enabled && started.origin == .own)
+                #expect(started.mode == .off && started.origin == .own)
             }
         }
     }

@@ -74,11 +74,11 @@ import Testing
             let acme = try await WorkflowFixture.make(store)
             let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
             let refused = await #expect(throws: StoreError.self) {
-                try await acme.run { try await $0.setPreference(.activityApproved, app: nil, enabled: false, for: nil, by: alice) }
+                try await acme.run { try await $0.setPreference(.activityApproved, app: nil, mode: .off, for: nil, by: alice) }
             }
             #expect(refused?.code == .forbidden)
             let root = try await acme.run { try await $0.person(email: "root@acme.test") }
-            try await acme.run { try await $0.setPreference(.activityApproved, app: nil, enabled: false, for: nil, by: root) }
+            try await acme.run { try await $0.setPreference(.activityApproved, app: nil, mode: .off, for: nil, by: root) }
         }
     }
 

@@ -28,7 +28,10 @@ struct SchemaEnumTests {
                 ("credentials", "kind", CredentialKind.allCases.map(\.rawValue)),
                 ("activity_timers", "kind", TimerKind.allCases.map(\.rawValue)),
                 ("activity_timers", "status", TimerStatus.allCases.map(\.rawValue)),
-                ("notifications", "decision", NotificationDecision.allCases.map(\.rawValue))
+                ("notifications", "decision", NotificationDecision.allCases.map(\.rawValue)),
+                ("notification_preferences", "mode", PushMode.allCases.map(\.rawValue)),
+                ("conversation_participants", "push_mode", PushMode.allCases.map(\.rawValue)),
+                ("digests", "app", AppKind.allCases.map(\.rawValue))
             ]
             for (table, column, values) in expected {
                 let allowed = try await Self.allowedValues(table: table, column: column, pool: store.pool)

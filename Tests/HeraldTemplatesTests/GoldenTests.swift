@@ -56,7 +56,7 @@ import Testing
         .liveActivityStart: "Chidi Okafor bearbeitet sie (Field Ops), Frist 28. Nov. 2026. Auf dem Sperrbildschirm verfolgen."
     ]
 
-    static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat }
+    static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat && $0 != .digest }
 
     @Test(arguments: activityEvents, [Priority.p0, .p1])
     func englishActivityMessages(event: TemplateEvent, priority: Priority) async throws {
@@ -163,5 +163,26 @@ import Testing
         for event in TemplateEvent.allCases {
             #expect(defaults.templates[TemplateKey(event: event, locale: "en")] != nil, "\(event)")
         }
+    }
+
+    /// The digest's words: a team's seven updates, two of them named; one chat message; in en and de.
+    @Test func digestsInEnglishAndGerman() async throws {
+        let english = try await Self.catalog.template(for: .digest, locale: "en", tenant: nil)
+        let seven = english.render(TemplateVariables.sampleDigest)
+        #expect(seven.title == "Field Ops: 7 updates")
+        #expect(seven.body == "Bob Lee started Replace the pump seal · Carol Diaz asked for approval of Fence repair · and 5 more")
+        let chat = TemplateVariables.Digest(
+            scope: "Site Team", isChat: true, items: [.init(event: .chatMessage, sender: "Dana Kim", text: "Gate code is <1234>")])
+        let one = english.render(chat)
+        #expect(one.title == "Site Team: 1 new message" && one.body == "Dana Kim: Gate code is <1234>")
+        let german = try await Self.catalog.template(for: .digest, locale: "de", tenant: nil)
+        let sieben = german.render(TemplateVariables.sampleDigest)
+        #expect(sieben.title == "Field Ops: 7 Neuigkeiten")
+        #expect(sieben.body == "Bob Lee hat Replace the pump seal begonnen · Carol Diaz bittet um Freigabe von Fence repair · und 5 weitere")
+        let two = TemplateVariables.Digest(
+            scope: "Field Ops", isChat: false,
+            items: [.init(event: .activityApproved, actor: "Alice", name: "A"), .init(event: .activityOverdue, actor: "Alice", name: "B")])
+        #expect(german.render(two).body == "Alice hat A freigegeben · B ist überfällig")
+        #expect(english.render(two).title == "Field Ops: 2 updates" && english.render(two).body == "Alice approved A · B is overdue")
     }
 }

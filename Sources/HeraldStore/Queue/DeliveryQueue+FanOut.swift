@@ -30,14 +30,23 @@ extension DeliveryQueue {
                     JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
                                    AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
                     WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int,
-                   ARRAY(SELECT CASE WHEN np.person_id IS NULL THEN 'tenant:' ELSE 'own:' END || np.event || '=' || np.app || '=' || np.enabled
+                   ARRAY(SELECT CASE WHEN np.person_id IS NULL THEN 'tenant:' ELSE 'own:' END || np.event || '=' || np.app || '=' || np.mode
                          FROM notification_preferences np
                          WHERE np.tenant_id = p.tenant_id AND np.app = r.app AND (np.person_id = r.id OR np.person_id IS NULL)),
                    to_char(q.starts_at, 'HH24:MI'), to_char(q.ends_at, 'HH24:MI'), q.days,
                    r.live AND EXISTS (
                        SELECT FROM devices d
                        WHERE d.tenant_id = p.tenant_id AND d.person_id = r.id AND d.app = r.app AND d.kind <> 'alert'
-                         AND d.removed_at IS NULL AND d.deactivated_at IS NULL)
+                         AND d.removed_at IS NULL AND d.deactivated_at IS NULL),
+                   p.digest_window,
+                   -- A live socket has this app in the foreground (on a server still alive): what
+                   -- it is sent it shows, so a digest need not gather it (docs/notifications.md).
+                   EXISTS (
+                       SELECT FROM live_devices v
+                       JOIN devices d ON d.tenant_id = v.tenant_id AND d.id = v.device_id
+                       JOIN live_servers s ON s.id = v.server_id
+                       WHERE v.tenant_id = p.tenant_id AND v.person_id = r.id AND d.app = r.app AND d.person_id = r.id
+                         AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)))
             FROM (SELECT u.id, u.app, bool_or(u.live) AS live
                   FROM unnest(\(everyone.map(\.id))::uuid[], \(everyone.map(\.app.rawValue))::text[], \(asked)::bool[]) AS u(id, app, live)
                   GROUP BY u.id, u.app) r
@@ -54,6 +63,8 @@ extension DeliveryQueue {
             if !preferences.isEmpty { profile.preferences = NotificationPreferences(entries: preferences) }
             if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
             profile.followsLiveActivities = try row.decode(Bool.self, at: 9)
+            profile.digestWindow = (try? DigestWindow.parse(try row.decode(String.self, at: 10))) ?? .default
+            profile.foreground = try row.decode(Bool.self, at: 11)
             result[Key(id: id, app: app)] = profile
         }
         return result
@@ -92,20 +103,21 @@ extension DeliveryQueue {
         let rows = try await connection.query(
             people.map { people in
                 """
-                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false), push_mode
                 FROM conversation_participants
                 WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND person_id = ANY(\(people)) AND left_at IS NULL
                 """
             } ?? """
-                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false)
+                SELECT conversation_id, person_id, muted, coalesce(viewing_until > now(), false), push_mode
                 FROM conversation_participants
                 WHERE tenant_id = \(tenant) AND conversation_id = ANY(\(conversations)) AND left_at IS NULL
                 """)
         var result: [ParticipantKey: ParticipantState] = [:]
         result.reserveCapacity(rows.count)
         for row in rows {
-            let (conversation, person, muted, viewing) = try row.decode((UUID, UUID, Bool, Bool).self)
-            result[ParticipantKey(conversation: conversation, person: person)] = ParticipantState(muted: muted, viewing: viewing)
+            let (conversation, person, muted, viewing, mode) = try row.decode((UUID, UUID, Bool, Bool, String?).self)
+            result[ParticipantKey(conversation: conversation, person: person)] = ParticipantState(
+                muted: muted, viewing: viewing, mode: mode.flatMap(PushMode.init(rawValue:)))
         }
         return result
     }

@@ -21,6 +21,12 @@ extension DeliveryQueue {
         let leaseSeconds = claim?.lease.timeInterval ?? 0
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
+        // What digests gathered (`gather`): which, and what each will say of its item.
+        let itemEncoder = JSONEncoder()
+        itemEncoder.outputFormatting = .sortedKeys
+        let digestItems = try drafts.map { draft in
+            try draft.digest.map { PostgresJSONText(String(decoding: try itemEncoder.encode($0.item), as: UTF8.self)) }
+        }
         // A device not registered again since then is stale: not sent to (docs/apps.md).
         let staleSeconds = freshness.staleAfter.timeInterval
         let staleReason = freshness.staleReason
@@ -31,7 +37,7 @@ extension DeliveryQueue {
                 -- 1,000 and matched the new deliveries to their notifications in a nested loop.
                 -- The data is bound as jsonb[], parsed once: cast from text[] here, under a
                 -- generic plan the cast would run for every row, on every element again.
-                SELECT (\(shared.map(\.eventID))::uuid[])[i.content] AS event_id, (\(shared.map(\.kind.rawValue))::text[])[i.content] AS kind,
+                SELECT (\(shared.map(\.eventID))::uuid[])[i.content] AS event_id, (\(shared.map(\.kind))::text[])[i.content] AS kind,
                        i.recipient_id, i.app, (\(shared.map(\.teamID))::uuid[])[i.content] AS team_id,
                        (\(shared.map(\.activityID))::uuid[])[i.content] AS activity_id,
                        (\(shared.map(\.conversationID))::uuid[])[i.content] AS conversation_id,
@@ -39,13 +45,13 @@ extension DeliveryQueue {
                        (\(shared.map { PostgresJSONText($0.data) })::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
                        (\(shared.map(\.threadID))::text[])[i.content] AS thread_id, (\(shared.map(\.imageURL))::text[])[i.content] AS image_url,
                        (\(shared.map(\.eventAt))::timestamptz[])[i.content] AS event_at, i.suppressed, i.decision,
-                       i.deferred_until, i.deferred_reason, i.summarized
+                       i.deferred_until, i.deferred_reason, i.summarized, i.digest_id, i.digest_item
                 FROM unnest(
                     \(columns.content)::int[], \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[],
                     \(drafts.map(\.content.badge))::int[], \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
                     \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
-                    \(drafts.map(\.summarizedLater))::bool[])
-                AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized)
+                    \(drafts.map(\.summarizedLater))::bool[], \(drafts.map { $0.digest?.digestID })::uuid[], \(digestItems)::jsonb[])
+                AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized, digest_id, digest_item)
             ), reach AS MATERIALIZED (
                 -- Materialized: each of its columns is read in several CASEs below, and inlined,
                 -- each read ran its subquery again (four times for a part of 1,000).
@@ -76,37 +82,41 @@ extension DeliveryQueue {
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
                                            conversation_id, title, body, data, badge, sound, thread_id, image_url,
-                                           status, reason, event_at, decision, deferred_until)
+                                           status, reason, event_at, decision, deferred_until, digest_id, digest_item)
                 SELECT \(tenant), herald_child_id(r.event_id, r.event_id::text || r.recipient_id::text), r.event_id, r.kind, r.recipient_id, r.app, r.team_id, r.activity_id, r.conversation_id,
                        r.title, r.body, r.data, r.badge, r.sound, r.thread_id, r.image_url,
                        CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
+                            -- Gathered into a digest (or shown by the open app, and so in none).
+                            WHEN r.decision = 'digest' THEN CASE WHEN r.digest_id IS NULL THEN 'suppressed' ELSE 'digested' END
                             WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
                             WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
                             WHEN r.suppressed IS NOT NULL THEN r.suppressed
+                            WHEN r.decision = 'digest' THEN r.deferred_reason
                             WHEN r.stale_only THEN \(staleReason)
                             WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
                             ELSE r.deferred_reason END,
                        r.event_at,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded' WHEN r.suppressed IS NOT NULL THEN r.decision
-                            WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
-                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END
+                            WHEN r.decision = 'digest' THEN r.decision WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
+                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END,
+                       CASE WHEN r.superseded_by IS NULL THEN r.digest_id END, r.digest_item
                 FROM reach r
                 ON CONFLICT (tenant_id, id) DO NOTHING
                 RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id, kind, title, body, activity_id, badge,
-                          reason, decision
+                          reason, decision, digest_id
             ), told AS (
                 -- A notification held back, superseded or suppressed, for tenants with a webhook
                 -- endpoint (docs/webhooks.md): rows of the durable feed no socket sees.
                 INSERT INTO live_pending (tenant_id, kind, payload)
                 SELECT \(tenant), 'outcome', jsonb_build_object(
-                    'type', CASE WHEN i.status = 'suppressed' THEN 'notification.suppressed'
+                    'type', CASE WHEN i.status = 'suppressed' THEN 'notification.suppressed' WHEN i.status = 'digested' THEN 'notification.digested'
                                  WHEN i.status = 'cancelled' THEN 'notification.superseded' ELSE 'notification.deferred' END,
                     'data', jsonb_build_object('notificationId', i.id, 'recipientId', i.recipient_id, 'app', i.app, 'event', i.kind,
                                                'activityId', i.activity_id, 'conversationId', i.conversation_id, 'decision', i.decision,
-                                               'reason', i.reason, 'deferredUntil', i.deferred_until))
+                                               'reason', i.reason, 'deferredUntil', i.deferred_until, 'digestId', i.digest_id))
                 FROM inserted i
-                WHERE (i.status IN ('suppressed', 'cancelled') OR (i.status = 'queued' AND i.deferred_until IS NOT NULL))
+                WHERE (i.status IN ('suppressed', 'cancelled', 'digested') OR (i.status = 'queued' AND i.deferred_until IS NOT NULL))
                   AND EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = \(tenant))
             ), banners AS (
                 -- The live channel's in-app banner of each activity notification, pushed or not

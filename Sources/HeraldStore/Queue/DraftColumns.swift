@@ -10,7 +10,8 @@ struct DraftColumns {
     /// What a draft shares with the others of its event and language.
     struct Shared: Hashable {
         let eventID: UUID
-        let kind: EventKind
+        /// The notification's kind: the event's name, or `digest`.
+        let kind: String
         let teamID: UUID?
         let activityID: UUID?
         let conversationID: UUID?
@@ -54,7 +55,7 @@ struct DraftColumns {
                 texts[draft.content.data] = data
             }
             let entry = Shared(
-                eventID: draft.eventID, kind: draft.kind, teamID: draft.teamID, activityID: draft.activityID,
+                eventID: draft.eventID, kind: draft.kindName, teamID: draft.teamID, activityID: draft.activityID,
                 conversationID: draft.conversationID, title: draft.content.title, body: draft.content.body, data: data,
                 sound: draft.content.sound, threadID: draft.content.threadID, imageURL: draft.content.imageURL,
                 eventAt: draft.eventAt)

@@ -69,10 +69,14 @@ public struct FanOutTransaction: Sendable {
 
     /// Writes drafts and marks `events` fanned out, leasing up to `room` of the new
     /// deliveries to this worker (not for `paused` providers); wakes the other workers when
-    /// more were queued than it took.
+    /// more were queued than it took. Drafts gathered into digests join theirs first
+    /// (`DeliveryQueue.gather`), in this transaction.
     public func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, deadline: Duration, room: Int, paused: [PushProvider]
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
+        var drafts = drafts
+        // (A digest that became full is closed by the next look for due digests, within a second.)
+        if drafts.contains(where: { $0.digest != nil }) { try await DeliveryQueue.gather(&drafts, tenant: tenant, now: Date(), on: connection) }
         let claim = DeliveryQueue.FanOutClaim(worker: queue.worker, lease: queue.lease, room: room, paused: paused)
         let written = try await DeliveryQueue.write(
             drafts, events: events, tenant: tenant, deadline: deadline, claim: claim, freshness: queue.freshness,

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
+import HeraldTemplates
 
 /// An outbox event a worker has locked for its fan-out transaction.
 public struct ClaimedEvent: Sendable {
@@ -120,6 +121,10 @@ public struct NotificationDraft: Sendable {
     public var deferredReason: String? = nil
     /// Quiet hours: a later push of the same conversation counts this one; it gets no delivery.
     public var summarizedLater = false
+    /// Gathered into a digest (`decision == .digest`): which, and what its words need.
+    public var digest: DigestDraft? = nil
+    /// The name written as the notification's kind: the event's, or `digest` for a digest.
+    public var kindName: String
 
     public init(
         eventID: UUID, kind: EventKind, recipientID: UUID, app: AppKind, teamID: UUID?, activityID: UUID?, conversationID: UUID?,
@@ -135,6 +140,36 @@ public struct NotificationDraft: Sendable {
         self.content = content
         self.eventAt = eventAt
         self.suppressedReason = suppressedReason
+        self.kindName = kind.rawValue
+    }
+}
+
+/// A notification fan-out gathers into a digest (docs/notifications.md): where it goes, and what
+/// the digest will say of it. `DeliveryQueue.gather` finds (or opens) the digest.
+public struct DigestDraft: Sendable {
+    /// The team (activity events) or conversation (chat) whose digest it joins.
+    public let scopeID: UUID
+    /// The team's or conversation's name, the digest's title.
+    public let scopeName: String
+    public let item: TemplateVariables.DigestItem
+    /// The recipient's window and clock.
+    public let window: DigestWindow
+    public let timeZone: String
+    /// A live socket of the recipient has the app in the foreground: the app shows the event
+    /// itself, so it leaves the digest at once.
+    public let shownInApp: Bool
+    /// The digest it joined (set by `gather`).
+    public var digestID: UUID? = nil
+
+    public init(
+        scopeID: UUID, scopeName: String, item: TemplateVariables.DigestItem, window: DigestWindow, timeZone: String, shownInApp: Bool
+    ) {
+        self.scopeID = scopeID
+        self.scopeName = scopeName
+        self.item = item
+        self.window = window
+        self.timeZone = timeZone
+        self.shownInApp = shownInApp
     }
 }
 
@@ -150,6 +185,10 @@ public struct RecipientProfile: Sendable {
     /// Asked only of a P0's assignee and manager: whether they have a Live Activity token
     /// (push-to-start or update) on this app. Without one, fan-out writes nothing for it.
     public var followsLiveActivities = false
+    /// How long their digest gathers.
+    public var digestWindow = DigestWindow.default
+    /// A live socket of theirs has this app in the foreground (on a server still alive).
+    public var foreground = false
 
     /// What the per-recipient decision (`DeliveryDecision`) needs of them.
     public var recipient: DeliveryDecision.Recipient {
@@ -164,4 +203,6 @@ public struct ParticipantState: Sendable {
     /// Messages of this conversation that quiet hours hold back for them now (asked only
     /// for people with quiet hours).
     public var deferred = 0
+    /// Their setting for this conversation, if any (wins over chat.message's).
+    public var mode: PushMode? = nil
 }

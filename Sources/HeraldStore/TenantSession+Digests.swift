@@ -1,0 +1,145 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+import HeraldTemplates
+
+/// What closing one digest did.
+public enum DigestClosing: Sendable, Equatable {
+    /// Pushed as one notification (`notification`) of `items`; `left` items had left it.
+    case sent(digest: UUID, notification: UUID, items: Int, left: Int)
+    /// Every item had left: nothing pushed.
+    case empty(digest: UUID, left: Int)
+    /// Due in the person's quiet hours: closed again when they end.
+    case waiting(digest: UUID, until: Date)
+    /// Another worker holds it, or it was closed or moved meanwhile: nothing done.
+    case notDue
+}
+
+extension TenantSession {
+    /// Closes the digest `id` if it is open (or due) and due at `now`, in this session's
+    /// transaction (docs/notifications.md): locks it (after its person's digest lock, which
+    /// fan-out takes too, and `SKIP LOCKED`: a digest another worker is closing is left to
+    /// it), judges each item again (`DigestPlan`), and then either writes why it waits, or
+    /// that it is empty, or the one notification of what is left with a delivery to each of
+    /// the app's devices: the same write as fan-out's, so the digest is retried, expires and
+    /// is reported like any notification. The items still in it say which digest, and when.
+    func closeDigest(_ id: UUID, now: Date, deadline: Duration, templates: TemplateCatalog) async throws -> DigestClosing {
+        guard
+            let person = try await connection.query(
+                "SELECT person_id FROM digests WHERE tenant_id = \(tenantID) AND id = \(id) AND status IN ('open', 'due') AND closes_at <= \(now)"
+            ).first?.decode(UUID.self, at: 0)
+        else { return .notDue }
+        let locked = try await connection.query(
+            "SELECT pg_try_advisory_xact_lock(\(DeliveryQueue.digestLockClass)::int, hashtext(\(tenantID)::text || \(person)::text))"
+        ).single().decode(Bool.self, at: 0)
+        guard locked else { return .notDue }
+        let rows = try await connection.query(
+            """
+            SELECT app, scope_id, team_id, conversation_id, scope_name FROM digests
+            WHERE tenant_id = \(tenantID) AND id = \(id) AND status IN ('open', 'due') AND closes_at <= \(now)
+            FOR UPDATE SKIP LOCKED
+            """)
+        guard let row = rows.first else { return .notDue }
+        let (appName, scope, team, conversation, scopeName) = try row.decode((String, UUID, UUID?, UUID?, String).self)
+        guard let app = AppKind(rawValue: appName) else { return .notDue }
+        let profile = try await DeliveryQueue.profiles([EventRecipient(id: person, app: app)], tenant: tenantID, on: connection)[
+            DeliveryQueue.Key(id: person, app: app)]
+        let items = try await digestItems(id)
+        let plan = DigestPlan.close(items.map(\.state), quietHours: profile?.quietHours, timeZone: profile?.timeZone ?? "UTC", now: now)
+        if case .wait(let until, let reason) = plan.outcome {
+            try await connection.query(
+                "UPDATE digests SET closes_at = \(until), reason = \(reason) WHERE tenant_id = \(tenantID) AND id = \(id)")
+            return .waiting(digest: id, until: until)
+        }
+        if !plan.leaving.isEmpty {
+            try await connection.query(
+                """
+                UPDATE notifications n SET status = 'cancelled', reason = l.reason
+                FROM unnest(\(plan.leaving.map { items[$0.index].id })::uuid[], \(plan.leaving.map(\.reason))::text[]) AS l(id, reason)
+                WHERE n.tenant_id = \(tenantID) AND n.id = l.id AND n.digest_id = \(id)
+                """)
+        }
+        guard case .send(let kept) = plan.outcome, let profile else {
+            let reason = profile == nil ? "empty: the person is gone" : "empty: every item left before it was sent"
+            try await connection.query(
+                """
+                UPDATE digests SET status = 'empty', closed_at = \(now), reason = \(reason), items = \(items.count)
+                WHERE tenant_id = \(tenantID) AND id = \(id)
+                """)
+            return .empty(digest: id, left: plan.leaving.count)
+        }
+        let sent = kept.map { items[$0] }
+        let template = try await templates.templates(for: tenantID) { try await TemplateOverrideRows.read(tenant: $0, on: connection) }
+            .template(for: .digest, locale: profile.locale)
+        let message = template.render(TemplateVariables.Digest(scope: scopeName, isChat: conversation != nil, items: sent.map(\.item)))
+        var data = [
+            "type": "digest", "digestId": id.lowercasedString, "count": String(sent.count),
+            "notificationIds": sent.map(\.id.lowercasedString).joined(separator: ",")
+        ]
+        if let team { data["teamId"] = team.lowercasedString }
+        if let conversation { data["conversationID"] = conversation.lowercasedString }
+        var draft = NotificationDraft(
+            eventID: id, kind: sent[0].kind, recipientID: person, app: app, teamID: team, activityID: nil, conversationID: conversation,
+            content: NotificationContent(
+                title: message.title, body: message.body, data: data, badge: profile.badge, sound: true, threadID: scope.lowercasedString),
+            eventAt: now, suppressedReason: nil)
+        draft.kindName = "digest"
+        _ = try await DeliveryQueue.write([draft], events: [], tenant: tenantID, deadline: deadline, claim: nil, freshness: freshness, on: connection)
+        let notification = try await connection.query(
+            """
+            UPDATE digests SET status = 'sent', closed_at = \(now), items = \(sent.count), reason = NULL,
+                               notification_id = herald_child_id(id, id::text || person_id::text)
+            WHERE tenant_id = \(tenantID) AND id = \(id)
+            RETURNING notification_id
+            """
+        ).single().decode(UUID.self, at: 0)
+        try await connection.query(
+            """
+            UPDATE notifications SET reason = \(DigestPlan.sentReason(at: now, others: sent.count - 1, timeZone: profile.timeZone))
+            WHERE tenant_id = \(tenantID) AND id = ANY(\(sent.map(\.id))) AND digest_id = \(id)
+            """)
+        try await connection.query("SELECT pg_notify(\(DeliveryQueue.deliveriesChannel), \(tenantID.lowercasedString))")
+        return .sent(digest: id, notification: notification, items: sent.count, left: plan.leaving.count)
+    }
+
+    /// A gathered item as closing needs it.
+    struct DigestEntry {
+        let id: UUID
+        let kind: EventKind
+        let item: TemplateVariables.DigestItem
+        let state: DigestPlan.Item
+    }
+
+    /// The items still in digest `id`, oldest first, each with where it stands now: whether
+    /// its activity moved on (a later change of status, as fan-out judges supersede) and
+    /// whether its message was read.
+    func digestItems(_ id: UUID) async throws -> [DigestEntry] {
+        let rows = try await connection.query(
+            """
+            SELECT n.id, n.kind, n.digest_item::text,
+                   CASE WHEN n.activity_id IS NOT NULL THEN (
+                       SELECT o.kind FROM outbox e
+                       CROSS JOIN LATERAL (
+                           SELECT o.kind FROM outbox o
+                           WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
+                             AND o.kind = ANY(\(DeliveryQueue.statusChanges)::text[])
+                           ORDER BY o.seq LIMIT 1) o
+                       WHERE e.tenant_id = n.tenant_id AND e.id = n.event_id) END,
+                   CASE WHEN n.conversation_id IS NOT NULL THEN coalesce((
+                       SELECT cp.last_read_seq >= m.seq FROM messages m
+                       JOIN conversation_participants cp ON cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id
+                       WHERE m.tenant_id = n.tenant_id AND m.id = (n.data->>'messageID')::uuid AND cp.person_id = n.recipient_id), false)
+                   ELSE false END
+            FROM notifications n
+            WHERE n.tenant_id = \(tenantID) AND n.digest_id = \(id) AND n.status = 'digested'
+            ORDER BY n.event_at, n.id
+            """)
+        let decoder = JSONDecoder()
+        return try rows.map { row in
+            let (id, kind, item, superseded, read) = try row.decode((UUID, String, String?, String?, Bool).self)
+            let event = EventKind(rawValue: kind) ?? .chatMessage
+            let facts = try item.map { try decoder.decode(TemplateVariables.DigestItem.self, from: Data($0.utf8)) } ?? .init(event: event)
+            return DigestEntry(id: id, kind: event, item: facts, state: DigestPlan.Item(supersededBy: superseded, read: read))
+        }
+    }
+}
