@@ -125,7 +125,7 @@ struct FanOut: Sendable {
                 draft.digest = DigestDraft(
                     scopeID: payload.teamID, scopeName: payload.teamName,
                     item: .init(event: payload.event, actor: payload.actor.name, name: payload.activityName), window: profile.digestWindow,
-                    timeZone: profile.timeZone, shownInApp: profile.foreground)
+                    timeZone: profile.timeZone)
             }
             drafts.append(draft)
         }
@@ -188,7 +188,7 @@ struct FanOut: Sendable {
                     scopeName: payload.groupName.flatMap { $0.isEmpty ? nil : $0 } ?? (payload.isGroup ? "Group chat" : payload.sender.name),
                     item: .init(event: .chatMessage, sender: payload.sender.name, text: TextShortening.preview(payload.text)),
                     window: profile.digestWindow,
-                    timeZone: profile.timeZone, shownInApp: profile.foreground)
+                    timeZone: profile.timeZone)
             }
             drafts.append(draft)
         }

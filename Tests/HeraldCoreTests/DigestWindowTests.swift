@@ -59,4 +59,21 @@ import Testing
         #expect(try PushMode.parse("off", field: "x") == .off)
         #expect(throws: InputError.self) { try PushMode.parse("later", field: "x") }
     }
+
+    /// 48 items in Alice's open digest: two more fill it (due now), the third opens the next;
+    /// Bob's first item opens his own, due when his window ends.
+    @Test func aDigestTakesFiftyAndTheNextItemOpensAnother() throws {
+        let now = try instant("2026-11-27T09:00:00Z")
+        let later = now.addingTimeInterval(3600)
+        let open = DigestFilling<String>.Digest(id: UUID(), key: "alice", items: 48, closesAt: later, isNew: false)
+        var ids = [UUID(), UUID()]
+        let filling = DigestFilling(
+            ["alice", "alice", "alice", "bob"].map { DigestFilling.Item(key: $0, windowEnd: later) }, open: [open], now: now,
+            newID: { ids.removeFirst() })
+        #expect(filling.placed.map(\.id) == [open.id, open.id, filling.placed[2].id, filling.placed[3].id])
+        #expect(filling.placed[1].items == 50 && filling.placed[1].isDue && filling.placed[1].closesAt == now)
+        #expect(filling.placed[2].isNew && filling.placed[2].items == 1 && !filling.placed[2].isDue && filling.placed[2].closesAt == later)
+        #expect(filling.placed[3].key == "bob" && filling.placed[3].id != filling.placed[2].id)
+        #expect(filling.changed.map(\.items) == [50, 1, 1] && filling.changed.filter(\.isNew).count == 2)
+    }
 }

@@ -38,15 +38,7 @@ extension DeliveryQueue {
                        SELECT FROM devices d
                        WHERE d.tenant_id = p.tenant_id AND d.person_id = r.id AND d.app = r.app AND d.kind <> 'alert'
                          AND d.removed_at IS NULL AND d.deactivated_at IS NULL),
-                   p.digest_window,
-                   -- A live socket has this app in the foreground (on a server still alive): what
-                   -- it is sent it shows, so a digest need not gather it (docs/notifications.md).
-                   EXISTS (
-                       SELECT FROM live_devices v
-                       JOIN devices d ON d.tenant_id = v.tenant_id AND d.id = v.device_id
-                       JOIN live_servers s ON s.id = v.server_id
-                       WHERE v.tenant_id = p.tenant_id AND v.person_id = r.id AND d.app = r.app AND d.person_id = r.id
-                         AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)))
+                   p.digest_window
             FROM (SELECT u.id, u.app, bool_or(u.live) AS live
                   FROM unnest(\(everyone.map(\.id))::uuid[], \(everyone.map(\.app.rawValue))::text[], \(asked)::bool[]) AS u(id, app, live)
                   GROUP BY u.id, u.app) r
@@ -64,7 +56,6 @@ extension DeliveryQueue {
             if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
             profile.followsLiveActivities = try row.decode(Bool.self, at: 9)
             profile.digestWindow = (try? DigestWindow.parse(try row.decode(String.self, at: 10))) ?? .default
-            profile.foreground = try row.decode(Bool.self, at: 11)
             result[Key(id: id, app: app)] = profile
         }
         return result

@@ -155,21 +155,15 @@ public struct DigestDraft: Sendable {
     /// The recipient's window and clock.
     public let window: DigestWindow
     public let timeZone: String
-    /// A live socket of the recipient has the app in the foreground: the app shows the event
-    /// itself, so it leaves the digest at once.
-    public let shownInApp: Bool
-    /// The digest it joined (set by `gather`).
+    /// The digest it joined (set by `gather`; nil when the open app showed it).
     public var digestID: UUID? = nil
 
-    public init(
-        scopeID: UUID, scopeName: String, item: TemplateVariables.DigestItem, window: DigestWindow, timeZone: String, shownInApp: Bool
-    ) {
+    public init(scopeID: UUID, scopeName: String, item: TemplateVariables.DigestItem, window: DigestWindow, timeZone: String) {
         self.scopeID = scopeID
         self.scopeName = scopeName
         self.item = item
         self.window = window
         self.timeZone = timeZone
-        self.shownInApp = shownInApp
     }
 }
 
@@ -187,8 +181,6 @@ public struct RecipientProfile: Sendable {
     public var followsLiveActivities = false
     /// How long their digest gathers.
     public var digestWindow = DigestWindow.default
-    /// A live socket of theirs has this app in the foreground (on a server still alive).
-    public var foreground = false
 
     /// What the per-recipient decision (`DeliveryDecision`) needs of them.
     public var recipient: DeliveryDecision.Recipient {
