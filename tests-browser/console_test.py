@@ -137,6 +137,32 @@ class ConsoleTest(unittest.TestCase):
         self.driver.get(BASE + "/console/history")
         self.assertEqual(self.path(), "/console/sign-in")
 
+    def test_alices_digest_shows_on_her_page_and_in_the_history(self):
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        self.driver.get(BASE + "/console/people/alice@demo.test")
+        self.assertEqual(self.driver.find_element(By.ID, "digest-window").text, "1h")
+        settings = [row.text for row in self.driver.find_elements(By.CSS_SELECTOR, "#settings tbody tr")]
+        self.assertEqual(settings, ["activity.started manager digest own"])
+        sent = self.driver.find_elements(By.CSS_SELECTOR, "#digests tr.digest-sent")
+        self.assertEqual(len(sent), 1)
+        self.assertIn("Field Ops", sent[0].text)
+        self.assertIn("3", sent[0].text)
+        self.shoot("8-digests")
+        # Its history: the three starts it gathered, and its own push.
+        self.follow(sent[0].find_element(By.CSS_SELECTOR, "td a[href*='digest=']"))
+        self.assertEqual(self.path(), "/console/history")
+        rows = self.rows()
+        self.assertEqual(sorted(row.get_attribute("class") for row in rows), ["status-digested"] * 3 + ["status-sent"])
+        self.assertTrue(all("the digest" in row.text for row in rows), [row.text for row in rows])
+        gathered = [row.text for row in rows if row.get_attribute("class") == "status-digested"]
+        self.assertTrue(all("in the digest sent at" in text for text in gathered), gathered)
+        pushed = [row for row in rows if row.get_attribute("class") == "status-sent"][0]
+        self.assertIn("Field Ops: 3 updates", pushed.text)
+        # The push itself: a notification with its delivery to Alice's iPhone.
+        self.follow(pushed.find_element(By.CSS_SELECTOR, "td a[href^='/console/notifications/']"))
+        self.assertIn("digest", self.driver.find_element(By.CSS_SELECTOR, "#payload").text)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "article.delivery")), 1)
+
     def test_a_member_cannot_open_another_persons_notification(self):
         # Ada finds a notification of Carol's…
         self.sign_in(os.environ["CONSOLE_ADA"])

@@ -23,12 +23,12 @@ extension HeraldAPI {
             // One more than the page, to know whether there is a next one.
             let filter = HistoryFilter(
                 recipient: query.get("user"), activity: query.get("activity"), conversation: query.get("conversation"), event: query.get("event"),
-                status: query.get("status"), since: since, limit: paging.limit + 1, after: paging.cursor)
+                status: query.get("status"), since: since, limit: paging.limit + 1, after: paging.cursor, digest: query.get("digest"))
             let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: caller.person, filter: filter) }
             let items = Array(entries.prefix(paging.limit))
             let next = entries.count > paging.limit ? items.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
             let headers = paging.headers(
-                path: "/v1/history", next: next, filters: ["user", "activity", "conversation", "event", "status", "since"], from: query)
+                path: "/v1/history", next: next, filters: ["user", "activity", "conversation", "event", "status", "since", "digest"], from: query)
             return try JSONBody.response(PageBody(items: items, next: next?.token), headers: headers)
         }
 

@@ -21,7 +21,7 @@ extension Console {
                 let limit = 50
                 let historyFilter = HistoryFilter(
                     recipient: filter("user"), activity: filter("activity"), conversation: filter("conversation"), event: filter("event"),
-                    status: filter("status"), since: since, limit: limit + 1, after: cursor)
+                    status: filter("status"), since: since, limit: limit + 1, after: cursor, digest: filter("digest"))
                 let entries = try await store.withTenant(session.authentication.tenant) {
                     try await $0.history(viewer: session.authentication.person, filter: historyFilter)
                 }
@@ -30,7 +30,7 @@ extension Console {
                     "pageTitle": "History",
                     "filters": [
                         "user": filter("user") ?? "", "event": filter("event") ?? "", "since": filter("since") ?? "",
-                        "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? ""
+                        "activity": filter("activity") ?? "", "conversation": filter("conversation") ?? "", "digest": filter("digest") ?? ""
                     ],
                     "statuses": HistoryFilter.statuses.map { ["value": $0, "selected": $0 == filter("status")] },
                     "entries": shown.map(Self.row),
@@ -42,7 +42,7 @@ extension Console {
                     values["refresh"] = 5
                 }
                 if entries.count > limit, let last = shown.last {
-                    var parameters = ["user", "activity", "conversation", "status", "event", "since"].compactMap { name in
+                    var parameters = ["user", "activity", "conversation", "status", "event", "since", "digest"].compactMap { name in
                         filter(name).map { (name, $0) }
                     }
                     parameters.append(("cursor", PageCursor(at: last.createdAt, id: last.id).token))
@@ -87,6 +87,8 @@ extension Console {
         ]
         if let reason = entry.reason { row["reason"] = reason }
         if let activity = entry.activityID { row["activityID"] = activity.lowercasedString }
+        // The digest it went into, or (a digest's own push) the one it is.
+        if let digest = entry.digestID ?? (entry.event == "digest" ? entry.eventID : nil) { row["digestID"] = digest.lowercasedString }
         return row
     }
 

@@ -5,8 +5,9 @@ import HeraldStore
 import Hummingbird
 
 extension Console {
-    /// A person and their devices, dead tokens with the provider's reason and when. An admin
-    /// (or a tenant key) sees anyone; everyone else only themselves.
+    /// A person and their devices, dead tokens with the provider's reason and when; what they
+    /// chose not to be pushed at once, and their digests. An admin (or a tenant key) sees
+    /// anyone; everyone else only themselves.
     func addPeople(to console: RouterGroup<APIContext>) {
         console.get("people/:email") { request, context in
             await page {
@@ -14,9 +15,13 @@ extension Console {
                 let email = try context.parameters.require("email").lowercased()
                 let viewer = AccessPolicy(session.authentication.person)
                 // Someone the viewer may not see is not found, like someone who does not exist (the store's rule).
-                let (person, devices) = try await Self.refusingAsPages(session) {
+                let (person, devices, preferences, digests) = try await Self.refusingAsPages(session) {
                     try await store.withTenant(session.authentication.tenant) { tenant in
-                        (try await tenant.person(email: email, viewer: viewer), try await tenant.devices(viewer: viewer, email: email))
+                        let person = try await tenant.person(email: email, viewer: viewer)
+                        return (
+                            person, try await tenant.devices(viewer: viewer, email: email), try await tenant.preferences(for: person),
+                            try await tenant.digests(of: person)
+                        )
                     }
                 }
                 return html(
@@ -24,6 +29,26 @@ extension Console {
                     [
                         "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
                         "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
+                        "digestWindow": preferences.digestWindow ?? DigestWindow.default.description,
+                        // What is not pushed at once (everything else is).
+                        "settings": preferences.entries.filter { $0.mode != .immediate }.map { entry -> [String: Any] in
+                            ["event": entry.event.rawValue, "app": entry.app.rawValue, "mode": entry.mode.rawValue, "origin": entry.origin.rawValue]
+                        }
+                            + (preferences.conversations ?? []).map { conversation -> [String: Any] in
+                                [
+                                    "event": "chat.message in " + (conversation.name ?? conversation.conversationId.lowercasedString), "app": "every",
+                                    "mode": conversation.mode.rawValue, "origin": "own"
+                                ]
+                            },
+                        "digests": digests.map { digest -> [String: Any] in
+                            var values: [String: Any] = [
+                                "id": digest.id.lowercasedString, "app": digest.app.rawValue, "scope": digest.scope, "status": digest.status.rawValue,
+                                "items": digest.items, "openedAt": Self.shown(digest.openedAt), "closesAt": Self.shown(digest.closesAt)
+                            ]
+                            if let reason = digest.reason { values["reason"] = reason }
+                            if let notification = digest.notificationID { values["notificationID"] = notification.lowercasedString }
+                            return values
+                        },
                         "devices": devices.map { device -> [String: Any] in
                             var values: [String: Any] = [
                                 "tokenPreview": device.tokenPreview, "isFID": device.address == .fid, "app": device.app.rawValue,

@@ -74,3 +74,9 @@ public struct DigestPlan: Sendable, Equatable {
         return "digest: in the digest sent at \(time) (\(timeZone)) \(with)"
     }
 }
+
+/// Where a digest is (`digests.status`): gathering, due now (it holds the most it may), sent,
+/// or closed with nothing left to send.
+public enum DigestStatus: String, Sendable, CaseIterable, Codable {
+    case open, due, sent, empty
+}

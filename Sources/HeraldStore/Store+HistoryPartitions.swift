@@ -48,7 +48,8 @@ extension Store {
     }
 
     /// Drops whole the weeks of history `retention` has passed at `now` (never a week with a
-    /// delivery still queued or being sent); with `dryRun`, only says which.
+    /// delivery still queued or being sent), and the closed digests of those weeks; with
+    /// `dryRun`, only says which.
     public func pruneHistory(_ retention: HistoryRetention, at now: Date = Date(), dryRun: Bool) async throws -> HistoryPrune {
         let partitions = try await historyPartitions()
         let expired = Set(retention.expired(partitions.map(\.day), at: now))
@@ -70,6 +71,12 @@ extension Store {
             }
         }
         let gone = Set(dryRun ? [] : dropped.map(\.day))
+        // Digests closed before the oldest week kept: their items and their push went with
+        // their weeks (a digest's push is in the week it opened).
+        if !gone.isEmpty, let oldest = partitions.map(\.day).filter({ !gone.contains($0) }).min() {
+            try await pool.query(
+                "DELETE FROM digests WHERE status IN ('sent', 'empty') AND opened_at < \(oldest.description)::date")
+        }
         return HistoryPrune(
             retention: retention, dryRun: dryRun, dropped: dropped, kept: kept,
             remaining: partitions.map(\.day).filter { !gone.contains($0) })

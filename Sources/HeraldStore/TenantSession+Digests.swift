@@ -143,3 +143,45 @@ extension TenantSession {
         }
     }
 }
+
+/// A digest as the console and `--json` show it.
+public struct DigestRecord: Sendable, Equatable, Codable {
+    public let id: UUID
+    public let app: AppKind
+    /// The team's or conversation's name.
+    public let scope: String
+    public let status: DigestStatus
+    public let items: Int
+    public let openedAt: Date
+    /// When it is (or was) due.
+    public let closesAt: Date
+    public let closedAt: Date?
+    /// Its own push, once sent.
+    public let notificationID: UUID?
+    /// Why it waits (quiet hours), or why nothing was sent.
+    public let reason: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, app, scope, status, items, openedAt, closesAt, closedAt, reason
+        case notificationID = "notificationId"
+    }
+}
+
+extension TenantSession {
+    /// `person`'s digests, newest first (the caller has checked that the viewer may see them).
+    public func digests(of person: Person, limit: Int = 20) async throws -> [DigestRecord] {
+        try await connection.query(
+            """
+            SELECT id, app, scope_name, status, items, opened_at, closes_at, closed_at, notification_id, reason FROM digests
+            WHERE tenant_id = \(tenantID) AND person_id = \(person.id)
+            ORDER BY opened_at DESC, id DESC LIMIT \(limit)
+            """
+        ).map { row in
+            let (id, app, scope, status, items, opened, closes, closed, notification, reason) =
+                try row.decode((UUID, String, String, String, Int, Date, Date, Date?, UUID?, String?).self)
+            return DigestRecord(
+                id: id, app: try Self.decodeEnum(app), scope: scope, status: try Self.decodeEnum(status), items: items, openedAt: opened,
+                closesAt: closes, closedAt: closed, notificationID: notification, reason: reason)
+        }
+    }
+}

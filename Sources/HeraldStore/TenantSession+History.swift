@@ -15,12 +15,15 @@ public struct HistoryFilter: Sendable {
     public var after: PageCursor?
     /// Only the notifications of this event (`herald why`).
     public var eventID: UUID?
+    /// Only this digest: the notifications it gathered, and its own push.
+    public var digest: String?
 
     public init(
         recipient: String? = nil, activity: String? = nil, conversation: String? = nil, event: String? = nil, status: String? = nil,
-        since: Date? = nil, limit: Int = 100, after: PageCursor? = nil
+        since: Date? = nil, limit: Int = 100, after: PageCursor? = nil, digest: String? = nil
     ) {
         self.after = after
+        self.digest = digest
         self.recipient = recipient
         self.activity = activity
         self.conversation = conversation
@@ -201,7 +204,9 @@ extension TenantSession {
         if let email = filter.recipient { recipient = try await person(email: email).id }
         let activity = try filter.activity.map { try Input.id($0, field: "activity") }
         let conversation = try filter.conversation.map { try Input.id($0, field: "conversation") }
-        let event = try filter.event.map { try Input.choice($0, field: "event", as: EventKind.self).rawValue }
+        // A digest's own notification is of the kind `digest`.
+        let event = try filter.event.map { $0 == "digest" ? $0 : try Input.choice($0, field: "event", as: EventKind.self).rawValue }
+        let digest = try filter.digest.map { try Input.id($0, field: "digest") }
         let status = try filter.status.map { value -> String in
             guard HistoryFilter.statuses.contains(value) else {
                 throw InputError("status must be one of \(HistoryFilter.statuses.joined(separator: ", ")) (got \"\(value)\")")
@@ -216,6 +221,7 @@ extension TenantSession {
                   AND \(notificationVisibleTo: AccessPolicy(viewer))\(
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
                       and: "n.kind =", event)\(and: "n.created_at >=", filter.since)\(and: "n.event_id =", filter.eventID)
+                  AND (\(digest)::uuid IS NULL OR n.digest_id = \(digest) OR (n.kind = 'digest' AND n.event_id = \(digest)))
             ) h
             WHERE TRUE\(and: "h.status =", status)\(after: filter.after, in: "h")
             ORDER BY h.created_at DESC, h.id DESC

@@ -84,6 +84,7 @@ struct DemoCommand: AsyncParsableCommand {
                     ) { dispatcher in
                         var story = DemoStory(store: store, tenant: tenant, emulator: emulator, dispatcher: dispatcher, style: style)
                         try await story.play()
+                        try await story.playDigest()
                         if let group = story.ids.group { try await story.playLive(conversation: group, logger: logger) }
                         return story.ids
                     }
@@ -122,6 +123,8 @@ struct DemoCommand: AsyncParsableCommand {
                 "herald history show ID --as ada@demo.test",
                 "herald why --activity \(ids.carolsActivity) --as ada@demo.test   # who was told, on which phone, and why not",
                 "herald why --message \(ids.alicesMessage) --as ada@demo.test    # Dave's silent pushes, Erin's missing phone",
+                "herald why --activity \(ids.digestedActivity) --as ada@demo.test   # the start that went into Alice's digest",
+                "herald prefs show --as alice@demo.test                     # her digest of starts, and its window",
                 "herald activity list",
                 "herald chat list --as carol@demo.test",
                 "herald template preview activity.assigned --priority p0",
@@ -149,12 +152,14 @@ struct DemoStory {
     private var deadTokens = 0
     private var lockScreen = DemoLockScreen()
     /// The ids the closing suggestions name.
-    private(set) var ids = DemoIDs()
+    var ids = DemoIDs()
 
     /// What `herald why` is suggested on, once the story has played.
     struct DemoIDs: Sendable {
         var carolsActivity = ""
         var alicesMessage = ""
+        /// A round whose start went into Alice's digest.
+        var digestedActivity = ""
         var group: UUID?
     }
 
@@ -255,9 +260,16 @@ struct DemoStory {
     /// Runs `action` in the tenant, delivers, and prints what reached the phones.
     @discardableResult
     mutating func step<Result: Sendable>(_ title: String, _ action: (TenantSession) async throws -> Result) async throws -> Result {
+        let (store, tenant) = (store, tenant)
+        return try await happen(title) { try await store.withTenant(tenant, action) }
+    }
+
+    /// Runs `action`, delivers, and prints what reached the phones.
+    @discardableResult
+    mutating func happen<Result: Sendable>(_ title: String, _ action: () async throws -> Result) async throws -> Result {
         print("")
         printStyled(style.bold("▸ " + title))
-        let result = try await store.withTenant(tenant, action)
+        let result = try await action()
         try await dispatcher.run(.drain(horizon: .zero))
         let messages = await emulator.messages()
         let new = messages.dropFirst(seen)

@@ -20,7 +20,8 @@ struct HistoryCommand: AsyncParsableCommand {
         @Option(help: "Only those to this person (email).") var user: String?
         @Option(help: "Only those about this activity.") var activity: String?
         @Option(help: "Only those about this conversation.") var conversation: String?
-        @Option(help: "Only this event (activity.assigned, chat.message, …).") var event: String?
+        @Option(help: "Only this event (activity.assigned, chat.message, …, or digest: the digests' own pushes).") var event: String?
+        @Option(help: "Only this digest: what it gathered, and its own push.") var digest: String?
         @Option(help: "Only this status.") var status: String?
         @Option(help: "Only the last DURATION (e.g. 15m, 2h, 7d).") var since: String?
         @Option(help: "At most this many (default 100).") var limit = 100
@@ -32,7 +33,8 @@ struct HistoryCommand: AsyncParsableCommand {
             let viewer = try actor.email()
             let since = try since.map { Date().addingTimeInterval(-(try Input.duration($0, field: "since")).timeInterval) }
             let filter = HistoryFilter(
-                recipient: user, activity: activity, conversation: conversation, event: event, status: status, since: since, limit: limit)
+                recipient: user, activity: activity, conversation: conversation, event: event, status: status, since: since, limit: limit,
+                digest: digest)
             let entries = try await withTenant(tenant) { try await $0.history(viewer: viewer, filter: filter) }
             if options.json { return try printJSON(entries) }
             print(Self.table(entries))

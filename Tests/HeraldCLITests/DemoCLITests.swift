@@ -30,14 +30,17 @@ import Testing
                 // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
                 // three chat messages × four recipients each (Erin has no phone); the last one
                 // reaches Carol's open app over the live channel, and her phone is not pushed.
+                // Three rounds assigned and started: the starts gathered into Alice's digest, one push.
                 #expect(
                     byEvent == [
-                        "activity.assigned": 2, "activity.started": 2, "activity.completion_requested": 4, "activity.rejected": 2,
-                        "activity.approved": 2, "chat.message": 12,
+                        "activity.assigned": 5, "activity.started": 5, "activity.completion_requested": 4, "activity.rejected": 2,
+                        "activity.approved": 2, "chat.message": 12, "digest": 1,
                         // The P0's Live Activity on Alice's iPhone: started, updated four times, ended.
                         "liveactivity.start": 1, "liveactivity.update": 4, "liveactivity.end": 1
                     ])
-                #expect(byStatus == ["sent": 26, "no_device": 3, "suppressed": 1])
+                #expect(byStatus == ["sent": 30, "no_device": 3, "suppressed": 1, "digested": 3])
+                #expect(
+                    demo.stdout.contains("Field Ops: 3 updates\n     Bob Stone started North pump round · Carol Wu started Valve check · and 1 more"))
                 #expect(demo.stdout.contains("[Live Activity started]") && demo.stdout.contains("[Live Activity ended]"))
                 #expect(demo.stdout.contains("Bob Stone · completion requested") && demo.stdout.contains("leaves the lock screen in 4 h"))
                 // What her app shows live is Alice's new message (other phones show that text too,

@@ -84,7 +84,7 @@ import Testing
                 ids.append(id)
             }
             // The minute's end, on the worker's own clock.
-            _ = try await eventually(within: .seconds(300)) {
+            _ = await eventually(within: .seconds(300)) {
                 await emulator.messages().contains { $0.title == "Field Ops: 2 updates" }
             }
             let pushes = await emulator.messages().filter { $0.token == "alice-manager" }

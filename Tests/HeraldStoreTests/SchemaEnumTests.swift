@@ -31,7 +31,8 @@ struct SchemaEnumTests {
                 ("notifications", "decision", NotificationDecision.allCases.map(\.rawValue)),
                 ("notification_preferences", "mode", PushMode.allCases.map(\.rawValue)),
                 ("conversation_participants", "push_mode", PushMode.allCases.map(\.rawValue)),
-                ("digests", "app", AppKind.allCases.map(\.rawValue))
+                ("digests", "app", AppKind.allCases.map(\.rawValue)),
+                ("digests", "status", DigestStatus.allCases.map(\.rawValue))
             ]
             for (table, column, values) in expected {
                 let allowed = try await Self.allowedValues(table: table, column: column, pool: store.pool)

@@ -29,6 +29,11 @@ import Testing
         #expect(changed.showPresence == false && changed.quietHours?.window == "22:00-07:00")
         #expect(changed.entries.contains { $0.event == "activity.started" && !$0.enabled })
         #expect(try await bob.updatePreferences(PreferencesChange(quietHours: .off)).quietHours == nil)
+        // A digest: the mode and the window.
+        let digest = try await bob.updatePreferences(
+            PreferencesChange(events: [.init(event: "activity.assigned", app: "member", mode: "digest")], digestWindow: "daily 08:00"))
+        #expect(digest.digestWindow == "daily 08:00")
+        #expect(digest.entries.contains { $0.event == "activity.assigned" && $0.app == "member" && $0.mode == "digest" && $0.enabled })
     }
 
     @Test func problemsAreTypedErrorsNamingTheField() async throws {

@@ -44,11 +44,13 @@ struct PreferencesBody: Encodable {
     var change: PreferencesChange
     init(_ change: PreferencesChange) { self.change = change }
 
-    enum Keys: String, CodingKey { case events, quietHours, showPresence }
+    enum Keys: String, CodingKey { case events, digest, conversations, quietHours, showPresence }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         if !change.events.isEmpty { try container.encode(change.events, forKey: .events) }
+        if let window = change.digestWindow { try container.encode(["window": window], forKey: .digest) }
+        if !change.conversations.isEmpty { try container.encode(change.conversations, forKey: .conversations) }
         switch change.quietHours {
         case .keep: break
         case .off: try container.encode("off", forKey: .quietHours)

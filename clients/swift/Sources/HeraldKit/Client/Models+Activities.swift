@@ -53,8 +53,16 @@ public struct Preferences: Codable, Sendable, Hashable {
     public struct Entry: Codable, Sendable, Hashable {
         public var event: String
         public var app: String
+        /// `immediate`, `digest` or `off` (nil from a server older than digests).
+        public var mode: String?
         public var enabled: Bool
         public var origin: String
+    }
+    /// A setting of one conversation, which wins over `chat.message`'s.
+    public struct ConversationSetting: Codable, Sendable, Hashable {
+        public var conversationId: String
+        public var name: String?
+        public var mode: String
     }
     public struct QuietHours: Codable, Sendable, Hashable {
         public var window: String
@@ -67,6 +75,9 @@ public struct Preferences: Codable, Sendable, Hashable {
         }
     }
     public var entries: [Entry]
+    /// How long the digest gathers: `1m` … `4h`, or `daily HH:MM`.
+    public var digestWindow: String?
+    public var conversations: [ConversationSetting]?
     public var quietHours: QuietHours?
     public var showPresence: Bool?
 }
@@ -76,11 +87,15 @@ public struct PreferencesChange: Sendable, Hashable {
     public struct Switch: Codable, Sendable, Hashable {
         public var event: String
         public var app: String?
-        public var enabled: Bool
-        public init(event: String, app: String? = nil, enabled: Bool) {
+        /// `immediate`, `digest` or `off`.
+        public var mode: String
+        public init(event: String, app: String? = nil, mode: String) {
             self.event = event
             self.app = app
-            self.enabled = enabled
+            self.mode = mode
+        }
+        public init(event: String, app: String? = nil, enabled: Bool) {
+            self.init(event: event, app: app, mode: enabled ? "immediate" : "off")
         }
     }
     public enum Quiet: Sendable, Hashable {
@@ -89,10 +104,19 @@ public struct PreferencesChange: Sendable, Hashable {
         case set(Preferences.QuietHours)
     }
     public var events: [Switch]
+    /// The digest's window (nil: unchanged).
+    public var digestWindow: String?
+    /// Conversation id → mode, or nil to follow `chat.message` again.
+    public var conversations: [String: String?]
     public var quietHours: Quiet
     public var showPresence: Bool?
-    public init(events: [Switch] = [], quietHours: Quiet = .keep, showPresence: Bool? = nil) {
+    public init(
+        events: [Switch] = [], digestWindow: String? = nil, conversations: [String: String?] = [:], quietHours: Quiet = .keep,
+        showPresence: Bool? = nil
+    ) {
         self.events = events
+        self.digestWindow = digestWindow
+        self.conversations = conversations
         self.quietHours = quietHours
         self.showPresence = showPresence
     }
