@@ -55,7 +55,7 @@ import Testing
                 let carols = try await pool.query(
                     """
                     SELECT a.id FROM activities a JOIN people p ON p.tenant_id = a.tenant_id AND p.id = a.assignee_id
-                    WHERE p.email = 'carol@demo.test'
+                    WHERE p.email = 'carol@demo.test' AND a.name = 'Quarterly safety audit'
                     """
                 ).single().decode(UUID.self, at: 0)
                 let why = try await cli.run(["why", "--activity", carols.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
@@ -130,7 +130,7 @@ import Testing
                 #expect(reset.status == 0, "\(reset.stderr)")
                 #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
-                #expect(count == 30, "the 24 pushes and the P0's 6 Live Activity pushes, once")
+                #expect(count == 37, "the 24 pushes, the P0's 6 Live Activity pushes, the three rounds' 6 and Alice's digest, once")
             }
         }
     }
