@@ -163,6 +163,28 @@ class ConsoleTest(unittest.TestCase):
         self.assertIn("digest", self.driver.find_element(By.CSS_SELECTOR, "#payload").text)
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "article.delivery")), 1)
 
+    def test_a_person_changes_their_own_pushes_and_no_one_elses(self):
+        self.sign_in(os.environ["CONSOLE_BOB"])
+        self.driver.get(BASE + "/console/people/bob@demo.test")
+        Select(self.driver.find_element(By.ID, "window")).select_by_value("daily 08:00")
+        Select(self.driver.find_element(By.NAME, "mode.activity.deadline_soon.member")).select_by_value("digest")
+        self.follow(self.driver.find_element(By.ID, "save-preferences"))
+        self.assertEqual(self.path(), "/console/people/bob@demo.test")
+        self.assertEqual(self.driver.find_element(By.ID, "digest-window").text, "daily 08:00")
+        settings = [row.text for row in self.driver.find_elements(By.CSS_SELECTOR, "#settings tbody tr")]
+        self.assertEqual(settings, ["activity.deadline_soon member digest own"])
+        # The same form aimed at Alice's page is refused, and hers stays as it was.
+        self.driver.execute_script(
+            "document.getElementById('preferences').action = '/console/people/alice@demo.test/preferences'")
+        self.follow(self.driver.find_element(By.ID, "save-preferences"))
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "h1").text, "Refused")
+        self.driver.delete_all_cookies()
+        # An admin sees Alice's choices, and no form to change them.
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        self.driver.get(BASE + "/console/people/alice@demo.test")
+        self.assertEqual(self.driver.find_element(By.ID, "digest-window").text, "1h")
+        self.assertEqual(self.driver.find_elements(By.ID, "preferences"), [])
+
     def test_a_member_cannot_open_another_persons_notification(self):
         # Ada finds a notification of Carol's…
         self.sign_in(os.environ["CONSOLE_ADA"])

@@ -30,6 +30,18 @@ extension Console {
                         "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
                         "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
                         "digestWindow": preferences.digestWindow ?? DigestWindow.default.description,
+                        // Their own page: the form that changes them.
+                        "mine": session.authentication.person.map { AccessPolicy($0).mayChangePreferences(of: person.id) } ?? false,
+                        "windows": ["1m", "5m", "15m", "1h", "4h", "daily 07:00", "daily 08:00", "daily 09:00", "daily 18:00"].map { window in
+                            ["value": window, "selected": window == (preferences.digestWindow ?? "1h")]
+                        },
+                        "choices": preferences.entries.map { entry -> [String: Any] in
+                            [
+                                "name": "mode.\(entry.event.rawValue).\(entry.app.rawValue)", "event": entry.event.rawValue,
+                                "app": entry.app.rawValue,
+                                "options": PushMode.allCases.map { ["value": $0.rawValue, "selected": $0 == entry.mode] }
+                            ]
+                        },
                         // What is not pushed at once (everything else is).
                         "settings": preferences.entries.filter { $0.mode != .immediate }.map { entry -> [String: Any] in
                             ["event": entry.event.rawValue, "app": entry.app.rawValue, "mode": entry.mode.rawValue, "origin": entry.origin.rawValue]

@@ -49,6 +49,7 @@ public struct Console: Sendable {
         addHistory(to: console)
         addActivities(to: console)
         addPeople(to: console)
+        addPreferences(to: console)
         addStats(to: console)
         addWebhooks(to: console)
     }

@@ -57,6 +57,12 @@ public struct AccessPolicy: Sendable, Hashable {
         runsTheTenant || id == personID
     }
 
+    /// What a person chose to be pushed, and when (their modes, digest window, quiet hours):
+    /// theirs alone to change; those who run the tenant set the defaults instead.
+    public func mayChangePreferences(of id: UUID) -> Bool {
+        id == personID
+    }
+
     /// An activity: its assignee, the managers of its team, and those who run the tenant.
     /// - Parameter role: the asker's role in the activity's team, if any.
     public func maySeeActivity(assignee: UUID, role: TeamRole?) -> Bool {

@@ -15,6 +15,15 @@ struct AccessPolicyRuleTests {
         #expect(!AccessPolicy(person()).maySeeFailureDetail)
     }
 
+    /// What is pushed to someone, and when, is theirs to choose: not even an admin chooses it
+    /// for them (admins set the tenant's defaults), nor the tenant itself.
+    @Test func onlyAPersonChangesTheirOwnPreferences() {
+        let (member, admin) = (person(), person(admin: true))
+        #expect(AccessPolicy(member).mayChangePreferences(of: member.id))
+        #expect(!AccessPolicy(admin).mayChangePreferences(of: member.id))
+        #expect(!AccessPolicy(nil).mayChangePreferences(of: member.id))
+    }
+
     @Test func aLiveActivityIsItsAssigneesOnTheMemberAppAndItsManagersOnTheManagerApp() {
         let (assignee, manager, admin) = (person(), person(), person(admin: true))
         #expect(AccessPolicy(assignee).liveActivityApps(assignee: assignee.id, manager: manager.id) == [.member])

@@ -1,0 +1,53 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldStore
+import Hummingbird
+
+extension Console {
+    /// A person's own choices on their page (docs/notifications.md#digests): how each event is
+    /// pushed to them and how long their digest gathers. Only they may change them
+    /// (`AccessPolicy.mayChangePreferences`); every field is checked before anything is written.
+    func addPreferences(to console: RouterGroup<APIContext>) {
+        console.post("people/:email/preferences") { request, context in
+            await page {
+                let session = try await requireSession(request)
+                let form = try await Form(request, context: context)
+                try requireCSRF(form, session)
+                let email = try context.parameters.require("email").lowercased()
+                guard let person = session.authentication.person, person.email == email,
+                    AccessPolicy(person).mayChangePreferences(of: person.id)
+                else {
+                    throw ConsoleRefusal(
+                        status: .forbidden, heading: "Refused", detail: "Only they may change what is pushed to them.", session: session)
+                }
+                let (window, modes) = try Self.refusingInput(session) {
+                    let window = try DigestWindow.parse(form["window"] ?? "")
+                    let modes = try EventKind.allCases.flatMap { event in
+                        try event.apps.compactMap { app -> (EventKind, AppKind, PushMode)? in
+                            try form["mode.\(event.rawValue).\(app.rawValue)"].map {
+                                (event, app, try PushMode.parse($0, field: "\(event.rawValue) on \(app.rawValue)"))
+                            }
+                        }
+                    }
+                    return (window, modes)
+                }
+                try await store.withTenant(session.authentication.tenant) { tenant in
+                    try await tenant.setDigestWindow(window, for: person)
+                    for (event, app, mode) in modes { try await tenant.setPreference(event, app: app, mode: mode, for: person, by: person) }
+                }
+                // (An email is checked when it is added: no character a header may not hold.)
+                return Self.redirect(to: "/console/people/\(person.email)")
+            }
+        }
+    }
+
+    /// Runs `check`; a refused input is a page that says what is wrong.
+    static func refusingInput<Result>(_ session: ConsoleSession, _ check: () throws -> Result) throws -> Result {
+        do {
+            return try check()
+        } catch let error as InputError {
+            throw ConsoleRefusal(status: .unprocessableContent, heading: "Not saved", detail: error.description, session: session)
+        }
+    }
+}
