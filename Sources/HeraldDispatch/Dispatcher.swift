@@ -225,9 +225,12 @@ public final class Dispatcher: Sendable {
     func drainIsComplete(horizon: Duration, paused: [PushProvider]) async -> Bool {
         do {
             defer { failures.drain.succeeded() }
-            if try await queue.hasWork(within: horizon, paused: paused) { return false }
+            // Timers and digests first: firing one, or closing one, writes queue work in the same
+            // transaction, so work the timer loop adds after these looks was seen due by them;
+            // looked at after the queue, a digest closed between the two looks was in neither.
             if try await store.hasTimers(dueWithin: horizon, tenants: configuration.tenants) { return false }
-            return try await !store.hasDigests(dueWithin: horizon, tenants: configuration.tenants)
+            if try await store.hasDigests(dueWithin: horizon, tenants: configuration.tenants) { return false }
+            return try await !queue.hasWork(within: horizon, paused: paused)
         } catch {
             failures.drain.failed(error)
             return false
