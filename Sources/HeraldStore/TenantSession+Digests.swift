@@ -30,7 +30,10 @@ extension TenantSession {
             ).first?.decode(UUID.self, at: 0)
         else { return .notDue }
         let locked = try await connection.query(
-            "SELECT pg_try_advisory_xact_lock(\(DeliveryQueue.digestLockClass)::int, hashtext(\(tenantID)::text || \(person)::text))"
+            """
+            SELECT pg_try_advisory_xact_lock(\(DeliveryQueue.digestLockClass)::int, \(unsafeRaw: DeliveryQueue.digestLockKey(tenant: "t.id", person: "t.person")))
+            FROM (SELECT \(tenantID)::uuid AS id, \(person)::uuid AS person) t
+            """
         ).single().decode(Bool.self, at: 0)
         guard locked else { return .notDue }
         let rows = try await connection.query(
@@ -111,20 +114,13 @@ extension TenantSession {
     }
 
     /// The items still in digest `id`, oldest first, each with where it stands now: whether
-    /// its activity moved on (a later change of status, as fan-out judges supersede) and
-    /// whether its message was read.
+    /// its activity moved on (a later change of status: the rule fan-out's supersede asks too)
+    /// and whether its message was read.
     func digestItems(_ id: UUID) async throws -> [DigestEntry] {
         let rows = try await connection.query(
             """
             SELECT n.id, n.kind, n.digest_item::text,
-                   CASE WHEN n.activity_id IS NOT NULL THEN (
-                       SELECT o.kind FROM outbox e
-                       CROSS JOIN LATERAL (
-                           SELECT o.kind FROM outbox o
-                           WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
-                             AND o.kind = ANY(\(DeliveryQueue.statusChanges)::text[])
-                           ORDER BY o.seq LIMIT 1) o
-                       WHERE e.tenant_id = n.tenant_id AND e.id = n.event_id) END,
+                   CASE WHEN n.activity_id IS NOT NULL THEN (\(laterStatusChangeOf: "n.event_id", tenant: tenantID)) END,
                    CASE WHEN n.conversation_id IS NOT NULL THEN coalesce((
                        SELECT cp.last_read_seq >= m.seq FROM messages m
                        JOIN conversation_participants cp ON cp.tenant_id = m.tenant_id AND cp.conversation_id = m.conversation_id

@@ -365,7 +365,8 @@ extension DigestTests {
                     let pid = try await connection.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
                     try await connection.query(
                         """
-                        SELECT pg_advisory_xact_lock(\(DeliveryQueue.digestLockClass)::int, hashtext(d.tenant_id::text || d.person_id::text))
+                        SELECT pg_advisory_xact_lock(
+                            \(DeliveryQueue.digestLockClass)::int, \(unsafeRaw: DeliveryQueue.digestLockKey(tenant: "d.tenant_id", person: "d.person_id")))
                         FROM digests d WHERE d.id = \(digestID)
                         """)
                     try await connection.query("SELECT id FROM digests WHERE id = \(digestID) FOR UPDATE")

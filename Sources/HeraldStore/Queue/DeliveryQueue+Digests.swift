@@ -7,6 +7,12 @@ extension DeliveryQueue {
     /// (the second is a hash of the tenant and the person): "DG".
     static let digestLockClass: Int32 = 0x4447
 
+    /// The second key of a person's digest lock, from SQL expressions for their tenant and id
+    /// (program-written SQL only): the one place it is made, for gatherers and closers alike.
+    static func digestLockKey(tenant: String, person: String) -> String {
+        "hashtext(\(tenant)::text || \(person)::text)"
+    }
+
     /// Finds, or opens, the digest each of `drafts` gathered by fan-out joins (in the fan-out's
     /// transaction, before its notifications are written), and sets `digest.digestID` and
     /// the reason history shows. A digest holds at most `DigestWindow.maximumItems`: the one
@@ -107,7 +113,8 @@ extension DeliveryQueue {
         try await connection.query(
             """
             SELECT pg_advisory_xact_lock(\(digestLockClass)::int, k.key)
-            FROM (SELECT DISTINCT hashtext(\(tenant)::text || p::text) AS key FROM unnest(\(people)::uuid[]) AS p ORDER BY 1) k
+            FROM (SELECT DISTINCT \(unsafeRaw: digestLockKey(tenant: "t.id", person: "p")) AS key
+                  FROM unnest(\(people)::uuid[]) AS p, (SELECT \(tenant)::uuid AS id) t ORDER BY 1) k
             """)
     }
 

@@ -21,11 +21,14 @@ extension DeliveryQueue {
         let leaseSeconds = claim?.lease.timeInterval ?? 0
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
-        // What digests gathered (`gather`): which, and what each will say of its item.
-        let itemEncoder = JSONEncoder()
-        itemEncoder.outputFormatting = .sortedKeys
-        let digestItems = try drafts.map { draft in
-            try draft.digest.map { PostgresJSONText(String(decoding: try itemEncoder.encode($0.item), as: UTF8.self)) }
+        // What digests gathered (`gather`): which, and what each will say of its item (nothing
+        // is encoded for the fan-outs that gather nothing, most of them).
+        var digestItems = [PostgresJSONText?](repeating: nil, count: drafts.count)
+        if drafts.contains(where: { $0.digest != nil }) {
+            let encoder = JSONEncoder()
+            digestItems = try drafts.map { draft in
+                try draft.digest.map { PostgresJSONText(String(decoding: try encoder.encode($0.item), as: UTF8.self)) }
+            }
         }
         // A device not registered again since then is stale: not sent to (docs/apps.md).
         let staleSeconds = freshness.staleAfter.timeInterval
@@ -60,18 +63,7 @@ extension DeliveryQueue {
                 SELECT i.*, coalesce(dv.fresh, false) AS reachable, coalesce(NOT dv.fresh, false) AS stale_only,
                        -- The activity's next change of status, if it moved on before this event was
                        -- fanned out (a reminder about it supersedes nothing).
-                       -- The event by its key, then the activity's later events on their index (a
-                       -- LATERAL with its own LIMIT cannot be turned around: planned as a join, the
-                       -- tenant's whole outbox was read for every draft, minutes for a fan-out
-                       -- of 15,000 assignments).
-                       CASE WHEN i.activity_id IS NOT NULL THEN (
-                           SELECT o.kind FROM outbox e
-                           CROSS JOIN LATERAL (
-                               SELECT o.kind FROM outbox o
-                               WHERE o.tenant_id = e.tenant_id AND o.activity_id = e.activity_id AND o.seq > e.seq
-                                 AND o.kind = ANY(\(Self.statusChanges)::text[])
-                               ORDER BY o.seq LIMIT 1) o
-                           WHERE e.tenant_id = \(tenant) AND e.id = i.event_id) END AS superseded_by
+                       CASE WHEN i.activity_id IS NOT NULL THEN (\(laterStatusChangeOf: "i.event_id", tenant: tenant)) END AS superseded_by
                 FROM input i
                 -- The recipient's most recently registered device: if it is stale, all are.
                 LEFT JOIN LATERAL (
