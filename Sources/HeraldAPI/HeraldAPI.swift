@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldLive
 import HeraldStore
 import HeraldWebhooks
@@ -20,7 +21,7 @@ public struct HeraldAPI: Sendable {
     /// The live channel (`/v1/live`): run it as a service beside the server.
     public let live: LiveHub
     /// Where tenants' webhooks may send (`HERALD_WEBHOOK_ALLOW_HTTP`, `…_ALLOW_PRIVATE`).
-    let webhookPolicy: WebhookDestinationPolicy
+    let webhookPolicy: DestinationPolicy
 
     /// - Parameters:
     ///   - attempts: where requests without valid credentials are counted (shared with the
@@ -30,7 +31,7 @@ public struct HeraldAPI: Sendable {
     public init(
         store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
         notReadyReason: (@Sendable () async -> String?)? = nil, live: LiveSettings = LiveSettings(),
-        webhookPolicy: WebhookDestinationPolicy = WebhookDestinationPolicy(),
+        webhookPolicy: DestinationPolicy = DestinationPolicy(.webhooks),
         additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
         self.live = LiveHub(store: store, settings: live, logger: logger)

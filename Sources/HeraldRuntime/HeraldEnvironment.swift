@@ -89,7 +89,7 @@ public struct HeraldEnvironment: Sendable {
     public func withWebhookSender<Result>(
         store: Store, worker: String, retention: Duration, _ body: (WebhookSender) async throws -> Result
     ) async throws -> Result {
-        let policy = try WebhookDestinationPolicy(environment: variables)
+        let policy = try DestinationPolicy(.webhooks, environment: variables)
         // One host may carry many tenants' endpoints: the queue holds each endpoint to its 10 in
         // flight, and the client limits a host no lower than the whole (a per-host limit of 10
         // let one hanging endpoint hold back every other endpoint on its host).

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldHTTP
 import HeraldStore
 
@@ -20,7 +21,7 @@ public enum WebhookDelivery {
     /// The signed request for `message`, sent at `now`.
     /// - Throws: `InputError` when the policy refuses its URL now (it may have changed since
     ///   the endpoint was registered).
-    public static func request(for message: ClaimedWebhookMessage, policy: WebhookDestinationPolicy, now: Date) throws -> HTTPRequest {
+    public static func request(for message: ClaimedWebhookMessage, policy: DestinationPolicy, now: Date) throws -> HTTPRequest {
         _ = try policy.url(message.target.url)
         let body = Array(message.body.utf8)
         // A stored secret that no longer reads signs nothing: the receiver refuses the request.
@@ -29,10 +30,7 @@ public enum WebhookDelivery {
         var request = HTTPRequest(
             method: "POST", url: message.target.url,
             headers: [("content-type", "application/json"), ("user-agent", "Herald-Webhooks/1")] + signature, body: body, timeout: timeout)
-        request.connectGuard = { address in
-            guard let parsed = IPAddress(address) else { return "\(address) is not an address a webhook connects to" }
-            return policy.refusal(connectingTo: parsed)
-        }
+        request.connectGuard = policy.connectGuard
         request.maxResponseBytes = maxResponseBytes
         return request
     }

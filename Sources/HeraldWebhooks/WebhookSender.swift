@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import HeraldCore
 import HeraldHTTP
 import HeraldLoops
 import HeraldStore
@@ -18,13 +19,13 @@ import Synchronization
 /// messages to the next claim within seconds, as the dispatcher's deliveries are.
 public final class WebhookSender: Sendable {
     public struct Configuration: Sendable {
-        public var policy: WebhookDestinationPolicy
+        public var policy: DestinationPolicy
         /// Requests in flight from this worker.
         public var maxInFlight: Int
         /// Attempts and settled messages older than this are removed (history's retention).
         public var retention: Duration
 
-        public init(policy: WebhookDestinationPolicy, maxInFlight: Int = 100, retention: Duration = .seconds(90 * 86_400)) {
+        public init(policy: DestinationPolicy, maxInFlight: Int = 100, retention: Duration = .seconds(90 * 86_400)) {
             self.policy = policy
             self.maxInFlight = maxInFlight
             self.retention = retention

@@ -109,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, limits: limits, attempts: attempts, logger: logger,
                 notReadyReason: { if let worker { await worker.notReadyReason() } else { await store.notReadyReason() } },
                 live: LiveSettings(perPerson: liveSocketsPerPerson, perServer: liveSockets, heartbeat: liveHeartbeat),
-                webhookPolicy: try WebhookDestinationPolicy(environment: heraldEnvironment().variables),
+                webhookPolicy: try DestinationPolicy(.webhooks, environment: heraldEnvironment().variables),
                 additions: { router in
                     console.addRoutes(to: router)
                     // Only to a token: this port faces the apps.

@@ -22,7 +22,7 @@ struct WebhookCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let policy = try WebhookDestinationPolicy(environment: ProcessInfo.processInfo.environment)
+            let policy = try DestinationPolicy(.webhooks, environment: ProcessInfo.processInfo.environment)
             // Checked, then stored as given (`url` refuses what it would have to rewrite).
             _ = try policy.url(url)
             let filter = try WebhookEventFilter(commaSeparated: events)

@@ -57,7 +57,7 @@ import Testing
         let http = try HTTPClient(configuration: .init(maxInFlight: 4, http1Only: true, engine: .libcurl), logger: testLogger)
         defer { http.shutdown() }
         let sender = WebhookSender(
-            store: harness.store, client: http, configuration: .init(policy: WebhookDestinationPolicy()), worker: "loop-test", logger: logger)
+            store: harness.store, client: http, configuration: .init(policy: DestinationPolicy(.webhooks)), worker: "loop-test", logger: logger)
         try await body(sender)
     }
 

@@ -1,10 +1,9 @@
 import Foundation
 import HeraldCore
-import HeraldWebhooks
 import Testing
 
 /// Where a tenant's webhook may send (docs/webhooks.md).
-@Suite struct WebhookDestinationPolicyTests {
+@Suite struct DestinationPolicyTests {
     @Test(arguments: [
         ("127.0.0.1", IPAddress.Range.loopback), ("127.8.9.10", .loopback), ("::1", .loopback), ("[::1]", .loopback),
         ("10.1.2.3", .private), ("172.16.0.1", .private), ("172.31.255.255", .private), ("192.168.1.1", .private),
@@ -25,8 +24,8 @@ import Testing
     }
 
     @Test func refusedUnlessTheOperatorAllowsThemAndMetadataNever() throws {
-        let strict = WebhookDestinationPolicy()
-        let inside = WebhookDestinationPolicy(allowPrivate: true)
+        let strict = DestinationPolicy(.webhooks)
+        let inside = DestinationPolicy(.webhooks, allowPrivate: true)
         for text in ["127.0.0.1", "10.0.0.1", "fe80::1", "::ffff:192.168.0.1"] {
             let address = try #require(IPAddress(text))
             #expect(strict.refusal(connectingTo: address)?.contains("HERALD_WEBHOOK_ALLOW_PRIVATE") == true, "\(text)")
@@ -40,7 +39,7 @@ import Testing
     }
 
     @Test func urlsAreHTTPSWithAHostAndNothingHidden() throws {
-        let strict = WebhookDestinationPolicy()
+        let strict = DestinationPolicy(.webhooks)
         #expect(try strict.url("https://hooks.example.com/herald?tenant=acme").host == "hooks.example.com")
         #expect(try strict.url("https://93.184.216.34:8443/in").port == 8443)
         for bad in [
@@ -50,7 +49,7 @@ import Testing
         ] {
             #expect(throws: InputError.self, "\(bad)") { try strict.url(bad) }
         }
-        let tests = WebhookDestinationPolicy(allowHTTP: true, allowPrivate: true)
+        let tests = DestinationPolicy(.webhooks, allowHTTP: true, allowPrivate: true)
         #expect(try tests.url("http://127.0.0.1:9000/hook").port == 9000)
         #expect(throws: InputError.self) { try tests.url("http://169.254.169.254/") }
     }
@@ -63,7 +62,7 @@ import Testing
         "https://[::ffff:0:7f00:1]/", "https://[64:ff9b:1::a9fe:a9fe]/", "https://0251.0376.0251.0376/"
     ])
     func anInsideAddressInAnyNotationIsRefused(url: String) {
-        #expect(throws: InputError.self, "\(url)") { try WebhookDestinationPolicy().url(url) }
+        #expect(throws: InputError.self, "\(url)") { try DestinationPolicy(.webhooks).url(url) }
     }
 
     @Test func legacyIPv4NotationsAreReadAsTheCLibraryReadsThem() {
@@ -80,7 +79,7 @@ import Testing
     /// grew when encoded broke the length check (a 500); CR, LF and NUL were encoded and stored;
     /// `%zz` was rewritten; ports 0 and 99999 were accepted.
     @Test func whatIsNotAURLAsWrittenIsRefused() throws {
-        let strict = WebhookDestinationPolicy()
+        let strict = DestinationPolicy(.webhooks)
         for bad in [
             "https://hooks.example.com/" + String(repeating: "é", count: 1_000), "https://hooks.example.com/" + String(repeating: "^", count: 2_000),
             "https://hooks.example.com/a\rb", "https://hooks.example.com/a\nb", "https://hooks.example.com/a\u{0}b", "https://hooks.example.com/%zz",
@@ -94,10 +93,10 @@ import Testing
     }
 
     @Test func theOperatorsSwitchesAreReadStrictly() throws {
-        #expect(try WebhookDestinationPolicy(environment: [:]) == WebhookDestinationPolicy())
+        #expect(try DestinationPolicy(.webhooks, environment: [:]) == DestinationPolicy(.webhooks))
         #expect(
-            try WebhookDestinationPolicy(environment: ["HERALD_WEBHOOK_ALLOW_HTTP": "1", "HERALD_WEBHOOK_ALLOW_PRIVATE": "true"])
-                == WebhookDestinationPolicy(allowHTTP: true, allowPrivate: true))
-        #expect(throws: InputError.self) { try WebhookDestinationPolicy(environment: ["HERALD_WEBHOOK_ALLOW_PRIVATE": "yes"]) }
+            try DestinationPolicy(.webhooks, environment: ["HERALD_WEBHOOK_ALLOW_HTTP": "1", "HERALD_WEBHOOK_ALLOW_PRIVATE": "true"])
+                == DestinationPolicy(.webhooks, allowHTTP: true, allowPrivate: true))
+        #expect(throws: InputError.self) { try DestinationPolicy(.webhooks, environment: ["HERALD_WEBHOOK_ALLOW_PRIVATE": "yes"]) }
     }
 }

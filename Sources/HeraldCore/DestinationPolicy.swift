@@ -1,0 +1,102 @@
+import Foundation
+
+/// Where Herald may send to a URL that someone else chose: a tenant's webhook (docs/webhooks.md)
+/// or a browser's Web Push subscription (docs/apps.md#web-push). `https://` only, and never to
+/// the machine itself, a private network, a link-local address or a cloud's metadata service,
+/// unless the operator allows them (`HERALD_WEBHOOK_ALLOW_HTTP=1`, `HERALD_WEBHOOK_ALLOW_PRIVATE=1`;
+/// `HERALD_WEBPUSH_ALLOW_HTTP`, `HERALD_WEBPUSH_ALLOW_PRIVATE` for Web Push), for tests and
+/// internal networks. A URL is checked when it is registered; the address its host resolves to
+/// is checked again each time a connection is made (`refusal(connectingTo:)`, `connectGuard`),
+/// so a name that later points inside is refused then.
+public struct DestinationPolicy: Sendable, Equatable {
+    /// Whose URLs these are: it names the variables and the errors.
+    public enum Purpose: String, Sendable, Equatable {
+        case webhooks = "WEBHOOK"
+        case webPush = "WEBPUSH"
+
+        /// "a webhook URL", "a Web Push endpoint".
+        var noun: String { self == .webhooks ? "a webhook URL" : "a Web Push endpoint" }
+        /// Who never connects where it must not.
+        var sender: String { self == .webhooks ? "a webhook" : "Web Push" }
+        /// `HERALD_WEBHOOK_ALLOW_HTTP`, `HERALD_WEBPUSH_ALLOW_PRIVATE`, …
+        func variable(_ what: String) -> String { "HERALD_\(rawValue)_ALLOW_\(what)" }
+    }
+
+    public var purpose: Purpose
+    public var allowHTTP: Bool
+    public var allowPrivate: Bool
+
+    public static let maxURLLength = 2048
+
+    public init(_ purpose: Purpose, allowHTTP: Bool = false, allowPrivate: Bool = false) {
+        self.purpose = purpose
+        self.allowHTTP = allowHTTP
+        self.allowPrivate = allowPrivate
+    }
+
+    /// From `HERALD_WEBHOOK_ALLOW_HTTP` and `HERALD_WEBHOOK_ALLOW_PRIVATE` (or the `WEBPUSH`
+    /// ones) (`1` or `true`; `0`, `false` or unset: not allowed).
+    /// - Throws: `InputError` for any other value.
+    public init(_ purpose: Purpose, environment: [String: String]) throws {
+        func flag(_ name: String) throws -> Bool {
+            switch environment[name]?.lowercased() {
+            case nil, "", "0", "false": return false
+            case "1", "true": return true
+            case let value?: throw InputError("\(name)=\(Input.printable(value)) is neither 1 nor 0")
+            }
+        }
+        self.init(purpose, allowHTTP: try flag(purpose.variable("HTTP")), allowPrivate: try flag(purpose.variable("PRIVATE")))
+    }
+
+    /// What a guarded request asks before each connection (`HTTPRequest.connectGuard`): the
+    /// numeric address it is about to connect to, refused as `refusal(connectingTo:)` says.
+    public var connectGuard: @Sendable (String) -> String? {
+        { [self] address in
+            guard let parsed = IPAddress(address) else { return "\(address) is not an address \(purpose.sender) connects to" }
+            return refusal(connectingTo: parsed)
+        }
+    }
+
+    /// A URL as it is given, stored as given: a URL as RFC 3986 writes it
+    /// (ASCII, every other character percent-encoded, every `%` followed by two hex digits),
+    /// absolute, `https` (or `http` when allowed), a host, a port from 1 to 65535 if any, no
+    /// user name or password (they would be shown and logged with it), no fragment, at most
+    /// 2,048 characters; an address written in it, in any notation a connection would read it
+    /// in (`127.1`, `0x7f000001`, `[::ffff:127.0.0.1]`…), is checked as a connection to it would
+    /// be, and an IPv6 zone (`%25lo`) is refused.
+    /// - Throws: `InputError` that says what is wrong.
+    public func url(_ text: String) throws -> URL {
+        guard text.utf8.count <= Self.maxURLLength else { throw InputError("\(purpose.noun) is at most \(Self.maxURLLength) characters") }
+        if let refusal = URISyntax.refusal(text) { throw InputError("\"\(Input.printable(text))\" is not a URL: \(refusal)") }
+        guard let parts = URLComponents(string: text), let scheme = parts.scheme?.lowercased(), let url = parts.url else {
+            throw InputError("\"\(Input.printable(text))\" is not a URL")
+        }
+        guard scheme == "https" || (scheme == "http" && allowHTTP) else {
+            throw InputError(
+                scheme == "http"
+                    ? "\(purpose.noun) must be https:// (the operator may allow http:// with \(purpose.variable("HTTP"))=1)"
+                    : "\(purpose.noun) must be https://")
+        }
+        guard let host = parts.percentEncodedHost, !host.isEmpty else { throw InputError("\(purpose.noun) names a host") }
+        guard !host.contains("%") else { throw InputError("\(purpose.noun)'s host is a name or an address, without % (nor an IPv6 zone)") }
+        guard parts.user == nil, parts.password == nil else { throw InputError("\(purpose.noun) carries no user name or password") }
+        guard parts.fragment == nil else { throw InputError("\(purpose.noun) has no #fragment") }
+        if let port = parts.port, !(1...65_535).contains(port) { throw InputError("\(purpose.noun)'s port is from 1 to 65535") }
+        if let address = IPAddress(urlHost: host), let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
+        return url
+    }
+
+    /// Why a connection to `address` is refused; nil when it is allowed.
+    public func refusal(connectingTo address: IPAddress) -> String? {
+        let range = address.range
+        switch range {
+        case .public: return nil
+        case .metadata, .reserved:
+            // Never: not even on an internal network does a tenant's webhook reach these.
+            return "\(address) is a \(range == .metadata ? "cloud metadata" : "reserved") address: \(purpose.sender) never connects to it"
+        case .loopback, .private, .linkLocal:
+            guard !allowPrivate else { return nil }
+            return "\(address) is a \(range.rawValue) address: refused (the operator may allow it with \(purpose.variable("PRIVATE"))=1)"
+        }
+    }
+}
