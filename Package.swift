@@ -113,6 +113,7 @@ let package = Package(
             name: "HeraldEmulator",
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
+                "HeraldCore",
                 "HeraldHTTP",
                 "HeraldPush",
                 .product(name: "Hummingbird", package: "hummingbird"),

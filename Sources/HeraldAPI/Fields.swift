@@ -6,7 +6,9 @@ func field<Value>(_ name: String, _ check: () throws -> Value) throws -> Value {
     do {
         return try check()
     } catch let error as InputError {
-        throw Problem(.unprocessableContent, "Invalid fields", detail: error.description, errors: [.init(field: name, detail: error.description)])
+        throw Problem(
+            .unprocessableContent, "Invalid fields", detail: error.description, errors: [.init(field: error.field ?? name, detail: error.description)]
+        )
     }
 }
 

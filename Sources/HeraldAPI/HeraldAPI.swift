@@ -22,6 +22,8 @@ public struct HeraldAPI: Sendable {
     public let live: LiveHub
     /// Where tenants' webhooks may send (`HERALD_WEBHOOK_ALLOW_HTTP`, `…_ALLOW_PRIVATE`).
     let webhookPolicy: DestinationPolicy
+    /// Web Push subscriptions' rules and the server's public key.
+    let webPush: WebPushSettings
 
     /// - Parameters:
     ///   - attempts: where requests without valid credentials are counted (shared with the
@@ -31,7 +33,7 @@ public struct HeraldAPI: Sendable {
     public init(
         store: Store, limits: RateLimits = RateLimits(), attempts: FailedAttempts? = nil, logger: Logger,
         notReadyReason: (@Sendable () async -> String?)? = nil, live: LiveSettings = LiveSettings(),
-        webhookPolicy: DestinationPolicy = DestinationPolicy(.webhooks),
+        webhookPolicy: DestinationPolicy = DestinationPolicy(.webhooks), webPush: WebPushSettings = WebPushSettings(),
         additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
         self.live = LiveHub(store: store, settings: live, logger: logger)
@@ -41,6 +43,7 @@ public struct HeraldAPI: Sendable {
         self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
         self.additions = additions
         self.webhookPolicy = webhookPolicy
+        self.webPush = webPush
         self.notReadyReason = notReadyReason ?? { await store.notReadyReason() }
     }
 

@@ -85,7 +85,11 @@ extension Problem {
         case let error as StoreError:
             self = Problem(store: error)
         case let error as InputError:
-            self = Problem(.unprocessableContent, "Invalid input", detail: error.description)
+            self =
+                error.field.map {
+                    Problem(.unprocessableContent, "Invalid fields", detail: error.description, errors: [.init(field: $0, detail: error.description)])
+                }
+                ?? Problem(.unprocessableContent, "Invalid input", detail: error.description)
         case let error as AuthenticationFailure:
             self = .unauthorized(error.description)
         case is NIOTooManyBytesError:

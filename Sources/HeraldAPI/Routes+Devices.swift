@@ -7,7 +7,8 @@ import Hummingbird
 extension HeraldAPI {
     /// `POST /v1/devices`.
     struct DeviceBody: Decodable, FieldNamed {
-        static let fieldNames: Set<String> = ["token", "fid", "app", "platform", "provider", "kind"]
+        static let fieldNames: Set<String> = ["token", "fid", "app", "platform", "provider", "kind", "subscription"]
+
         /// Exactly one of the two: the registration token, or the FCM installation id.
         let token: String?
         let fid: String?
@@ -16,6 +17,8 @@ extension HeraldAPI {
         let provider: String?
         /// `alert` (the default) or `liveactivity`: an iPhone's push-to-start token.
         let kind: String?
+        /// Provider `webpush`: the browser's subscription, instead of a token.
+        let subscription: WebPushSubscription.Given?
     }
 
     /// Devices are their owner's: a person lists, registers and removes their own; an admin
@@ -36,17 +39,32 @@ extension HeraldAPI {
                 let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
                 let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
                 let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
-                let (value, address) = try field("token") { try Input.deviceAddress(token: body.token, fid: body.fid) }
+                let subscription = try body.subscription.map { try WebPushSubscription($0, policy: webPush.policy) }
+                let (value, address) =
+                    try subscription.map { ($0.endpoint, DeviceAddress.token) }
+                    ?? field("token") { try Input.deviceAddress(token: body.token, fid: body.fid) }
                 let token = try field(address.rawValue) { try Input.deviceAddress(value, address, provider: provider) }
                 let kind = try field("kind") { try Input.deviceKind(body.kind, platform: platform, provider: provider, address: address) }
                 let (device, outcome) = try await store.withTenant(caller.tenant) {
                     try await $0.registerDevice(
-                        email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider, kind: kind)
+                        email: actor.email, token: token, address: address, app: app, platform: platform, provider: provider, kind: kind,
+                        subscription: subscription)
                 }
                 let created = outcome == .registered
                 return try JSONBody.answer(
                     device, status: created ? .created : .ok, headers: created ? [.location: "/v1/devices/\(pathSegment(token))"] : [:])
             }
+        }
+
+        // The key pages pass to `pushManager.subscribe()` as `applicationServerKey`.
+        group.get("webpush/key") { _, context in
+            _ = try context.requireCaller()
+            guard let key = webPush.publicKey else {
+                throw Problem(
+                    .notFound, "Web Push is not configured",
+                    detail: webPush.problem ?? "this server has no Web Push key: set HERALD_WEBPUSH_KEY_FILE and HERALD_WEBPUSH_SUBJECT")
+            }
+            return try JSONBody.response(["publicKey": key])
         }
 
         group.delete("devices/:token") { _, context in

@@ -5,9 +5,10 @@ public enum Platform: String, Sendable, Codable, CaseIterable {
     case ios, android, web
 }
 
-/// The push service a token belongs to.
+/// The push service a token belongs to: FCM, APNs, or (`webpush`) the push service a
+/// browser's subscription names, reached directly (docs/apps.md#web-push).
 public enum PushProvider: String, Sendable, Codable, CaseIterable {
-    case fcm, apns
+    case fcm, apns, webpush
 }
 
 /// How a device is addressed at its provider (docs/apps.md): by the registration token the app
@@ -81,7 +82,9 @@ public struct Device: Sendable, Equatable {
         self.activityID = activityID
     }
 
-    public var tokenPreview: String { TokenDisplay.truncated(token) }
+    /// What output shows of the token: its first characters; of a Web Push subscription, the
+    /// push service's origin (the endpoint's path names the browser, and is as secret as a token).
+    public var tokenPreview: String { provider == .webpush ? WebPushSubscription.origin(of: token) : TokenDisplay.truncated(token) }
 
     /// `active`, `stale`, `removed` or `deactivated`.
     public var state: String {

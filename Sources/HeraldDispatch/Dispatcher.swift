@@ -267,7 +267,8 @@ public final class Dispatcher: Sendable {
             return
         }
         let notification = PushNotification(
-            token: delivery.token, address: delivery.address, content: delivery.content, collapseID: delivery.content.collapseKey)
+            token: delivery.token, address: delivery.address, content: delivery.content, collapseID: delivery.content.collapseKey,
+            subscription: delivery.subscription)
         let answer: ProviderAnswer
         let sendStarted = ContinuousClock.now
         do {
@@ -281,7 +282,8 @@ public final class Dispatcher: Sendable {
         }
         metrics.answered(delivery.provider, took: sendStarted.duration(to: .now))
         let http = answer.httpStatus
-        let heldBack = gate(Settlement.gateAnswer(for: answer.outcome, http: http), delivery.provider, probe: verdict == .probe)
+        let heldBack = gate(
+            Settlement.gateAnswer(for: answer.outcome, http: http, provider: delivery.provider), delivery.provider, probe: verdict == .probe)
         var random = SystemRandomNumberGenerator()
         let settled = Settlement.of(
             answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),

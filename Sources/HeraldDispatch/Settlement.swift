@@ -17,10 +17,12 @@ struct Settlement: Equatable {
 
     /// How an answer counts for the provider's `SendGate`: no HTTP answer at all is a
     /// transport fault; refused credentials are a configuration fault; anything else (even
-    /// a 503) means the endpoint answered.
-    static func gateAnswer(for outcome: DeliveryOutcome, http: Int?) -> SendGate.Answer {
+    /// a 503) means the endpoint answered. Web Push has no one endpoint: each subscription
+    /// names its push service, and one that does not answer holds back only its own
+    /// deliveries (retried by backoff), never every browser's.
+    static func gateAnswer(for outcome: DeliveryOutcome, http: Int?, provider: PushProvider) -> SendGate.Answer {
         switch outcome {
-        case .retry(_, let reason) where http == nil: .transportFault(reason)
+        case .retry(_, let reason) where http == nil && provider != .webpush: .transportFault(reason)
         case .credentialsExpired(let reason), .configurationError(let reason): .configurationFault(reason)
         default: .answered
         }

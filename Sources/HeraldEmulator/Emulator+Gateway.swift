@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldHTTP
 import HeraldPush
 import Logging
@@ -7,7 +8,9 @@ import Logging
 extension Emulator {
     /// FCM and APNs providers pointed at this running emulator, for the length of `body`:
     /// its CA trusted through a temporary file, its development service account (whose
-    /// token endpoint is on `base` too), a fresh APNs key, and the demo apps' topics.
+    /// token endpoint is on `base` too), a fresh APNs key, and the demo apps' topics; and Web
+    /// Push with a fresh VAPID key (`webPushKey`), allowed to reach the emulator's push service
+    /// on loopback over plain HTTP.
     /// - Parameter base: one of the emulator's endpoints (HTTPS, h2c or HTTP/1.1).
     public func withGateway<Result>(
         base: String, maxInFlight: Int, logger: Logger, _ body: (ProviderGateway) async throws -> Result
@@ -22,6 +25,9 @@ extension Emulator {
         let apnsKey = P256.Signing.PrivateKey()
         trustAPNsKey(apnsKey.publicKey, id: "EMULATOR01")
         let credentials = try APNsCredentials(pem: apnsKey.pemRepresentation, keyID: "EMULATOR01", teamID: "EMULATOR01")
+        let webPushHTTP = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, http1Only: true, engine: .libcurl), logger: logger)
+        defer { webPushHTTP.shutdown() }
+        let vapid = try VAPIDCredentials(pem: webPushKey.pem, subject: "mailto:operator@herald.test")
         let gateway = ProviderGateway(
             fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
             apns: .success(
@@ -29,6 +35,8 @@ extension Emulator {
                     APNsProvider(credentials: credentials, endpoint: base, http: http),
                     member: "com.example.herald.member", manager: "com.example.herald.manager"
                 )),
+            webPush: .success(
+                WebPushProvider(credentials: vapid, policy: DestinationPolicy(.webPush, allowHTTP: true, allowPrivate: true), http: webPushHTTP)),
             http: http)
         return try await body(gateway)
     }

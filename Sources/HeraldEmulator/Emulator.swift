@@ -34,6 +34,10 @@ public final class Emulator: Sendable {
     public let clientEmail: String
     public let privateKeyID: String
     let state: EmulatorState
+    /// The push service for browsers (`EmulatorWebPush`).
+    let webPush = EmulatorWebPush()
+    /// The VAPID key of the gateways it hands out (`withGateway`): PEM and public key.
+    public let webPushKey = VAPIDCredentials.newKey()
     let connections = ConnectionCounter()
     /// The APNs signing keys it checks provider tokens with (raw public keys), by key id.
     private let apnsKeys = Mutex<[String: Data]>([:])
@@ -142,6 +146,7 @@ public final class Emulator: Sendable {
                         return ports.count == Listener.allCases.count ? ports : nil
                     }
                     guard let all, let https = all[.https], let http2 = all[.http2], let http1 = all[.http1] else { return }
+                    self.webPush.base.withLock { $0 = "http://\(host):\(http1)" }
                     await onReady(Endpoints(https: "https://\(host):\(https)", http2: "http://\(host):\(http2)", http1: "http://\(host):\(http1)"))
                 },
                 eventLoopGroupProvider: .shared(group),

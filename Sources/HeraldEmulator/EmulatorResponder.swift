@@ -30,7 +30,7 @@ struct EmulatorResponder: HTTPResponder {
         return faults.latency
     }
 
-    static func isSend(_ path: String) -> Bool { isFCMSend(path) || isAPNsSend(path) }
+    static func isSend(_ path: String) -> Bool { isFCMSend(path) || isAPNsSend(path) || isWebPushSend(path) }
     static func isFCMSend(_ path: String) -> Bool { path.hasPrefix("/v1/projects/") && path.hasSuffix("/messages:send") }
     static func isAPNsSend(_ path: String) -> Bool { path.hasPrefix("/3/device/") }
 
@@ -47,6 +47,10 @@ struct EmulatorResponder: HTTPResponder {
             return fcmSend(headers, path: path, body: body, faults: faults)
         case (.post, _) where Self.isAPNsSend(path):
             return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body, faults: faults)
+        case (.post, _) where Self.isWebPushSend(path):
+            return webPushSend(headers, id: String(path.dropFirst("/webpush/".count)), body: body, faults: faults)
+        case (_, _) where path.hasPrefix("/emulator/webpush/subscriptions"):
+            return webPushControl(method: method, path: path, body: body)
         case (.get, "/emulator/messages"):
             return encoded(emulator.state.messages)
         case (.delete, "/emulator/messages"):

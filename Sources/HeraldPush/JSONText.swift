@@ -35,6 +35,11 @@ struct JSONText {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    mutating func boolean(_ key: String, _ value: Bool) {
+        writeKey(key)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
     /// `key: {k: v, …}` with the keys sorted.
     mutating func stringMap(_ key: String, _ map: [String: String]) {
         openObject(key)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import _CryptoExtras
 
 /// Compact JSON Web Tokens: RS256 for Google's OAuth, ES256 for APNs.
@@ -38,8 +39,5 @@ public enum JWT {
         return input + "." + base64URL(signature.rawRepresentation)
     }
 
-    static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func base64URL(_ data: some DataProtocol) -> String { Base64URL.encode(data) }
 }

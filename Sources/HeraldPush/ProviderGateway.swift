@@ -46,6 +46,7 @@ public final class ProviderGateway: PushGateway {
     private struct Providers {
         var fcm: Result<FCMProvider, PushConfigurationError>
         var apns: Result<APNsSetup, PushConfigurationError>
+        var webPush: Result<WebPushProvider, PushConfigurationError>
     }
 
     private let providers: Mutex<Providers>
@@ -54,26 +55,34 @@ public final class ProviderGateway: PushGateway {
     private let environment: [String: String]?
     private let stamps: Mutex<[PushProvider: FileStamp?]>
     public let http: HTTPClient
+    /// Web Push's own client: every connection it makes is checked (`DestinationPolicy`).
+    public let webPushHTTP: HTTPClient?
 
     public init(
         fcm: Result<FCMProvider, PushConfigurationError>,
-        apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>, http: HTTPClient
+        apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>,
+        webPush: Result<WebPushProvider, PushConfigurationError> = .failure(notConfiguredWebPush), http: HTTPClient
     ) {
-        self.providers = Mutex(Providers(fcm: fcm, apns: apns))
+        self.providers = Mutex(Providers(fcm: fcm, apns: apns, webPush: webPush))
         self.environment = nil
         self.stamps = Mutex([:])
         self.http = http
+        self.webPushHTTP = nil
     }
 
-    private init(environment: [String: String], http: HTTPClient) {
+    private init(environment: [String: String], http: HTTPClient, webPushHTTP: HTTPClient) {
         var stamps: [PushProvider: FileStamp?] = [:]
         for provider in PushProvider.allCases {
             stamps[provider] = Self.credentialsFile(of: provider, in: environment).map { FileStamp(path: $0) }
         }
-        self.providers = Mutex(Providers(fcm: Self.fcm(environment, http: http), apns: Self.apns(environment, http: http)))
+        self.providers = Mutex(
+            Providers(
+                fcm: Self.fcm(environment, http: http), apns: Self.apns(environment, http: http),
+                webPush: Self.webPush(environment, http: webPushHTTP)))
         self.environment = environment
         self.stamps = Mutex(stamps)
         self.http = http
+        self.webPushHTTP = webPushHTTP
     }
 
     /// Each provider and, when it cannot send, what is missing or wrong (nil: configured).
@@ -83,14 +92,27 @@ public final class ProviderGateway: PushGateway {
             if case .failure(let error) = result { return error.description }
             return nil
         }
-        return [(.fcm, problem(current.fcm)), (.apns, problem(current.apns))]
+        return [(.fcm, problem(current.fcm)), (.apns, problem(current.apns)), (.webpush, problem(current.webPush))]
     }
 
-    /// Reads `GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`, the `HERALD_APNS_*`
-    /// variables and `HERALD_CA_FILE`.
-    public static func fromEnvironment(_ environment: [String: String], http: HTTPClient) -> ProviderGateway {
-        ProviderGateway(environment: environment, http: http)
+    /// The public key pages subscribe with (`GET /v1/webpush/key`); nil when Web Push is not configured.
+    public var webPushPublicKey: String? {
+        if case .success(let provider) = providers.withLock({ $0.webPush }) { return provider.credentials.publicKey }
+        return nil
     }
+
+    /// Reads `GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`, the `HERALD_APNS_*` and
+    /// `HERALD_WEBPUSH_*` variables and `HERALD_CA_FILE`.
+    /// - Parameter webPushHTTP: Web Push's own client (`DestinationPolicy` checks each of its
+    ///   connections, and a connection another request opened would not be checked); `http`
+    ///   when nil, for tests that send to no browser.
+    public static func fromEnvironment(_ environment: [String: String], http: HTTPClient, webPushHTTP: HTTPClient? = nil) -> ProviderGateway {
+        ProviderGateway(environment: environment, http: http, webPushHTTP: webPushHTTP ?? http)
+    }
+
+    /// What a gateway without Web Push answers.
+    public static let notConfiguredWebPush = PushConfigurationError(
+        "Web Push is not configured: set HERALD_WEBPUSH_KEY_FILE (herald webpush keys --out FILE makes one) and HERALD_WEBPUSH_SUBJECT")
 
     private static func value(_ name: String, in environment: [String: String]) -> String? {
         environment[name].flatMap { $0.isEmpty ? nil : $0 }
@@ -100,6 +122,35 @@ public final class ProviderGateway: PushGateway {
         switch provider {
         case .fcm: value("GOOGLE_APPLICATION_CREDENTIALS", in: environment)
         case .apns: value("HERALD_APNS_KEY_FILE", in: environment)
+        case .webpush: value("HERALD_WEBPUSH_KEY_FILE", in: environment)
+        }
+    }
+
+    private static func webPush(_ environment: [String: String], http: HTTPClient) -> Result<WebPushProvider, PushConfigurationError> {
+        webPushSetup(environment).map { WebPushProvider(credentials: $0.credentials, policy: $0.policy, http: http) }
+    }
+
+    /// Web Push as `HERALD_WEBPUSH_KEY_FILE`, `HERALD_WEBPUSH_SUBJECT` and the
+    /// `HERALD_WEBPUSH_ALLOW_*` variables configure it (the API answers the key from it too).
+    public static func webPushSetup(_ environment: [String: String]) -> Result<
+        (credentials: VAPIDCredentials, policy: DestinationPolicy), PushConfigurationError
+    > {
+        guard let keyFile = value("HERALD_WEBPUSH_KEY_FILE", in: environment) else { return .failure(notConfiguredWebPush) }
+        do {
+            guard let subject = value("HERALD_WEBPUSH_SUBJECT", in: environment) else {
+                throw PushConfigurationError("Web Push needs HERALD_WEBPUSH_SUBJECT: a mailto: or https: URL push services can reach you at")
+            }
+            let policy: DestinationPolicy
+            do {
+                policy = try DestinationPolicy(.webPush, environment: environment)
+            } catch {
+                throw PushConfigurationError("\(error)")
+            }
+            return .success((try VAPIDCredentials(keyFile: keyFile, subject: subject), policy))
+        } catch let error as PushConfigurationError {
+            return .failure(error)
+        } catch {
+            return .failure(PushConfigurationError("cannot load the Web Push key: \(error)"))
         }
     }
 
@@ -150,6 +201,7 @@ public final class ProviderGateway: PushGateway {
             switch provider {
             case .fcm: if case .failure(let error) = providers.fcm { return error }
             case .apns: if case .failure(let error) = providers.apns { return error }
+            case .webpush: if case .failure(let error) = providers.webPush { return error }
             }
             return nil
         }
@@ -174,6 +226,10 @@ public final class ProviderGateway: PushGateway {
             case .apns:
                 let apns = Self.apns(environment, http: http)
                 providers.withLock { $0.apns = apns }
+            case .webpush:
+                guard let webPushHTTP else { continue }
+                let webPush = Self.webPush(environment, http: webPushHTTP)
+                providers.withLock { $0.webPush = webPush }
             }
             reloaded.append(.credentials(provider))
         }
@@ -193,6 +249,11 @@ public final class ProviderGateway: PushGateway {
                 return try await apns.deliver(notification, topic: app == .manager ? manager : member, expiration: expiration)
             case .failure(let error):
                 return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
+            }
+        case .webpush:
+            switch providers.withLock({ $0.webPush }) {
+            case .success(let webPush): return try await webPush.deliver(notification, expiration: expiration)
+            case .failure(let error): return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
             }
         }
     }

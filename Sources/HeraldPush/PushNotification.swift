@@ -9,14 +9,20 @@ public struct PushNotification: Sendable, Equatable {
     public var token: String
     public var address: DeviceAddress
     public var content: NotificationContent
-    /// APNs `apns-collapse-id`, when a newer notification should replace an older one.
+    /// APNs `apns-collapse-id`, Web Push `Topic`: when a newer notification should replace an older one.
     public var collapseID: String?
+    /// A browser's subscription (provider `webpush`; `token` is its endpoint).
+    public var subscription: WebPushSubscription?
 
-    public init(token: String, address: DeviceAddress = .token, content: NotificationContent, collapseID: String? = nil) {
+    public init(
+        token: String, address: DeviceAddress = .token, content: NotificationContent, collapseID: String? = nil,
+        subscription: WebPushSubscription? = nil
+    ) {
         self.token = token
         self.address = address
         self.content = content
         self.collapseID = collapseID
+        self.subscription = subscription
     }
 
     public init(

@@ -64,7 +64,15 @@ public struct HeraldEnvironment: Sendable {
         let configuration = HTTPClient.Configuration(maxInFlight: maxInFlight, extraCAFile: extraCAFile, engine: try httpEngine())
         let http = try HTTPClient(configuration: configuration, logger: logger)
         defer { http.shutdown() }
-        return try await body(ProviderGateway.fromEnvironment(variables, http: http))
+        // Web Push's own client: endpoints are chosen by whoever registers a browser, so every
+        // connection is checked (libcurl, HTTP/1.1; a connection is never shared with FCM's or APNs's).
+        let webPushHTTP = try HTTPClient(
+            configuration: .init(
+                maxInFlight: maxInFlight, maxConnectionsPerHost: 16, maxCleartextConnectionsPerHost: 16, extraCAFile: extraCAFile,
+                http1Only: true, engine: .libcurl),
+            logger: logger)
+        defer { webPushHTTP.shutdown() }
+        return try await body(ProviderGateway.fromEnvironment(variables, http: http, webPushHTTP: webPushHTTP))
     }
 
     /// A dispatcher on `store`'s database with the environment's providers, sending up to
@@ -118,6 +126,14 @@ public struct HeraldEnvironment: Sendable {
             logger.warning("no push provider is configured: notifications stay queued until one is", metadata: metadata)
         } else {
             logger.info("push providers: \(configured.joined(separator: ", ")) configured", metadata: metadata)
+        }
+        // Web Push on its own line: the page needs the key, and a worker without it queues every browser's push.
+        if let key = gateway.webPushPublicKey {
+            logger.info("Web Push is configured: pages subscribe with the public key \(key)")
+        } else {
+            logger.info(
+                "Web Push is not configured: pushes to browsers stay queued",
+                metadata: ["reason": "\(readiness.first { $0.provider == .webpush }?.problem ?? "")"])
         }
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldCore
 import HeraldPostgres
@@ -15,16 +16,18 @@ public enum DeviceRegistrationOutcome: Sendable, Equatable {
 }
 
 extension TenantSession {
-    /// Registers a push token (or an FCM installation id, `address: .fid`) for a person's
-    /// app; a known one is refreshed (which also makes a stale device fresh again), restored
-    /// after a logout, or moved to its new owner.
+    /// Registers a push token (or an FCM installation id, `address: .fid`; or a browser's
+    /// Web Push `subscription`, whose endpoint is its token) for a person's app; a known one is
+    /// refreshed (which also makes a stale device fresh again, and takes a subscription's new
+    /// keys), restored after a logout, or moved to its new owner.
     /// - Throws: `InputError`; `StoreError.notFound` for an unknown person;
     ///   `StoreError.invalid` for a token its provider retired.
     public func registerDevice(
         email: String, token: String, address: DeviceAddress = .token, app: AppKind, platform: Platform, provider: PushProvider,
-        kind: DeviceKind = .alert
+        kind: DeviceKind = .alert, subscription: WebPushSubscription? = nil
     ) async throws -> (Device, DeviceRegistrationOutcome) {
-        let token = try Input.deviceAddress(token, address, provider: provider)
+        let keys = try Self.webPushKeys(subscription, platform: platform, provider: provider)
+        let token = try Input.deviceAddress(subscription?.endpoint ?? token, address, provider: provider)
         let kind = try Input.deviceKind(kind.rawValue, platform: platform, provider: provider, address: address)
         let owner = try await person(email: email)
         for _ in 0..<2 {
@@ -45,16 +48,17 @@ extension TenantSession {
                 try await connection.query(
                     """
                     UPDATE devices SET person_id = \(owner.id), app = \(app.rawValue), platform = \(platform.rawValue),
-                        kind = \(kind.rawValue), updated_at = now(), last_seen_at = now(), removed_at = NULL
+                        kind = \(kind.rawValue), updated_at = now(), last_seen_at = now(), removed_at = NULL,
+                        webpush_p256dh = \(keys?.p256dh), webpush_auth = \(keys?.auth)
                     WHERE tenant_id = \(tenantID) AND id = \(existing.id)
                     """)
                 return (try await device(id: existing.id), outcome)
             }
             let inserted = try await connection.query(
                 """
-                INSERT INTO devices (tenant_id, id, person_id, token, address, app, platform, provider, kind)
+                INSERT INTO devices (tenant_id, id, person_id, token, address, app, platform, provider, kind, webpush_p256dh, webpush_auth)
                 VALUES (\(tenantID), \(UUID.v7()), \(owner.id), \(token), \(address.rawValue), \(app.rawValue), \(platform.rawValue),
-                        \(provider.rawValue), \(kind.rawValue))
+                        \(provider.rawValue), \(kind.rawValue), \(keys?.p256dh), \(keys?.auth))
                 ON CONFLICT (tenant_id, provider, address, token) DO NOTHING
                 RETURNING id
                 """)
@@ -64,6 +68,26 @@ extension TenantSession {
             // Registered concurrently by another command: take the update path.
         }
         throw StoreError(.conflict, "the token was registered concurrently; try again")
+    }
+
+    /// A Web Push device's keys as stored (base64url), checked: the subscription comes with
+    /// provider `webpush` only, and always with it, on platform `web`, its `p256dh` a point on
+    /// P-256 (the rest of it `WebPushSubscription` checked).
+    static func webPushKeys(_ subscription: WebPushSubscription?, platform: Platform, provider: PushProvider) throws -> (
+        p256dh: String, auth: String
+    )? {
+        guard provider == .webpush else {
+            guard subscription == nil else { throw InputError("a subscription is a browser's: give provider webpush", field: "provider") }
+            return nil
+        }
+        guard let subscription else {
+            throw InputError("a Web Push device registers the browser's subscription: {endpoint, keys: {p256dh, auth}}", field: "subscription")
+        }
+        guard platform == .web else { throw InputError("a Web Push subscription is a browser's: give platform web", field: "platform") }
+        guard (try? P256.KeyAgreement.PublicKey(x963Representation: subscription.p256dh)) != nil else {
+            throw InputError("p256dh is not a point on the P-256 curve", field: WebPushSubscription.p256dhField)
+        }
+        return (Base64URL.encode(subscription.p256dh), Base64URL.encode(subscription.auth))
     }
 
     /// Logs a token out, as `viewer` may (`AccessPolicy.maySeePerson`: their own devices, or

@@ -16,7 +16,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 the newest Firebase SDKs reports instead; FCM only). Apps should register again about monthly: a device \
                 not registered for HERALD_DEVICE_STALE_AFTER (60d) is stale and sent nothing until it registers again. \
                 --kind liveactivity registers an iPhone's ActivityKit push-to-start token (with --platform ios --provider \
-                apns): a P0 activity assigned to or by its owner starts a Live Activity on it.
+                apns): a P0 activity assigned to or by its owner starts a Live Activity on it. A browser registers its                 Web Push subscription instead of a token: --platform web --provider webpush --subscription JSON, the                 PushSubscription the page's pushManager.subscribe() returned, as JSON.stringify writes it.
                 """)
 
         @Option(help: "The owner's email.") var user: String
@@ -24,7 +24,9 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "The FCM installation id (fid) the app obtained, instead of a token.") var fid: String?
         @Option(help: "member or manager.") var app: String
         @Option(help: "ios, android or web.") var platform: String
-        @Option(help: "fcm or apns (default fcm).") var provider = "fcm"
+        @Option(help: "fcm, apns or webpush (default fcm).") var provider = "fcm"
+        @Option(help: "A browser's subscription, as JSON: {\"endpoint\": URL, \"keys\": {\"p256dh\": …, \"auth\": …}}.")
+        var subscription: String?
         @Option(help: "alert (default) or liveactivity (a push-to-start token).") var kind: String?
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
@@ -33,11 +35,13 @@ struct DeviceCommand: AsyncParsableCommand {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let platform = try Input.choice(platform, field: "platform", as: Platform.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
-            let (value, address) = try Input.deviceAddress(token: token, fid: fid)
+            let subscription = try self.subscription.map(Self.subscription)
+            let (value, address) = try subscription.map { ($0.endpoint, DeviceAddress.token) } ?? Input.deviceAddress(token: token, fid: fid)
             let kind = try Input.deviceKind(kind, platform: platform, provider: provider, address: address)
             let (device, outcome) = try await withTenant(tenant) {
                 try await $0.registerDevice(
-                    email: user, token: value, address: address, app: app, platform: platform, provider: provider, kind: kind)
+                    email: user, token: value, address: address, app: app, platform: platform, provider: provider, kind: kind,
+                    subscription: subscription)
             }
             if options.json { return try printJSON(device) }
             let what =
@@ -51,6 +55,15 @@ struct DeviceCommand: AsyncParsableCommand {
             print(
                 "\(what)\(purpose): \(device.address == .fid ? "fid " : "")\(device.tokenPreview) for \(device.owner.email) (\(device.app.rawValue) app, \(device.platform.rawValue), \(device.provider.rawValue)), id \(device.id.text)"
             )
+        }
+
+        /// `--subscription`, read as the API reads its `subscription` (the endpoint checked
+        /// against `HERALD_WEBPUSH_ALLOW_HTTP` and `HERALD_WEBPUSH_ALLOW_PRIVATE`).
+        static func subscription(_ json: String) throws -> WebPushSubscription {
+            guard let given = try? JSONDecoder().decode(WebPushSubscription.Given.self, from: Data(json.utf8)) else {
+                throw InputError("--subscription is a JSON object {\"endpoint\": URL, \"keys\": {\"p256dh\": …, \"auth\": …}}")
+            }
+            return try WebPushSubscription(given, policy: try DestinationPolicy(.webPush, environment: ProcessInfo.processInfo.environment))
         }
     }
 

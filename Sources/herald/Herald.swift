@@ -18,7 +18,7 @@ struct Herald: AsyncParsableCommand {
             DeviceCommand.self, TokenCommand.self, KeyCommand.self, ServeCommand.self, ActivityCommand.self, ChatCommand.self, TemplateCommand.self,
             PolicyCommand.self, PrefsCommand.self, WebhookCommand.self, WorkerCommand.self, DispatchCommand.self, HistoryCommand.self,
             WhyCommand.self, StatsCommand.self,
-            EmulatorCommand.self, PushCommand.self, BenchCommand.self
+            WebPushCommand.self, EmulatorCommand.self, PushCommand.self, BenchCommand.self
         ]
     )
 

@@ -5,6 +5,7 @@ import HeraldConsole
 import HeraldCore
 import HeraldLive
 import HeraldMetrics
+import HeraldPush
 import HeraldRuntime
 import HeraldStore
 import HeraldWebhooks
@@ -110,6 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
                 notReadyReason: { if let worker { await worker.notReadyReason() } else { await store.notReadyReason() } },
                 live: LiveSettings(perPerson: liveSocketsPerPerson, perServer: liveSockets, heartbeat: liveHeartbeat),
                 webhookPolicy: try DestinationPolicy(.webhooks, environment: heraldEnvironment().variables),
+                webPush: try Self.webPushSettings(heraldEnvironment().variables),
                 additions: { router in
                     console.addRoutes(to: router)
                     // Only to a token: this port faces the apps.
@@ -135,6 +137,16 @@ struct ServeCommand: AsyncParsableCommand {
             try await dispatcher.withWorker(storePoolSize: 8) { worker in try await serve(worker.store, worker) }
         } else {
             try await heraldEnvironment().withStore(poolSize: 8) { try await serve($0, nil) }
+        }
+    }
+
+    /// Web Push's rules and key for the API (`GET /v1/webpush/key`, `POST /v1/devices`).
+    /// - Throws: `InputError` for a `HERALD_WEBPUSH_ALLOW_*` value other than 1 or 0.
+    static func webPushSettings(_ variables: [String: String]) throws -> WebPushSettings {
+        let policy = try DestinationPolicy(.webPush, environment: variables)
+        switch ProviderGateway.webPushSetup(variables) {
+        case .success(let setup): return WebPushSettings(policy: policy, publicKey: setup.credentials.publicKey)
+        case .failure(let problem): return WebPushSettings(policy: policy, problem: problem.description)
         }
     }
 }

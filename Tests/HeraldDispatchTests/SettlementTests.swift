@@ -61,12 +61,15 @@ struct SettlementTests {
     }
 
     @Test func whatTheGateHears() {
-        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil) == .transportFault("refused"))
-        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "503"), http: 503) == .answered)
-        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil) == .configurationFault("no key"))
-        #expect(Settlement.gateAnswer(for: .credentialsExpired(reason: "401"), http: 401) == .configurationFault("401"))
-        #expect(Settlement.gateAnswer(for: .delivered(messageID: nil), http: 200) == .answered)
-        #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404) == .answered)
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, provider: .fcm) == .transportFault("refused"))
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "503"), http: 503, provider: .fcm) == .answered)
+        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, provider: .fcm) == .configurationFault("no key"))
+        #expect(Settlement.gateAnswer(for: .credentialsExpired(reason: "401"), http: 401, provider: .fcm) == .configurationFault("401"))
+        #expect(Settlement.gateAnswer(for: .delivered(messageID: nil), http: 200, provider: .fcm) == .answered)
+        #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404, provider: .fcm) == .answered)
+        // Each browser names its own push service: one that does not answer holds back none but its own.
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, provider: .webpush) == .answered)
+        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, provider: .webpush) == .configurationFault("no key"))
     }
 
     @Test func loopsBackOffUpToTwoSeconds() {

@@ -70,6 +70,7 @@ public struct DeliveryQueue: Sendable {
             let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
             let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
             let liveText = try next(String?.self)
+            let (p256dh, auth) = (try next(String?.self), try next(String?.self))
             let data: [String: String]
             if let known = decoded[dataText] {
                 data = known
@@ -87,8 +88,16 @@ public struct DeliveryQueue: Sendable {
                 tenantID: tenantID, id: id, notificationID: notificationID, deviceID: deviceID,
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
                 firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, address: DeviceAddress(rawValue: address) ?? .token,
-                deviceActive: deviceActive, content: content, eventAt: eventAt, claimedAt: claimedAt)
+                deviceActive: deviceActive, content: content, eventAt: eventAt, claimedAt: claimedAt,
+                subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth))
         }
+    }
+
+    /// A Web Push device's subscription, as stored (checked when it was registered); nil for
+    /// other devices, and for keys that no longer read (sent as a bad request, never as garbage).
+    static func subscription(endpoint: String, p256dh: String?, auth: String?) -> WebPushSubscription? {
+        guard let p256dh = p256dh.flatMap(Base64URL.decode), let auth = auth.flatMap(Base64URL.decode) else { return nil }
+        return WebPushSubscription(stored: endpoint, p256dh: p256dh, auth: auth)
     }
 
     /// The statement `claimDeliveries` runs (tests look at its plan). `claimDeliveries` reads
@@ -165,7 +174,7 @@ public struct DeliveryQueue: Sendable {
             SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
                    n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address,
-                   n.live::text AS live
+                   n.live::text AS live, v.webpush_p256dh, v.webpush_auth
             FROM leased d
             -- Each delivery's notification by its key, in a subquery the planner keeps apart
             -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its

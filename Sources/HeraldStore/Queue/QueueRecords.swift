@@ -42,6 +42,8 @@ public struct ClaimedDelivery: Sendable {
     public let eventAt: Date
     /// The database's clock at the claim.
     public let claimedAt: Date
+    /// A browser's subscription (provider `webpush`): `token` is its endpoint.
+    public var subscription: WebPushSubscription? = nil
 }
 
 /// What became of one attempt, as the worker acknowledges it.
