@@ -184,7 +184,9 @@ extension DeliveryQueue {
                     app: draft.app, attempt: 1,
                     firstAttemptAt: now, deadlineAt: deadlineAt, token: token,
                     address: DeviceAddress(rawValue: try row.decode(String.self, at: 10)) ?? .token, deviceActive: true, content: draft.content,
-                    eventAt: draft.eventAt, claimedAt: now))
+                    eventAt: draft.eventAt, claimedAt: now,
+                    subscription: subscription(
+                        endpoint: token, p256dh: try row.decode(String?.self, at: 11), auth: try row.decode(String?.self, at: 12))))
         }
         return (created, claimed)
     }

@@ -156,12 +156,12 @@ extension DeliveryQueue {
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL AND seq >= \(outboxFloor)
             )
             SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id,
-                   v.address
+                   v.address, v.webpush_p256dh, v.webpush_auth
             FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
             JOIN inserted n ON n.id = c.notification_id
             WHERE c.status = 'sending'
             UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL, NULL FROM created
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL, NULL, NULL, NULL FROM created
             """
     }
 
