@@ -50,7 +50,7 @@ struct APIHarness: Sendable {
 
     static func with(
         _ transport: Transport = .router, limits: RateLimits = RateLimits(), connections: ConnectionLimits = ConnectionLimits(),
-        tls: APIServer.TLSFiles? = nil, live: LiveSettings = LiveSettings(), hub: Bool = false,
+        tls: APIServer.TLSFiles? = nil, live: LiveSettings = LiveSettings(), hub: Bool = false, webPush: WebPushSettings = WebPushSettings(),
         _ body: @Sendable (APIHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, _ in
@@ -63,7 +63,7 @@ struct APIHarness: Sendable {
                 _ = try await session.createTeam(slug: "ops", name: "Ops")
                 _ = try await session.addPerson(email: "chidi@acme.test", name: "Another Chidi")
             }
-            let api = HeraldAPI(store: store, limits: limits, logger: testLogger, live: live)
+            let api = HeraldAPI(store: store, limits: limits, logger: testLogger, live: live, webPush: webPush)
             let server = APIServer(api: api, host: "127.0.0.1", port: 0, tls: tls, connections: connections)
             switch transport {
             case .router:
