@@ -125,6 +125,7 @@ struct DemoCommand: AsyncParsableCommand {
                 "herald why --message \(ids.alicesMessage) --as ada@demo.test    # Dave's silent pushes, Erin's missing phone",
                 "herald why --activity \(ids.digestedActivity) --as ada@demo.test   # the start that went into Alice's digest",
                 "herald prefs show --as alice@demo.test                     # her digest of starts, and its window",
+                "herald device list --user alice@demo.test                  # her laptop's browser: only its push service shows",
                 "herald activity list",
                 "herald chat list --as carol@demo.test",
                 "herald template preview activity.assigned --priority p0",
@@ -153,6 +154,8 @@ struct DemoStory {
     private var lockScreen = DemoLockScreen()
     /// The ids the closing suggestions name.
     var ids = DemoIDs()
+    /// Alice's browser's endpoint at the emulator's push service.
+    var browser: String?
 
     /// What `herald why` is suggested on, once the story has played.
     struct DemoIDs: Sendable {
@@ -192,11 +195,13 @@ struct DemoStory {
                 email: "alice@demo.test", token: DemoCommand.liveActivityStart, app: .manager, platform: .ios, provider: .apns,
                 kind: .liveActivity)
         }
+        try await subscribeAlicesBrowser()
         printStyled(
             style.bold("Demo Corp") + " — team Field Ops: Alice Moreau (manager), Bob Stone, Carol Wu (German, Tokyo), Dave Ng, Erin Park; Ada Admin")
         printStyled(
             style.dim(
-                "phones: Alice's iPhone (manager app, with Live Activities), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet"
+                "phones: Alice's iPhone (manager app, with Live Activities), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet; "
+                    + "and Alice's laptop: the manager web app in a browser, subscribed to Web Push"
             ))
 
         for (name, assignee, priority) in [
@@ -286,6 +291,7 @@ struct DemoStory {
 
     mutating func describe(_ message: RecordedMessage) -> String {
         if message.headers["apns-push-type"] == "liveactivity" { return describeLiveActivity(message) }
+        if message.provider == "webpush" { return describeBrowser(message) }
         let phone = DemoCommand.phones.first { $0.token == message.token }
         let device =
             phone.map { "\($0.owner) · \($0.app.rawValue) app · \($0.platform == .ios ? "iPhone" : "Android")" }

@@ -14,6 +14,8 @@ import Testing
                 #expect(demo.stdout.contains("🔻P0🔻") && demo.stdout.contains("Aktivitäts-Update"))
                 #expect(demo.stdout.contains("Alice Moreau in Site Team") && demo.stdout.contains("silent"))
                 #expect(demo.stdout.contains("UNREGISTERED"))
+                // Alice's browser: the decrypted Declarative Web Push notification, and where it leads.
+                #expect(demo.stdout.contains("💻 Alice Moreau · manager web app · browser  [badge 1 · high · opens /activities/"), "\(demo.stdout)")
                 #expect(!demo.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
                 #expect(demo.stdout.contains("herald demo --reset"))
                 #expect(demo.stdout.contains("/console") && demo.stdout.split(separator: "\n").last?.contains("hrp_") == true)
