@@ -120,6 +120,23 @@ class WebPushTest(unittest.TestCase):
         listed = json.loads(herald("device", "list", "--user", "bob@demo.test", "--json").stdout)
         self.assertFalse(any(d["provider"] == "webpush" and "example" in d["tokenPreview"] for d in listed))
 
+    def test_push_test_reaches_a_browser_and_says_what_its_service_answered(self):
+        service = PushService()
+        try:
+            browser = Browser(service.origin + "/push/tried")
+            tried = herald("push", "test", "--provider", "webpush", "--subscription", json.dumps(browser.subscription), "--json", env=self.env)
+            answer = json.loads(tried.stdout)
+            self.assertEqual((answer["outcome"], answer["httpStatus"], answer["token"]), ("delivered", 201, service.origin))
+            _, _, body = service.received[0]
+            shown = json.loads(http_ece.decrypt(body, private_key=browser.key, auth_secret=browser.auth, version="aes128gcm"))
+            self.assertEqual(shown["notification"]["title"], "Herald test")
+            service.statuses["/push/tried"] = 410
+            gone = herald("push", "test", "--provider", "webpush", "--subscription", json.dumps(browser.subscription), "--json", env=self.env, check=False)
+            self.assertEqual(gone.returncode, 2)
+            self.assertEqual(json.loads(gone.stdout)["outcome"], "dead token")
+        finally:
+            service.close()
+
     def test_a_push_decrypts_with_an_independent_implementation_and_its_vapid_token_verifies(self):
         service = PushService()
         try:

@@ -82,9 +82,8 @@ public struct Device: Sendable, Equatable {
         self.activityID = activityID
     }
 
-    /// What output shows of the token: its first characters; of a Web Push subscription, the
-    /// push service's origin (the endpoint's path names the browser, and is as secret as a token).
-    public var tokenPreview: String { provider == .webpush ? WebPushSubscription.origin(of: token) : TokenDisplay.truncated(token) }
+    /// What output shows of the token (`TokenDisplay.preview`).
+    public var tokenPreview: String { TokenDisplay.preview(token, provider: provider) }
 
     /// `active`, `stale`, `removed` or `deactivated`.
     public var state: String {

@@ -312,6 +312,13 @@ public enum Input {
 
 /// How device tokens appear in anything a person reads: `dGhpcy…9a8b`.
 public enum TokenDisplay {
+    /// What output shows of a device's token: its first and last characters; of a Web Push
+    /// subscription, the push service's origin (the endpoint's path names the browser, and is
+    /// as secret as a token).
+    public static func preview(_ token: String, provider: PushProvider) -> String {
+        provider == .webpush ? WebPushSubscription.origin(of: token) : truncated(token)
+    }
+
     public static func truncated(_ token: String) -> String {
         guard token.count > 12 else { return String(repeating: "•", count: min(token.count, 4)) }
         return token.prefix(6) + "…" + token.suffix(4)

@@ -296,7 +296,8 @@ extension TenantSession {
             let (deliveryID, deviceID, token, platform, provider, deviceState, status, attemptCount, due, deadline) =
                 try row.decode((UUID, UUID, String, String, String, String, String, Int, Date, Date).self)
             return DeliveryRecord(
-                id: deliveryID, deviceID: deviceID, tokenPreview: TokenDisplay.truncated(token), address: try row.decode(String.self, at: 14),
+                id: deliveryID, deviceID: deviceID, tokenPreview: TokenDisplay.preview(token, provider: PushProvider(rawValue: provider) ?? .fcm),
+                address: try row.decode(String.self, at: 14),
                 platform: platform, provider: provider,
                 deviceState: deviceState, status: status, attemptCount: attemptCount, dueAt: due, deadlineAt: deadline,
                 sentAt: try row.decode(Date?.self, at: 10), messageID: try row.decode(String?.self, at: 11),

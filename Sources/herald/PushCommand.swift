@@ -17,14 +17,16 @@ struct PushCommand: AsyncParsableCommand {
             discussion: """
                 FCM uses GOOGLE_APPLICATION_CREDENTIALS and HERALD_FCM_ENDPOINT (default https://fcm.googleapis.com); APNs \
                 uses HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC_MEMBER, \
-                HERALD_APNS_TOPIC_MANAGER and HERALD_APNS_ENDPOINT. HERALD_CA_FILE adds trusted CAs (e.g. the emulator's). \
-                Exits 0 only when the message was accepted.
+                HERALD_APNS_TOPIC_MANAGER and HERALD_APNS_ENDPOINT; Web Push (--provider webpush --subscription JSON, a \
+                browser's subscription) uses HERALD_WEBPUSH_KEY_FILE and HERALD_WEBPUSH_SUBJECT. HERALD_CA_FILE adds trusted \
+                CAs (e.g. the emulator's). Exits 0 only when the message was accepted.
                 """)
 
         @Option(help: "The device token to send to.") var token: String?
         @Option(help: "The FCM installation id to send to, instead of a token.") var fid: String?
         @Option(help: "member or manager: the app (for APNs, which topic).") var app = "member"
-        @Option(help: "fcm or apns.") var provider = "fcm"
+        @Option(help: "fcm, apns or webpush.") var provider = "fcm"
+        @Option(help: "Web Push: the browser's subscription, as JSON (instead of a token).") var subscription: String?
         @Option(help: "Notification title.") var title = "Herald test"
         @Option(help: "Notification body.") var body = "If you can read this, Herald reaches this device."
         @OptionGroup var options: GlobalOptions
@@ -40,12 +42,17 @@ struct PushCommand: AsyncParsableCommand {
         func run() async throws {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
-            let (value, address) = try Input.deviceAddress(token: token, fid: fid)
+            let subscription = try self.subscription.map(DeviceCommand.Register.subscription)
+            guard (subscription != nil) == (provider == .webpush) else {
+                throw InputError("--subscription goes with --provider webpush, and webpush needs it")
+            }
+            let (value, address) = try subscription.map { ($0.endpoint, DeviceAddress.token) } ?? Input.deviceAddress(token: token, fid: fid)
             let token = try Input.deviceAddress(value, address, provider: provider)
             let message = RenderedMessage(title: try Input.name(title, field: "title"), body: try Input.text(body, field: "body"))
             var notification = PushNotification(
                 token: token, message: message, data: ["type": "test", "app": app.rawValue], badge: 0, sound: true, threadID: "herald-test")
             notification.address = address
+            notification.subscription = subscription
             let answer = try await heraldEnvironment().withGateway(maxInFlight: 4) { gateway in
                 // A broken credential is one clear line, not an outcome.
                 if let error = gateway.configurationError(for: provider) { throw error }
@@ -62,7 +69,8 @@ struct PushCommand: AsyncParsableCommand {
                 case .configurationError(let reason): ("configuration error", reason)
                 }
             let output = Output(
-                outcome: name, detail: detail, httpStatus: answer.httpStatus, token: TokenDisplay.truncated(token), provider: provider.rawValue)
+                outcome: name, detail: detail, httpStatus: answer.httpStatus, token: TokenDisplay.preview(token, provider: provider),
+                provider: provider.rawValue)
             if options.json {
                 try printJSON(output)
             } else {
