@@ -289,6 +289,12 @@ public final class Dispatcher: Sendable {
             answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),
             retry: configuration.retry, random: &random)
         if settled.status == .sent { metrics.sent(eventAt: delivery.eventAt, now: Date()) }
+        if http == 413 {
+            // Herald keeps every request under the providers' limits: a refusal as too large is its defect.
+            logger.error(
+                "\(delivery.provider.rawValue) refused a push as too large; not retried",
+                metadata: ["delivery": "\(delivery.id.lowercasedString)", "reason": "\(settled.error ?? "")"])
+        }
         record(
             acknowledgement(
                 settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
