@@ -120,6 +120,10 @@ class WebPushTest(unittest.TestCase):
         listed = json.loads(herald("device", "list", "--user", "bob@demo.test", "--json").stdout)
         self.assertFalse(any(d["provider"] == "webpush" and "example" in d["tokenPreview"] for d in listed))
 
+    def test_a_worker_without_the_key_says_web_push_is_not_configured(self):
+        unconfigured = herald("dispatch", "--drain", env={"HERALD_LOG_LEVEL": "info"}, check=False)
+        self.assertIn("Web Push is not configured", unconfigured.stderr)
+
     def test_push_test_reaches_a_browser_and_says_what_its_service_answered(self):
         service = PushService()
         try:
@@ -150,7 +154,9 @@ class WebPushTest(unittest.TestCase):
             assigned = json.loads(herald(
                 "activity", "assign", "--team", "field-ops", "--to", "bob@demo.test", "--name", "Interop <check> ✓",
                 "--deadline", "2030-01-31", "--priority", "p2", "--as", "alice@demo.test", "--json").stdout)
-            herald("dispatch", "--drain", env=self.env)
+            drained = herald("dispatch", "--drain", env={**self.env, "HERALD_LOG_LEVEL": "info"})
+            # A worker says at start whether Web Push is configured, with the key pages subscribe with.
+            self.assertIn(f"Web Push is configured: pages subscribe with the public key {self.public_key}", drained.stderr)
             bodies = {path: (headers, body) for path, headers, body in service.received}
             headers, body = bodies["/push/bob-laptop"]
             self.assertEqual(headers["content-encoding"], "aes128gcm")
