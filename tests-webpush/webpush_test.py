@@ -156,7 +156,7 @@ class WebPushTest(unittest.TestCase):
                 "--deadline", "2030-01-31", "--priority", "p2", "--as", "alice@demo.test", "--json").stdout)
             drained = herald("dispatch", "--drain", env={**self.env, "HERALD_LOG_LEVEL": "info"})
             # A worker says at start whether Web Push is configured, with the key pages subscribe with.
-            self.assertIn(f"Web Push is configured: pages subscribe with the public key {self.public_key}", drained.stderr)
+            self.assertIn(f"provider.webpush=configured; pages subscribe with the public key {self.public_key}", drained.stderr)
             bodies = {path: (headers, body) for path, headers, body in service.received}
             headers, body = bodies["/push/bob-laptop"]
             self.assertEqual(headers["content-encoding"], "aes128gcm")

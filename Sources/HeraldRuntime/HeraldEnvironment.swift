@@ -121,19 +121,15 @@ public struct HeraldEnvironment: Sendable {
         let readiness = gateway.readiness
         var metadata: Logger.Metadata = [:]
         for (provider, problem) in readiness { metadata["provider.\(provider.rawValue)"] = "\(problem ?? "configured")" }
+        // Web Push's key is what pages subscribe with: said at start, where operators look.
+        if let key = gateway.webPushPublicKey {
+            metadata["provider.webpush"] = "configured; pages subscribe with the public key \(key)"
+        }
         let configured = readiness.filter { $0.problem == nil }.map(\.provider.rawValue)
         if configured.isEmpty {
             logger.warning("no push provider is configured: notifications stay queued until one is", metadata: metadata)
         } else {
             logger.info("push providers: \(configured.joined(separator: ", ")) configured", metadata: metadata)
-        }
-        // Web Push on its own line: the page needs the key, and a worker without it queues every browser's push.
-        if let key = gateway.webPushPublicKey {
-            logger.info("Web Push is configured: pages subscribe with the public key \(key)")
-        } else {
-            logger.info(
-                "Web Push is not configured: pushes to browsers stay queued",
-                metadata: ["reason": "\(readiness.first { $0.provider == .webpush }?.problem ?? "")"])
         }
     }
 }

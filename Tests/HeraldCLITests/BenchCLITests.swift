@@ -20,10 +20,15 @@ import Testing
 
     /// A burn-down reports CPU per delivery for the worker (and its threads), for the
     /// database server (on this machine, so /proc shows it) and for the emulator's process.
+    /// (4,000 deliveries: the database server's CPU is read from /proc in ticks of 10 ms, and
+    /// the fan-out of 400 cost it about 3 ms: on a loaded machine it was charged no tick, and read 0.)
     @Test func aBurnDownReportsTheCPUEachDeliveryCost() async throws {
-        let report = try await bench(["burn-down", "--deliveries", "400", "--tenants", "2", "--devices-per-person", "20"])
+        let report = try await bench(["burn-down", "--deliveries", "4000", "--tenants", "2", "--devices-per-person", "20"])
         let counts = try #require(report["counts"] as? [String: Int])
-        #expect(counts["sent"] == 400 && counts["acceptedByEmulator"] == 400)
+        // Every delivery sent once; a send that timed out on a loaded machine and was retried may
+        // have reached the emulator the first time too (at most one duplicate each: docs/notifications.md).
+        let (sent, accepted, retried) = (counts["sent"] ?? -1, counts["acceptedByEmulator"] ?? -1, counts["retried"] ?? -1)
+        #expect(sent == 4000 && (sent...(sent + retried)).contains(accepted), "\(counts)")
         #expect(report["emulatorInProcess"] as? Bool == false)
         let cpu = try #require(report["cpuMicrosecondsPerDelivery"] as? [String: Double])
         for key in ["worker send+acknowledge", "postgres send+acknowledge", "worker fan-out", "postgres fan-out", "emulator per request"] {

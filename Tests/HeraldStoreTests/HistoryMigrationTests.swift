@@ -27,8 +27,8 @@ import Testing
             // Today's code also writes the live channel's feed (0027): a stand-in for its table
             // while the schema is 0017's, dropped before the migrations run on. And it reads
             // how a device is addressed (0028) and what its token is for, and a notification's Live
-            // Activity (0029): the columns, dropped likewise; and whether a tenant has a webhook
-            // endpoint (0030).
+            // Activity (0029): the columns, dropped likewise; whether a tenant has a webhook
+            // endpoint (0030); and a browser's keys (0035).
             try await pool.withConnection { connection in
                 try await connection.executeScript(
                     """
@@ -39,6 +39,7 @@ import Testing
                     ALTER TABLE devices DROP CONSTRAINT devices_token_unique;
                     ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, address, token);
                     ALTER TABLE devices ADD COLUMN kind text NOT NULL DEFAULT 'alert', ADD COLUMN activity_id uuid;
+                    ALTER TABLE devices ADD COLUMN webpush_p256dh text, ADD COLUMN webpush_auth text;
                     ALTER TABLE notifications ADD COLUMN live jsonb;
                     CREATE TABLE webhook_endpoints (tenant_id uuid, id uuid);
                     GRANT SELECT ON webhook_endpoints TO herald_app, herald_dispatcher
@@ -108,7 +109,8 @@ import Testing
                     """
                     DROP TABLE live_pending;
                     DROP TABLE webhook_endpoints;
-                    ALTER TABLE devices DROP COLUMN address, DROP COLUMN kind, DROP COLUMN activity_id;
+                    ALTER TABLE devices DROP COLUMN address, DROP COLUMN kind, DROP COLUMN activity_id, DROP COLUMN webpush_p256dh,
+                        DROP COLUMN webpush_auth;
                     ALTER TABLE notifications DROP COLUMN live;
                     ALTER TABLE devices ADD CONSTRAINT devices_token_unique UNIQUE (tenant_id, provider, token)
                     """)
