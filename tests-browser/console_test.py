@@ -158,10 +158,16 @@ class ConsoleTest(unittest.TestCase):
         self.assertTrue(all("in the digest sent at" in text for text in gathered), gathered)
         pushed = [row for row in rows if row.get_attribute("class") == "status-sent"][0]
         self.assertIn("Field Ops: 3 updates", pushed.text)
-        # The push itself: a notification with its delivery to Alice's iPhone.
+        # The push itself: a notification with its deliveries to Alice's iPhone and to her
+        # laptop's browser (Web Push), which shows only its push service's origin.
         self.follow(pushed.find_element(By.CSS_SELECTOR, "td a[href^='/console/notifications/']"))
         self.assertIn("digest", self.driver.find_element(By.CSS_SELECTOR, "#payload").text)
-        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "article.delivery")), 1)
+        deliveries = [article.text for article in self.driver.find_elements(By.CSS_SELECTOR, "article.delivery")]
+        self.assertEqual(len(deliveries), 2, deliveries)
+        browser = [text for text in deliveries if "webpush" in text]
+        self.assertEqual(len(browser), 1, deliveries)
+        self.assertIn("http://127.0.0.1:", browser[0])
+        self.assertNotIn("/webpush/", browser[0])
 
     def test_a_person_changes_their_own_pushes_and_no_one_elses(self):
         self.sign_in(os.environ["CONSOLE_BOB"])
