@@ -1,6 +1,6 @@
 import HeraldCore
 
-/// Web Push as this server sees it (docs/apps.md#web-push): where subscriptions' endpoints may
+/// Web Push as this server sees it (docs/apps.md#web-push-browsers-and-installed-web-apps): where subscriptions' endpoints may
 /// lead, and the public key pages subscribe with.
 public struct WebPushSettings: Sendable, Equatable {
     /// `HERALD_WEBPUSH_ALLOW_HTTP`, `HERALD_WEBPUSH_ALLOW_PRIVATE`.

@@ -5,7 +5,7 @@ import HeraldHTTP
 import HeraldPush
 import Logging
 
-/// `herald bench webpush` (docs/operating/deploying.md#benchmarks): what a Web Push costs Herald's CPU.
+/// `herald bench webpush` (docs/cli.md#benchmarks): what a Web Push costs Herald's CPU.
 /// The work of a push (its Declarative body, RFC 8291 encryption with a fresh key, the VAPID
 /// header) is timed on one thread with nothing else in between, so the thread's CPU clock is
 /// that work alone; then pushes go to an in-process emulator over HTTP, whose CPU (it decrypts

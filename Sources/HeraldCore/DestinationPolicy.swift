@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where Herald may send to a URL that someone else chose: a tenant's webhook (docs/webhooks.md)
-/// or a browser's Web Push subscription (docs/apps.md#web-push). `https://` only, and never to
+/// or a browser's Web Push subscription (docs/apps.md#web-push-browsers-and-installed-web-apps). `https://` only, and never to
 /// the machine itself, a private network, a link-local address or a cloud's metadata service,
 /// unless the operator allows them (`HERALD_WEBHOOK_ALLOW_HTTP=1`, `HERALD_WEBHOOK_ALLOW_PRIVATE=1`;
 /// `HERALD_WEBPUSH_ALLOW_HTTP`, `HERALD_WEBPUSH_ALLOW_PRIVATE` for Web Push), for tests and

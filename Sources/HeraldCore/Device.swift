@@ -6,7 +6,7 @@ public enum Platform: String, Sendable, Codable, CaseIterable {
 }
 
 /// The push service a token belongs to: FCM, APNs, or (`webpush`) the push service a
-/// browser's subscription names, reached directly (docs/apps.md#web-push).
+/// browser's subscription names, reached directly (docs/apps.md#web-push-browsers-and-installed-web-apps).
 public enum PushProvider: String, Sendable, Codable, CaseIterable {
     case fcm, apns, webpush
 }

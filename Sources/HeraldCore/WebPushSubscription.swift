@@ -1,4 +1,4 @@
-/// A browser's push subscription as `pushManager.subscribe()` returns it (docs/apps.md#web-push):
+/// A browser's push subscription as `pushManager.subscribe()` returns it (docs/apps.md#web-push-browsers-and-installed-web-apps):
 /// the push service's endpoint for this browser, and the two keys every push to it is
 /// encrypted with. Stored as a device of provider `webpush`: the endpoint is its token.
 ///

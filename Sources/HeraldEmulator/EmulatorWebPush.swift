@@ -3,7 +3,7 @@ import Foundation
 import HeraldCore
 import Synchronization
 
-/// The emulator's push service (docs/operating/configuration.md#the-emulator): it hands out subscriptions as a
+/// The emulator's push service (docs/cli.md#the-emulator): it hands out subscriptions as a
 /// browser's `pushManager.subscribe()` would (keeping the browser's private key), and takes
 /// pushes to them the way RFC 8030, 8291 and 8292 say a push service does: a VAPID token
 /// checked against its `k`, the body decrypted with the browser's keys, `TTL`, `Urgency` and

@@ -58,7 +58,7 @@ struct BenchCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "webpush",
             abstract: "The CPU a Web Push costs: its body, encryption and VAPID header on one thread, then sent to an in-process emulator.",
-            discussion: "Needs no database. The target is 150 µs of CPU a push for encryption and VAPID (docs/operating/deploying.md#benchmarks).")
+            discussion: "Needs no database. The target is 150 µs of CPU a push for encryption and VAPID (BENCHMARKS.md keeps the figures).")
         @Option(help: "Pushes timed on one thread, each phase.") var pushes = 20_000
         @Option(help: "Pushes sent over HTTP to the emulator.") var sends = 10_000
         @OptionGroup var options: GlobalOptions

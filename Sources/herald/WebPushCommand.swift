@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldPush
 
-/// `herald webpush`: the application server's Web Push key (docs/apps.md#web-push).
+/// `herald webpush`: the application server's Web Push key (docs/apps.md#web-push-browsers-and-installed-web-apps).
 struct WebPushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webpush", abstract: "Make the key Herald signs Web Push with (VAPID).", subcommands: [Keys.self])

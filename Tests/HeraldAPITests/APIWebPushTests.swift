@@ -6,7 +6,7 @@ import Testing
 @testable import HeraldAPI
 
 /// A browser's subscription through `POST /v1/devices` and the key pages subscribe with
-/// (docs/apps.md#web-push, docs/api.md).
+/// (docs/apps.md#web-push-browsers-and-installed-web-apps, docs/api.md).
 @Suite struct APIWebPushTests {
     /// The browser key and secret of RFC 8291's worked example: a real point on P-256.
     static let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"

@@ -7,7 +7,7 @@ import Testing
 
 @testable import HeraldStore
 
-/// A browser's subscription as a device (docs/apps.md#web-push): the real dispatcher, the real
+/// A browser's subscription as a device (docs/apps.md#web-push-browsers-and-installed-web-apps): the real dispatcher, the real
 /// database and the emulator's push service, which decrypts what the browser would show.
 @Suite struct WebPushDeliveryTests {
     /// A browser of `email`'s subscribed at the emulator with the gateway's key, registered for `app`.

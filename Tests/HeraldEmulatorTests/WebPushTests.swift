@@ -6,7 +6,7 @@ import HeraldHTTP
 import HeraldPush
 import Testing
 
-/// Web Push against the emulator's push service (docs/apps.md#web-push): what a browser would
+/// Web Push against the emulator's push service (docs/apps.md#web-push-browsers-and-installed-web-apps): what a browser would
 /// decrypt, the VAPID token a push service checks, and what its answers become.
 @Suite struct WebPushTests {
     static let subject = "mailto:operator@herald.test"

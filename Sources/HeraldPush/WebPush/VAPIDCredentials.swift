@@ -8,7 +8,7 @@ import Synchronization
 /// half pages pass to `pushManager.subscribe()` as `applicationServerKey`, and the contact
 /// (`sub`) push services may write to. Each push carries `Authorization: vapid t=<JWT>, k=<key>`;
 /// the JWT names the push service's origin (`aud`), so one is signed per origin and reused
-/// until `refreshBefore` of its 12 hours are left (docs/apps.md#web-push).
+/// until `refreshBefore` of its 12 hours are left (docs/apps.md#web-push-browsers-and-installed-web-apps).
 public final class VAPIDCredentials: Sendable {
     /// How long a signed token is valid (RFC 8292 allows at most 24 hours).
     public static let lifetime: TimeInterval = 12 * 3600

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads a push service's answer (RFC 8030 §5 and §8.3, RFC 8292 §4.2; docs/apps.md#web-push).
+/// Reads a push service's answer (RFC 8030 §5 and §8.3, RFC 8292 §4.2; docs/apps.md#web-push-browsers-and-installed-web-apps).
 public enum WebPushClassifier {
     public static func classify(_ response: ProviderResponse, now: Date = Date()) -> DeliveryOutcome {
         let said = String(decoding: response.body.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

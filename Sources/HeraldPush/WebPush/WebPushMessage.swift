@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// One Web Push message before encryption (docs/apps.md#web-push): a Declarative Web Push
+/// One Web Push message before encryption (docs/apps.md#web-push-browsers-and-installed-web-apps): a Declarative Web Push
 /// body, which Safari 18.4+ shows by itself and a service worker reads as JSON, and the
 /// RFC 8030 headers.
 ///

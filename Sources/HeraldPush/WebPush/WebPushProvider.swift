@@ -2,7 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldHTTP
 
-/// Sends Web Push messages straight to the push service each subscription names (docs/apps.md#web-push):
+/// Sends Web Push messages straight to the push service each subscription names (docs/apps.md#web-push-browsers-and-installed-web-apps):
 /// the body encrypted for the browser (`WebPushEncryption`), signed for the service's origin
 /// (`VAPIDCredentials`), on an HTTP client whose every connection is checked against the
 /// destination policy: the endpoint was chosen by whoever registered the device.
