@@ -40,6 +40,8 @@ public final class WebhookSender: Sendable {
     private let metrics = WebhookMetrics()
     /// Where the live feed's pending rows begin, as this sender's sequencing found.
     private let sequencerFloor = QueueFloor()
+    /// Where this sender's feeder rounds reached (the stored cursor is written less often).
+    private let feedFloor = WebhookFeedFloor()
     private let inFlight = Atomic<Int>(0)
     /// The messages whose requests are in flight: the only leases renewed.
     private let sending = Mutex<Set<WebhookMessageKey>>([])
@@ -158,7 +160,7 @@ public final class WebhookSender: Sendable {
         do {
             try await store.sequenceLive(floor: sequencerFloor)
             while true {
-                let rows = try await store.feedWebhooks(limit: Self.feedBatch) { rows, subscriptions in
+                let rows = try await store.feedWebhooks(limit: Self.feedBatch, floor: feedFloor) { rows, subscriptions in
                     try WebhookEvents.drafts(rows, subscriptions)
                 }
                 read += rows

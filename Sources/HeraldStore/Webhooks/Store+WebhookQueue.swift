@@ -7,6 +7,9 @@ import Logging
 /// turns the durable feed into one message per subscribed endpoint, and the leases senders
 /// take on them, at most `WebhookQueue.perEndpoint` in flight to one endpoint.
 public enum WebhookQueue {
+    /// How far the stored cursor may lag behind where the feeder read, when no message was
+    /// written (`Store.feedWebhooks`); the live feed is pruned only up to the stored cursor.
+    static let cursorLag: Int64 = 10_000
     /// Requests in flight to one endpoint, across every worker.
     public static let perEndpoint = 10
     /// How long a claim holds a message: its sender renews the lease every second while the
@@ -41,17 +44,27 @@ extension Store {
     /// `limit`), lets `messages` decide what each endpoint gets, writes those messages and
     /// moves the cursor, in one transaction (one feeder at a time): every committed event
     /// becomes its messages exactly once.
+    ///
+    /// The cursor row is written only with messages, or once it lags `WebhookQueue.cursorLag`
+    /// positions behind: each write is a version of the one row that vacuum cannot remove while
+    /// another session holds a snapshot, and every round read the whole chain (10,600 versions
+    /// after 7 minutes of one). Between writes the feeder starts after `floor`, where its own
+    /// rounds reached; another feeder starting at the stored cursor reads again only rows that
+    /// made no message.
+    /// - Parameter floor: where this feeder's rounds reached; it is moved to where this one does.
     /// - Returns: how many feed rows were read.
     @discardableResult
     public func feedWebhooks(
-        limit: Int = 1_000, _ messages: @Sendable ([WebhookFeedRow], [WebhookSubscription]) throws -> [WebhookMessageDraft]
+        limit: Int = 1_000, floor: WebhookFeedFloor = WebhookFeedFloor(),
+        _ messages: @Sendable ([WebhookFeedRow], [WebhookSubscription]) throws -> [WebhookMessageDraft]
     ) async throws -> Int {
-        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
+        let (read, reached) = try await pool.withTransaction(setup: WebhookQueue.setup) { connection -> (Int, Int64?) in
             try await connection.query("SELECT pg_advisory_xact_lock(\(WebhookQueue.feederLock))")
-            let (cursor, head) = try await connection.query(
+            let (stored, head) = try await connection.query(
                 "SELECT (SELECT position FROM webhook_cursor WHERE id = 1), (SELECT coalesce(max(position), 0) FROM live_feed)"
             ).single().decode((Int64, Int64).self)
-            guard head > cursor else { return 0 }
+            let cursor = max(stored, floor.position)
+            guard head > cursor else { return (0, nil) }
             // Positions become visible in order (the sequencer): every row up to `head` is seen.
             let rows = try await connection.query(
                 """
@@ -94,9 +107,14 @@ extension Store {
                     ON CONFLICT DO NOTHING
                     """)
             }
-            try await connection.query("UPDATE webhook_cursor SET position = \(reached) WHERE id = 1")
-            return rows.count
+            if !flat.isEmpty || reached - stored >= WebhookQueue.cursorLag {
+                try await connection.query("UPDATE webhook_cursor SET position = \(reached) WHERE id = 1")
+            }
+            return (rows.count, reached)
         }
+        // Only once the round committed (a failed one reads its rows again).
+        if let reached { floor.reached(reached) }
+        return read
     }
 
     /// Leases due messages of active endpoints to `worker`: at most `limit`, and to each
