@@ -48,7 +48,7 @@ import Testing
                 cli,
                 [
                     "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Ship",
-                    "--deadline", "2026-11-28", "--as", "alice@acme.test"
+                    "--deadline", TestDates.deadline, "--as", "alice@acme.test"
                 ])
             let waiting = try await ok(cli, ["why", "--activity", id, "--as", "alice@acme.test"])
             #expect(waiting.contains("queued since") && waiting.contains("will consider chidi@acme.test"), "\(waiting)")
@@ -83,7 +83,7 @@ import Testing
                 cli,
                 [
                     "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Tom & Jerry <3 audit",
-                    "--deadline", "2026-11-28", "--priority", "p0", "--as", "alice@acme.test"
+                    "--deadline", TestDates.deadline, "--priority", "p0", "--as", "alice@acme.test"
                 ])
             var expected: [(token: String, provider: String, status: String, badge: Int, body: String)] = []
             func step(_ arguments: [String], token: String, provider: String, status: String, badge: Int, body: String) async throws {
@@ -96,16 +96,16 @@ import Testing
             let utc = Self.today(in: "UTC")
             try await step(
                 [], token: "chidi-android-member", provider: "fcm", status: "assigned", badge: 1,
-                body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline Nov 28, 2026: Tom & Jerry <3 audit.")
+                body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline \(TestDates.deadlineShown): Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "start", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
                 provider: "apns", status: "running", badge: 0,
-                body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+                body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
                 provider: "apns",
                 status: "completion_requested", badge: 1,
-                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "reject", "--reason", "redo", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm",
                 status: "running", badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
@@ -113,7 +113,7 @@ import Testing
                 ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
                 provider: "apns",
                 status: "completion_requested", badge: 1,
-                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline Nov 28, 2026 for Tom & Jerry <3 audit.")
+                body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "approve", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm", status: "approved",
                 badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has approved your activity: Tom & Jerry <3 audit.")
@@ -179,7 +179,7 @@ import Testing
             try await ok(
                 cli,
                 [
-                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", "2026-12-01",
+                    "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Live", "--deadline", TestDates.deadline,
                     "--as", "alice@acme.test"
                 ])
             // Generous: the suite runs tests in parallel on a shared machine; this checks that
@@ -221,7 +221,7 @@ import Testing
                 try await ok(
                     cli,
                     [
-                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", "2026-12-01",
+                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", "Crash test", "--deadline", TestDates.deadline,
                         "--as", "alice@acme.test"
                     ])
                 let concurrency = 100

@@ -49,7 +49,7 @@ import Testing
             _ = try await call("POST", "/v1/devices", alice, ["token": "alice-member-app", "app": "member", "platform": "android"])
             let activity = try await call(
                 "POST", "/v1/activities", alice,
-                ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": "2026-12-01", "priority": "p0"])
+                ["team": "ops", "assignee": "chidi@acme.test", "name": "Ship v2", "deadline": TestDates.deadline, "priority": "p0"])
             let id = try #require(activity["id"] as? String)
             // Chidi's app lists his activities: this one, assigned.
             let listed = try #require(try await call("GET", "/v1/activities", chidi)["items"] as? [[String: Any]])

@@ -71,7 +71,7 @@ import Testing
                 cli,
                 [
                     "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
-                    "--name", "Ship v2", "--deadline", "2026-11-28", "--priority", "p0"
+                    "--name", "Ship v2", "--deadline", TestDates.deadline, "--priority", "p0"
                 ])
             #expect(UUID(uuidString: id) != nil, "assign printed \(id)")
             let steps: [([String], String)] = [
@@ -111,7 +111,7 @@ import Testing
                 cli,
                 [
                     "activity", "assign", "--as", "alice@acme.test", "--team", "ops", "--to", "chidi@acme.test",
-                    "--name", "Ship v2", "--deadline", "2026-11-28"
+                    "--name", "Ship v2", "--deadline", TestDates.deadline
                 ])
             _ = try await ok(cli, ["activity", "start", id, "--as", "chidi@acme.test"])
             _ = try await ok(cli, ["tenant", "create", "globex"])

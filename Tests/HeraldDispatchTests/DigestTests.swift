@@ -76,7 +76,7 @@ import Testing
             for name in ["Gerüst", "Dach"] {
                 let activity = try await harness.store.withTenant(harness.tenant) {
                     try await $0.assignActivity(
-                        actor: "gerd@acme.test", team: "bau", assignee: "dana@acme.test", name: name, deadline: try Input.date("2026-11-28"),
+                        actor: "gerd@acme.test", team: "bau", assignee: "dana@acme.test", name: name, deadline: try Input.date(TestDates.deadline),
                         priority: .p3)
                 }
                 try await harness.act(.start, activity.id, by: "dana@acme.test")

@@ -88,7 +88,7 @@ struct DispatchHarness: Sendable {
     }
 
     func assign(
-        to assignee: String = "chidi@acme.test", priority: Priority = .p0, name: String = "Ship v2", deadline: String = "2026-11-28"
+        to assignee: String = "chidi@acme.test", priority: Priority = .p0, name: String = "Ship v2", deadline: String = TestDates.deadline
     ) async throws -> ActivityRecord {
         try await store.withTenant(tenant) {
             try await $0.assignActivity(

@@ -196,7 +196,8 @@ import Testing
                 #expect(try await dispatcher.fanOutOnce() == (1, 5_000))
                 try await harness.store.withTenant(other) {
                     _ = try await $0.assignActivity(
-                        actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: try Input.date("2026-12-01"))
+                        actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One",
+                        deadline: try Input.date(TestDates.deadline))
                 }
                 #expect(try await dispatcher.fanOutOnce() == (1, 1))
                 try await dispatcher.run(.drain(horizon: .zero))
@@ -230,7 +231,7 @@ import Testing
                 _ = try await session.setMembership(team: "ops", email: "solo@globex.test", role: .member)
                 _ = try await session.registerDevice(email: "solo@globex.test", token: "solo-phone", app: .member, platform: .ios, provider: .fcm)
                 _ = try await session.assignActivity(
-                    actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: try Input.date("2026-12-01"))
+                    actor: "boss@globex.test", team: "ops", assignee: "solo@globex.test", name: "One", deadline: try Input.date(TestDates.deadline))
             }
             try await harness.withDispatcher { dispatcher in
                 #expect(try await dispatcher.fanOutOnce() == (2, 1_001))

@@ -60,7 +60,11 @@ import Testing
             #expect(Set(pushes.map(\.message.token)) == [Self.chidiStart, Self.aliceStart])
             var tokyo = Calendar(identifier: .gregorian)
             tokyo.timeZone = try #require(TimeZone(identifier: "Asia/Tokyo"))
-            let deadlineEnd = try #require(tokyo.date(from: DateComponents(year: 2026, month: 11, day: 29)))
+            // The start of the day after the deadline, in Tokyo.
+            let deadlineDay = try #require(LocalDate(TestDates.deadline))
+            let deadlineStart = try #require(
+                tokyo.date(from: DateComponents(year: deadlineDay.year, month: deadlineDay.month, day: deadlineDay.day)))
+            let deadlineEnd = try #require(tokyo.date(byAdding: .day, value: 1, to: deadlineStart))
             for (message, aps) in pushes {
                 let topic = message.token == Self.chidiStart ? "com.example.herald.member" : "com.example.herald.manager"
                 #expect(message.headers["apns-topic"] == topic + ".push-type.liveactivity")
@@ -70,7 +74,7 @@ import Testing
                 #expect(attributes["activityId"] as? String == activity.id.uuidString.lowercased())
                 #expect(attributes["name"] as? String == "Ship v2" && attributes["team"] as? String == "Field Ops")
                 #expect(Self.state(aps)["status"] as? String == "assigned" && Self.state(aps)["assignee"] as? String == "Chidi Okafor")
-                #expect(Self.state(aps)["deadline"] as? String == "2026-11-28")
+                #expect(Self.state(aps)["deadline"] as? String == TestDates.deadline)
                 #expect((aps["stale-date"] as? Int) == Int(deadlineEnd.timeIntervalSince1970))
                 #expect(aps["timestamp"] is Int && (aps["alert"] as? [String: Any])?["title"] as? String == "P0: Ship v2")
             }
