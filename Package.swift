@@ -257,6 +257,7 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldStore",
+                "HeraldWebhooks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -25,6 +25,17 @@ enum BenchEmulator: Sendable {
         return Double(microseconds) / 1_000_000
     }
 
+    /// Webhook requests the emulator's receiver took, how many repeated an id, and the
+    /// connections the emulator accepted (every port, since it started).
+    func webhooks() async -> (received: Int, repeated: Int, connections: Int) {
+        switch self {
+        case .inProcess(let emulator): return (emulator.webhooks.received, emulator.webhooks.repeated, emulator.connectionCount)
+        case .remote:
+            let stats = await stats()
+            return (stats?["webhooks"] ?? 0, stats?["webhookRepeats"] ?? 0, stats?["connections"] ?? 0)
+        }
+    }
+
     private func stats() async -> [String: Int]? {
         guard case .remote(let base, let http) = self,
             let response = try? await http.send(HTTPRequest(url: base + "/emulator/stats", timeout: .seconds(10)))

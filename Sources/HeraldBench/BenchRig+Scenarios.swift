@@ -151,7 +151,7 @@ extension BenchRig {
         return report(scenario: "tenant-delete", parameters: ["deliveries": deliveries, "rounds": rounds], durations: times)
     }
 
-    private func report(
+    func report(
         scenario: String, parameters: [String: Int], counts: [String: Int] = [:], rates: [String: Double] = [:],
         durations: [String: Double] = [:], latency: [String: Double]? = nil, cpu: [String: Double] = [:]
     ) -> BenchReport {

@@ -16,6 +16,10 @@ public final class BenchRig: Sendable {
     let emulator: BenchEmulator
     let gateway: ProviderGateway
     let settings: BenchSettings
+    /// Where the webhooks scenario sends: the emulator's webhook receiver (`/webhooks/…`).
+    let receiver: String
+    /// What the rig was started with (the webhooks' sender reads its variables).
+    let environment: HeraldEnvironment
     let logger: Logger
     /// This process's CPU and, when it runs here, the database server's.
     let meter: CPUMeter
@@ -25,21 +29,29 @@ public final class BenchRig: Sendable {
     /// What a running emulator had accepted before this run.
     private let acceptedBefore = Mutex(0)
 
-    private init(store: Store, emulator: BenchEmulator, gateway: ProviderGateway, settings: BenchSettings, logger: Logger, meter: CPUMeter) {
+    private init(
+        store: Store, emulator: BenchEmulator, gateway: ProviderGateway, settings: BenchSettings, receiver: String,
+        environment: HeraldEnvironment, meter: CPUMeter
+    ) {
         self.store = store
+        self.receiver = receiver
+        self.environment = environment
         self.meter = meter
         self.emulator = emulator
         self.gateway = gateway
         self.settings = settings
-        self.logger = logger
+        self.logger = environment.logger
     }
 
     /// A rig on the environment's database and, unless `GOOGLE_APPLICATION_CREDENTIALS` and
     /// `HERALD_FCM_ENDPOINT` point at a running emulator, an emulator of its own in this
     /// process; the bench tenants are removed when `body` ends (unless `settings.keep`).
-    /// - Parameter emulatorLogger: the in-process emulator's logger.
+    /// - Parameters:
+    ///   - emulatorLogger: the in-process emulator's logger.
+    ///   - receiver: the running emulator's base URL for webhooks (its HTTP/1.1 port); its
+    ///     `HERALD_FCM_ENDPOINT` when nil. An in-process emulator's is its HTTP/1.1 port.
     public static func with<Result: Sendable>(
-        _ environment: HeraldEnvironment, settings: BenchSettings, poolSize: Int = 8, emulatorLogger: Logger,
+        _ environment: HeraldEnvironment, settings: BenchSettings, poolSize: Int = 8, emulatorLogger: Logger, receiver: String? = nil,
         _ body: @Sendable (BenchRig) async throws -> Result
     ) async throws -> Result {
         let logger = environment.logger
@@ -51,8 +63,11 @@ public final class BenchRig: Sendable {
                 // A running emulator (or anything FCM-like) the environment points at.
                 return try await environment.withGateway(maxInFlight: maxInFlight) { gateway in
                     let emulator = BenchEmulator.remote(base: endpoint, http: gateway.http)
-                    return try await BenchRig(store: store, emulator: emulator, gateway: gateway, settings: settings, logger: logger, meter: meter)
-                        .running(body)
+                    return try await BenchRig(
+                        store: store, emulator: emulator, gateway: gateway, settings: settings, receiver: receiver ?? endpoint,
+                        environment: environment, meter: meter
+                    )
+                    .running(body)
                 }
             }
             var configuration = EmulatorConfiguration()
@@ -60,7 +75,8 @@ public final class BenchRig: Sendable {
             return try await Emulator.withRunning(configuration, logger: emulatorLogger) { emulator, endpoints in
                 try await emulator.withGateway(base: endpoints.https, maxInFlight: maxInFlight, logger: logger) { gateway in
                     try await BenchRig(
-                        store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, logger: logger, meter: meter
+                        store: store, emulator: .inProcess(emulator), gateway: gateway, settings: settings, receiver: endpoints.http1,
+                        environment: environment, meter: meter
                     )
                     .running(body)
                 }

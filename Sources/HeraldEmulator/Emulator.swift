@@ -94,6 +94,9 @@ public final class Emulator: Sendable {
     /// How many messages were accepted so far (cheap, unlike `messages()`).
     public func acceptedCount() async -> Int { state.accepted }
 
+    /// Webhook requests its receiver took (`POST /webhooks/…`), and how many repeated an id.
+    public var webhooks: (received: Int, repeated: Int) { state.webhooks }
+
     /// Messages accepted so far, oldest first.
     public func messages() async -> [RecordedMessage] { state.messages }
 

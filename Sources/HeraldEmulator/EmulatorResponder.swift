@@ -49,6 +49,8 @@ struct EmulatorResponder: HTTPResponder {
             return apnsSend(headers, token: String(path.dropFirst("/3/device/".count)), body: body, faults: faults)
         case (.post, _) where Self.isWebPushSend(path):
             return webPushSend(headers, id: String(path.dropFirst("/webpush/".count)), body: body, faults: faults)
+        case (.post, _) where Self.isWebhook(path):
+            return webhook(headers)
         case (_, _) where path.hasPrefix("/emulator/webpush/subscriptions"):
             return webPushControl(method: method, path: path, body: body)
         case (.get, "/emulator/messages"):
@@ -61,9 +63,11 @@ struct EmulatorResponder: HTTPResponder {
         case (.put, "/emulator/faults"):
             return setFaults(body)
         case (.get, "/emulator/stats"):
+            let webhooks = emulator.state.webhooks
             let stats: [String: Int] = [
                 "connections": emulator.connectionCount, "accepted": emulator.state.accepted,
                 "rejected": emulator.state.rejected,
+                "webhooks": webhooks.received, "webhookRepeats": webhooks.repeated,
                 // This process's CPU, user and system (for `herald bench`'s cost per request).
                 "cpuMicroseconds": EmulatorResponder.processCPUMicroseconds()
             ]

@@ -14,6 +14,9 @@ final class EmulatorState: Sendable {
         var accessTokens: Set<String> = []
         var accepted = 0
         var rejected = 0
+        /// Webhook requests received, and their distinct `webhook-id`s (the receiver's).
+        var webhooks = 0
+        var webhookIDs: Set<String> = []
         var random = SystemRandomNumberGenerator()
     }
 
@@ -31,6 +34,15 @@ final class EmulatorState: Sendable {
     var messages: [RecordedMessage] { storage.withLock { $0.messages } }
     var accepted: Int { storage.withLock { $0.accepted } }
     var rejected: Int { storage.withLock { $0.rejected } }
+    /// Webhook requests received, and how many of them repeated a `webhook-id` seen before.
+    var webhooks: (received: Int, repeated: Int) { storage.withLock { ($0.webhooks, $0.webhooks - $0.webhookIDs.count) } }
+
+    func recordWebhook(id: String) {
+        storage.withLock {
+            $0.webhooks += 1
+            $0.webhookIDs.insert(id)
+        }
+    }
 
     func issueAccessToken() -> String {
         let token = "emu-" + UUID().lowercasedString
@@ -58,6 +70,8 @@ final class EmulatorState: Sendable {
             $0.messages.removeAll()
             $0.accepted = 0
             $0.rejected = 0
+            $0.webhooks = 0
+            $0.webhookIDs.removeAll()
         }
     }
 

@@ -89,4 +89,13 @@ extension Store {
             ).single().decode(Int.self, at: 0)
         }
     }
+
+    /// Webhook messages of `tenant`, and how many of them were delivered.
+    public func webhookMessages(tenant: UUID) async throws -> (total: Int, delivered: Int) {
+        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
+            try await connection.query(
+                "SELECT count(*)::int, (count(*) FILTER (WHERE status = 'delivered'))::int FROM webhook_messages WHERE tenant_id = \(tenant)"
+            ).single().decode((Int, Int).self)
+        }
+    }
 }

@@ -6,7 +6,7 @@ import HeraldRuntime
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure Herald: burn-down, latency, fan-out, transitions, tenant deletion (against the emulator), and the live channel.",
+        abstract: "Measure Herald: burn-down, latency, fan-out, transitions, tenant deletion, webhooks (against the emulator), and the live channel.",
         discussion: """
             Starts what it needs: the database (HERALD_DATABASE_URL or the embedded cluster) and an emulator, as a \
             child process (--emulator in-process: in this one), unless GOOGLE_APPLICATION_CREDENTIALS and \
@@ -15,7 +15,9 @@ struct BenchCommand: AsyncParsableCommand {
             works in fresh tenants named bench-…, removed afterwards (--keep leaves them). Build with \
             `swift build -c release` first: a debug build is several times slower.
             """,
-        subcommands: [BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self, BenchLiveCommand.self, WebPush.self])
+        subcommands: [
+            BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self, Webhooks.self, BenchLiveCommand.self, WebPush.self
+        ])
 
     struct Common: ParsableArguments {
         @Option(help: "Dispatchers (workers) in this process.") var workers = 1
@@ -41,7 +43,7 @@ struct BenchCommand: AsyncParsableCommand {
             defer { child?.stop() }
             let report = try await BenchRig.with(
                 HeraldEnvironment(variables, logger: logger), settings: settings, poolSize: poolSize,
-                emulatorLogger: DemoCommand.quiet(logger, at: .critical), scenario)
+                emulatorLogger: DemoCommand.quiet(logger, at: .critical), receiver: child?.http1, scenario)
             if options.json { return try printJSON(report) }
             printFields(report.fields)
         }
@@ -123,6 +125,22 @@ struct BenchCommand: AsyncParsableCommand {
         func run() async throws {
             guard (1...600).contains(seconds), (1...256).contains(clients) else { throw ValidationError("--seconds 1-600, --clients 1-256") }
             try await common.run(poolSize: min(clients, 16)) { try await $0.transitions(seconds: seconds, clients: clients) }
+        }
+    }
+
+    struct Webhooks: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Webhooks to one keep-alive receiver: N events committed, then one sender timed until each is delivered.",
+            discussion: """
+                The receiver is the emulator's (POST /webhooks/…, answered 204), in its own process. Reports events a \
+                second and the CPU an event cost this process (the sender), PostgreSQL and the receiver.
+                """)
+        @Option(help: "Events (activity assignments, one message each).") var events = 20_000
+        @OptionGroup var common: Common
+
+        func run() async throws {
+            guard (1...200_000).contains(events) else { throw ValidationError("--events 1-200000") }
+            try await common.run { try await $0.webhooks(events: events) }
         }
     }
 

@@ -11,6 +11,8 @@ struct EmulatorProcess {
     /// The variables that point Herald at it (`GOOGLE_APPLICATION_CREDENTIALS`,
     /// `HERALD_FCM_ENDPOINT`, `HERALD_CA_FILE`).
     let variables: [String: String]
+    /// Its HTTP/1.1 base URL (`http://127.0.0.1:PORT`), from the line that says where it listens.
+    let http1: String?
 
     /// Starts the emulator and waits (at most 30 s) until it says where it listens.
     static func start() throws -> EmulatorProcess {
@@ -44,7 +46,9 @@ struct EmulatorProcess {
                     let parts = assignment.split(separator: "=", maxSplits: 1)
                     if parts.count == 2 { variables[String(parts[0])] = String(parts[1]) }
                 }
-                return EmulatorProcess(process: process, input: input, home: home, variables: variables)
+                let listening = text.split(separator: "\n").first { $0.contains("HTTP/1.1 http://") }
+                let http1 = listening.flatMap { $0.split(separator: " ").last }.map(String.init)
+                return EmulatorProcess(process: process, input: input, home: home, variables: variables, http1: http1)
             }
             usleep(50_000)
         }

@@ -41,6 +41,23 @@ import Testing
         #expect((cpu["worker send+acknowledge: HTTP client thread"] ?? 0) > 0, "the HTTP thread names itself")
     }
 
+    /// The webhooks bench delivers every event to the emulator's receiver, over connections
+    /// kept alive (one a request would be 2,000), and reports the CPU of all three processes.
+    @Test func aWebhooksBenchDeliversEveryEventOverConnectionsKeptAlive() async throws {
+        let report = try await bench(["webhooks", "--events", "2000"])
+        let counts = try #require(report["counts"] as? [String: Int])
+        #expect(counts["messages"] == 2000 && counts["delivered"] == 2000, "\(counts)")
+        // At least once: a request that timed out on a loaded machine is sent again, and counted twice.
+        let (received, twice) = (counts["received"] ?? -1, counts["receivedTwice"] ?? -1)
+        #expect(received >= 2000 && twice == received - 2000, "\(counts)")
+        #expect((1..<100).contains(counts["receiverConnections"] ?? -1), "\(counts)")
+        let cpu = try #require(report["cpuMicrosecondsPerDelivery"] as? [String: Double])
+        for key in ["worker per event", "postgres per event", "receiver per event"] {
+            #expect((cpu[key] ?? 0) > 0, "\(key): \(cpu)")
+        }
+        #expect(((report["rates"] as? [String: Double])?["eventsPerSecond"] ?? 0) > 0)
+    }
+
     /// A bench killed outright leaves its emulator's home behind; the next bench removes it,
     /// and leaves alone the home of a bench that still runs.
     @Test func aBenchRemovesTheHomesOfEmulatorsWhoseBenchIsGone() async throws {
