@@ -42,9 +42,12 @@ public final class WebhookSender: Sendable {
     private let sequencerFloor = QueueFloor()
     /// Where this sender's feeder rounds reached (the stored cursor is written less often).
     private let feedFloor = WebhookFeedFloor()
-    private let inFlight = Atomic<Int>(0)
-    /// The messages whose requests are in flight: the only leases renewed.
-    private let sending = Mutex<Set<WebhookMessageKey>>([])
+    /// The messages claimed and not yet recorded.
+    private let slots = WebhookSlots()
+    private let recorder: WebhookRecorder
+    /// Whether the next round reads the feed: a NOTIFY or the ticker asked (an answer that
+    /// freed a slot only asks for a claim).
+    private let feedAsked = Atomic<Bool>(true)
     private let stopping = Atomic<Bool>(false)
     let failures: Failures
     private let wakes: AsyncStream<Void>
@@ -58,8 +61,14 @@ public final class WebhookSender: Sendable {
         self.configuration = configuration
         self.worker = worker
         self.logger = logger
-        self.failures = Failures(logger: logger)
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let failures = Failures(logger: logger)
+        self.failures = failures
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (self.wakes, self.wake) = (wakes, wake)
+        recorder = WebhookRecorder(store: store, worker: worker, failures: failures.records) { [slots] results in
+            slots.release(results)
+            wake.yield()
+        }
     }
 
     /// Each loop's failures, told once a streak (`FailureLog`).
@@ -106,14 +115,14 @@ public final class WebhookSender: Sendable {
             group.addTask {
                 await withTaskGroup(of: Void.self) { helpers in
                     helpers.addTask {
-                        for await _ in listener.wakes { self.wake.yield() }
+                        for await _ in listener.wakes { self.askToFeed() }
                     }
                     helpers.addTask {
                         var tick = 0
                         while true {
                             do { try await Task.sleep(for: .seconds(1)) } catch { return }
                             tick += 1
-                            self.wake.yield()
+                            self.askToFeed()
                             await self.renewLeases()
                             await self.upkeep(prune: tick % 3_600 == 15)
                         }
@@ -122,16 +131,20 @@ public final class WebhookSender: Sendable {
                     helpers.cancelAll()
                 }
             }
+            var gathering = Self.gathering
             for await _ in wakes {
-                // Wake-ups that come meanwhile (every transition NOTIFYs) are one round: at 200
-                // events a second, at most 50 rounds instead of 200, each a few transactions.
-                do { try await Task.sleep(for: Self.gathering) } catch { break }
+                // Wake-ups that come meanwhile (every transition NOTIFYs, every answer frees a
+                // slot) are one round: at 200 events a second, at most 50 rounds instead of 200,
+                // each a few transactions. While messages are there to send, a round follows the
+                // answers closely: an endpoint's 10 slots are not left idle for 20 ms.
+                do { try await Task.sleep(for: gathering) } catch { break }
                 if stopping.load(ordering: .relaxed) { break }
-                let fed = await feed()
+                let fed = feedAsked.exchange(false, ordering: .relaxed) ? await feed() : 0
                 let claimed = await claim()
                 for message in claimed {
                     group.addTask { await self.deliver(message) }
                 }
+                gathering = claimed.isEmpty ? Self.gathering : Self.busyGathering
                 // A round that failed waits before the next (the ticker wakes it every second).
                 if fed == nil || claimed.isEmpty && failures.claims.failures > 0 {
                     let inARow = max(failures.feed.failures, failures.claims.failures)
@@ -144,6 +157,11 @@ public final class WebhookSender: Sendable {
         do { try await store.releaseWebhookLeases(worker: worker) } catch {
             logger.warning("cannot give back webhook leases", metadata: ["error": "\(error)"])
         }
+    }
+
+    private func askToFeed() {
+        feedAsked.store(true, ordering: .relaxed)
+        wake.yield()
     }
 
     /// Stops claiming; `run()` returns once what is in flight is recorded.
@@ -186,13 +204,12 @@ public final class WebhookSender: Sendable {
     }
 
     private func claim() async -> [ClaimedWebhookMessage] {
-        let room = configuration.maxInFlight - inFlight.load(ordering: .relaxed)
+        let room = configuration.maxInFlight - slots.inFlight
         guard room > 0 else { return [] }
         do {
             let messages = try await store.claimWebhookMessages(worker: worker, limit: room)
             failures.claims.succeeded()
-            inFlight.add(messages.count, ordering: .relaxed)
-            sending.withLock { $0.formUnion(messages.map(\.key)) }
+            slots.take(messages)
             return messages
         } catch {
             if !Task.isCancelled { failures.claims.failed(error) }
@@ -201,11 +218,6 @@ public final class WebhookSender: Sendable {
     }
 
     private func deliver(_ message: ClaimedWebhookMessage) async {
-        defer {
-            sending.withLock { _ = $0.remove(message.key) }
-            inFlight.subtract(1, ordering: .relaxed)
-            wake.yield()
-        }
         let started = Date()
         var answer: HTTPResponse?
         var failure: String?
@@ -218,24 +230,12 @@ public final class WebhookSender: Sendable {
         }
         let result = WebhookDelivery.result(of: message, answer: answer, failure: failure, startedAt: started, finishedAt: Date())
         metrics.record(result, seconds: result.at.timeIntervalSince(started))
-        // Recorded until it is, a few times (the lease, renewed meanwhile, keeps anyone else
-        // from sending it); a record that never lands leaves the message to be sent again when
-        // its lease runs out.
-        for attempt in 1...4 {
-            do {
-                try await store.recordWebhookAttempts([result], worker: worker)
-                failures.records.succeeded()
-                return
-            } catch {
-                let inARow = failures.records.failed(error)
-                guard attempt < 4, await RetryPause.wait(afterFailures: inARow) else { return }
-            }
-        }
+        await recorder.record(result)
     }
 
     /// Renews the leases of the messages whose requests are in flight.
     private func renewLeases() async {
-        let held = sending.withLock { Array($0) }
+        let held = slots.keys
         guard !held.isEmpty else { return }
         do {
             try await store.renewWebhookLeases(held, worker: worker)
@@ -260,6 +260,8 @@ public final class WebhookSender: Sendable {
     static let feedBatch = 1_000
     /// How long a round waits after its wake-up, for the ones that follow.
     static let gathering: Duration = .milliseconds(20)
+    /// How long a round waits while the last one found messages to send.
+    static let busyGathering: Duration = .milliseconds(2)
 }
 
 /// `herald_webhook_attempts_total{outcome}` (delivered, retry, disabled) and
