@@ -125,8 +125,9 @@ extension Store {
     /// picked messages against the queue's statistics: on a queue that grew faster than they
     /// did it walked every queued message and picked again for each (25 ms a claim), and with
     /// a generic plan it hashed the batch against a scan of the table (4 ms a claim at 20,000
-    /// messages; herald bench webhooks). Claims are one at a time (an advisory lock); a message
-    /// changed meanwhile (a replay, a prune) has a new tuple id and is left to the next claim.
+    /// messages; herald bench webhooks). Claims are one at a time (an advisory lock), and only
+    /// they change a queued message (the others change sent ones, or delete): a message changed
+    /// meanwhile has a new tuple id and is left to the next claim.
     public func claimWebhookMessages(worker: String, limit: Int) async throws -> [ClaimedWebhookMessage] {
         guard limit > 0 else { return [] }
         return try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
@@ -149,7 +150,9 @@ extension Store {
                     UPDATE webhook_messages m
                     SET status = 'sending', attempts = m.attempts + 1, lease_owner = \(worker),
                         lease_expires_at = now() + make_interval(secs => \(WebhookQueue.lease.timeInterval))
-                    WHERE m.ctid = ANY(ARRAY(SELECT row FROM picked)) AND m.status = 'queued'
+                    -- (Not `status = 'queued'`: that matched the queue's partial index, and the
+                    -- planner walked the endpoint's whole queue through it to find these rows.)
+                    WHERE m.ctid = ANY(ARRAY(SELECT row FROM picked)) AND m.lease_owner IS NULL
                     RETURNING m.tenant_id, m.endpoint_id, m.id, m.type, m.body, m.attempts
                 )
                 SELECT c.tenant_id, c.endpoint_id, c.id, c.type, c.body, c.attempts, e.url, e.secret,
