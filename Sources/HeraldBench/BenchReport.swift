@@ -20,10 +20,13 @@ public struct BenchReport: Encodable, Sendable {
     /// Of this process: the dispatchers (and the emulator, when it runs in-process).
     public let peakRSSMegabytes: Double
     public let emulatorInProcess: Bool
+    /// The latency scenario's seconds: events, slow ones, and what shared the machine.
+    let timeline: [LatencyTimeline.Second]?
 
     init(
         scenario: String, settings: BenchSettings, emulatorInProcess: Bool, parameters: [String: Int], counts: [String: Int],
-        rates: [String: Double], durations: [String: Double], latency: [String: Double]?, cpu: [String: Double]
+        rates: [String: Double], durations: [String: Double], latency: [String: Double]?, cpu: [String: Double],
+        timeline: [LatencyTimeline.Second]? = nil
     ) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -45,6 +48,7 @@ public struct BenchReport: Encodable, Sendable {
         cpuMicrosecondsPerDelivery = cpu
         peakRSSMegabytes = Double(usage.ru_maxrss) / 1024
         self.emulatorInProcess = emulatorInProcess
+        self.timeline = timeline
     }
 
     /// The report as labelled fields, in the order a reader wants them.
@@ -65,7 +69,23 @@ public struct BenchReport: Encodable, Sendable {
             fields.append(("CPU note", "the emulator runs in this process: its CPU counts as the worker's"))
         }
         fields.append((emulatorInProcess ? "peak RSS (MB, dispatchers + emulator)" : "peak RSS (MB)", String(format: "%.1f", peakRSSMegabytes)))
+        // The seconds that held slow events, and what shared the machine then (the JSON has every second).
+        for second in timeline ?? [] where second.slow > 0 {
+            fields.append(("second \(second.second)", Self.describe(second)))
+        }
         return fields
+    }
+
+    /// `3 slow of 200 (max 12.1 ms); CPU % of a core: host 160 (steal 0, others 12), herald 45, …`.
+    static func describe(_ second: LatencyTimeline.Second) -> String {
+        func figure(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "?" }
+        var text = "\(second.slow) slow of \(second.events) (max \(String(format: "%.1f", second.maxMilliseconds)) ms); CPU % of a core: "
+        text += "host \(figure(second.host)) (steal \(figure(second.steal)), others \(figure(second.others))), herald \(figure(second.herald)), "
+        text += "postgres \(figure(second.postgres)), emulator \(figure(second.emulator))"
+        if let buffers = second.checkpointBuffers, buffers > 0 || (second.checkpoints ?? 0) > 0 { text += "; checkpoint wrote \(buffers) buffers" }
+        if let wal = second.walKilobytes { text += "; WAL \(wal) kB" }
+        if !second.autovacuum.isEmpty { text += "; " + second.autovacuum.joined(separator: ", ") }
+        return text
     }
 
     /// p50, p95, p99 and max of `values` (nearest rank).

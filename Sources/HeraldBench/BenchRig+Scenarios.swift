@@ -41,11 +41,20 @@ extension BenchRig {
     }
 
     /// Commits `rate` events a second for `seconds` with the workers running; event commit →
-    /// request at the emulator, as percentiles.
+    /// request at the emulator, as percentiles; and, second by second, what shared the machine
+    /// (`LatencyTimeline`), with the slow events counted by what their seconds held.
     public func latency(rate: Int, seconds: Int) async throws -> BenchReport {
         let count = rate * seconds
         let tenant = try await makeTenant(index: 0, members: count, devicesPerMember: 1)
         let members = try await memberEmails(tenant)
+        let sampling = Task {
+            var samples: [LatencyTimeline.Sample] = []
+            while !Task.isCancelled {
+                samples.append(await LatencyTimeline.sample(store: store, meter: meter, emulator: emulator))
+                try? await Task.sleep(for: .seconds(1))
+            }
+            return samples
+        }
         let committed = try await withWorkers { _ async throws -> [String: Date] in
             // Let the workers start listening.
             try await Task.sleep(for: .milliseconds(500))
@@ -53,14 +62,19 @@ extension BenchRig {
         } until: {
             await self.acceptedCount() >= count
         }
+        sampling.cancel()
+        let samples = await sampling.value + [await LatencyTimeline.sample(store: store, meter: meter, emulator: emulator)]
         let received = try await arrivals()
-        var latencies: [Double] = []
+        var events: [(committed: Date, milliseconds: Double)] = []
         for (token, at) in committed {
-            if let arrival = received[token] { latencies.append(arrival.timeIntervalSince(at) * 1000) }
+            if let arrival = received[token] { events.append((at, arrival.timeIntervalSince(at) * 1000)) }
         }
+        let timeline = LatencyTimeline.seconds(samples, events: events)
+        var counts = ["events": committed.count, "arrived": events.count]
+        counts.merge(LatencyTimeline.attribution(timeline)) { $1 }
         return report(
-            scenario: "latency", parameters: ["rate": rate, "seconds": seconds],
-            counts: ["events": committed.count, "arrived": latencies.count], latency: BenchReport.percentiles(latencies))
+            scenario: "latency", parameters: ["rate": rate, "seconds": seconds], counts: counts,
+            latency: BenchReport.percentiles(events.map(\.milliseconds)), timeline: timeline)
     }
 
     /// One message to a group of `people`: time from its commit until every delivery is
@@ -153,10 +167,11 @@ extension BenchRig {
 
     func report(
         scenario: String, parameters: [String: Int], counts: [String: Int] = [:], rates: [String: Double] = [:],
-        durations: [String: Double] = [:], latency: [String: Double]? = nil, cpu: [String: Double] = [:]
+        durations: [String: Double] = [:], latency: [String: Double]? = nil, cpu: [String: Double] = [:],
+        timeline: [LatencyTimeline.Second]? = nil
     ) -> BenchReport {
         BenchReport(
             scenario: scenario, settings: settings, emulatorInProcess: emulator.isInProcess, parameters: parameters, counts: counts,
-            rates: rates, durations: durations, latency: latency, cpu: cpu)
+            rates: rates, durations: durations, latency: latency, cpu: cpu, timeline: timeline)
     }
 }

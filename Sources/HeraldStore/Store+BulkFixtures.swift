@@ -98,4 +98,34 @@ extension Store {
             ).single().decode((Int, Int).self)
         }
     }
+
+    /// What the database server was doing, for a bench's timeline: buffers its checkpoints
+    /// wrote and how many checkpoints began (pg_stat_bgwriter), the WAL written (pg_stat_wal),
+    /// what its autovacuum workers are running now, and the tables autovacuum finished with in
+    /// the last second (a vacuum of a small table begins and ends between two looks).
+    public func serverActivity() async throws -> ServerActivity {
+        let (buffers, checkpoints, wal, autovacuum) = try await pool.query(
+            """
+            SELECT b.buffers_checkpoint::bigint, (b.checkpoints_timed + b.checkpoints_req)::bigint, w.wal_bytes::bigint,
+                   ARRAY(SELECT coalesce(nullif(query, ''), 'autovacuum') FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'
+                         UNION ALL
+                         SELECT 'autovacuum: VACUUM ' || relname || ' (ended)' FROM pg_stat_all_tables
+                         WHERE last_autovacuum > now() - interval '1 second'
+                         UNION ALL
+                         SELECT 'autovacuum: ANALYZE ' || relname || ' (ended)' FROM pg_stat_all_tables
+                         WHERE last_autoanalyze > now() - interval '1 second')
+            FROM pg_stat_bgwriter b, pg_stat_wal w
+            """
+        ).single().decode((Int64, Int64, Int64, [String]).self)
+        return ServerActivity(checkpointBuffers: buffers, checkpoints: checkpoints, walBytes: wal, autovacuum: autovacuum)
+    }
+}
+
+/// What the database server was doing at one moment (`Store.serverActivity`).
+public struct ServerActivity: Sendable {
+    public let checkpointBuffers: Int64
+    public let checkpoints: Int64
+    public let walBytes: Int64
+    /// The statements its autovacuum workers run (`autovacuum: VACUUM public.deliveries…`).
+    public let autovacuum: [String]
 }

@@ -41,6 +41,21 @@ import Testing
         #expect((cpu["worker send+acknowledge: HTTP client thread"] ?? 0) > 0, "the HTTP thread names itself")
     }
 
+    /// The latency bench says, second by second, what shared the machine: its seconds hold
+    /// every event, and each slow one is counted once as unexplained or under its suspects.
+    @Test func aLatencyBenchTellsWhatEachSecondHeld() async throws {
+        let report = try await bench(["latency", "--rate", "50", "--seconds", "3"])
+        let counts = try #require(report["counts"] as? [String: Int])
+        #expect(counts["arrived"] == 150, "\(counts)")
+        let timeline = try #require(report["timeline"] as? [[String: Any]])
+        #expect(timeline.count >= 3, "\(timeline)")
+        #expect(timeline.map { $0["events"] as? Int ?? -1 }.reduce(0, +) == 150, "\(timeline)")
+        let slow = timeline.map { $0["slow"] as? Int ?? -1 }.reduce(0, +)
+        #expect(counts["slowEvents"] == slow && (counts["slowUnexplained"] ?? -1) <= slow, "\(counts)")
+        // The database runs on this machine: its CPU and its checkpointer's counters are read.
+        #expect(timeline.allSatisfy { ($0["postgres"] as? Double ?? -1) >= 0 && $0["checkpointBuffers"] is Int }, "\(timeline)")
+    }
+
     /// The webhooks bench delivers every event to the emulator's receiver, over connections
     /// kept alive (one a request would be 2,000), and reports the CPU of all three processes.
     @Test func aWebhooksBenchDeliversEveryEventOverConnectionsKeptAlive() async throws {
