@@ -22,9 +22,16 @@ public struct FanOutTransaction: Sendable {
     /// for its values: with the generic plan, a 10,000-person group's parts of 1,000 were
     /// written in 4.8 s instead of 3.3 s. (Both ways: one transaction may fan out several
     /// tenants' events.)
+    ///
+    /// Sequential scans are off: every table a fan-out reads, it reads by key or by an index.
+    /// Planned while the outbox and the activities were nearly empty by their statistics
+    /// (autovacuum analyzes a table that grew at most once a minute), the generic plans read
+    /// both whole, three times a fan-out: PostgreSQL's CPU grew from 37 % to 100 % of a core
+    /// over 30 s at 200 events a second, and pickup's p99 from 5 to 25 ms (`herald bench
+    /// latency`'s timeline, BENCHMARKS.md): the slow runs of that bench were these.
     public func enterScope(of tenant: UUID, recipients: Int) {
         connection.deferScript(
-            Store.tenantScope(tenant) + "; SET LOCAL plan_cache_mode = "
+            Store.tenantScope(tenant) + "; SET LOCAL enable_seqscan = off; SET LOCAL plan_cache_mode = "
                 + (recipients <= Self.genericPlanRecipients ? "force_generic_plan" : "force_custom_plan"))
     }
 
