@@ -27,7 +27,13 @@ extension TenantSession {
             }
         // One statement: the row, the timers, and the NOTIFY of it; sent with the next one
         // (at the latest the COMMIT), whose call throws if it fails.
+        // Sequential scans off for the rest of the transaction: the timers' foreign key is
+        // checked by a plan the connection keeps, and one made while the activities were
+        // nearly empty by their statistics read all of them at every assignment until
+        // autovacuum analyzed the table (PostgreSQL's CPU 44 → 75 % of a core over 30 s at
+        // 200 assignments a second, `herald bench latency`: BENCHMARKS.md).
         let id = UUID.v7()
+        connection.deferScript("SET LOCAL enable_seqscan = off")
         connection.enqueue(
             """
             WITH event AS (
