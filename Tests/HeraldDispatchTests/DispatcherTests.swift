@@ -275,6 +275,37 @@ import Testing
         }
     }
 
+    /// A worker that stalled past its lease and claimed the delivery again: the answer to its
+    /// first send does not count (the second is in flight under the new lease), the second's does.
+    @Test func anAnswerUnderAnEarlierLeaseOfTheSameWorkerDoesNotCount() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
+            _ = try await harness.assign()
+            _ = try await harness.withDispatcher { try await $0.fanOutOnce() }
+            try await harness.withDispatcher(Dispatcher.Configuration(worker: "stalled", lease: .seconds(1))) { dispatcher in
+                let first = try await dispatcher.queue.claimDeliveries(limit: 10)
+                #expect(first.count == 1)
+                // Until the lease has run out and the delivery is back in the queue.
+                while try await dispatcher.queue.reclaimExpiredLeases() == 0 { try await Task.sleep(for: .milliseconds(100)) }
+                let second = try await dispatcher.queue.claimDeliveries(limit: 10)
+                #expect(second.map(\.id) == first.map(\.id) && second.map(\.attempt) == first.map { $0.attempt + 1 })
+                let now = Date()
+                func ack(_ delivery: ClaimedDelivery) -> Acknowledgement {
+                    Acknowledgement(
+                        tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
+                        deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
+                        status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
+                        startedAt: now, finishedAt: now)
+                }
+                #expect(try await dispatcher.queue.acknowledge(first.map(ack)).isEmpty)
+                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sending'") == 1)
+                #expect(try await dispatcher.queue.acknowledge(second.map(ack)) == Set(second.map(\.id)))
+            }
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'stalled' AND NOT counted") == 1)
+            #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'stalled' AND counted") == 1)
+        }
+    }
+
     /// A provider whose configuration is wrong pauses (on this worker); its work stays queued,
     /// not charged an attempt; stats says so.
     @Test func aConfigurationErrorPausesTheProviderAndKeepsTheWork() async throws {

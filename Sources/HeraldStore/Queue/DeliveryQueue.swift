@@ -267,8 +267,13 @@ public struct DeliveryQueue: Sendable {
                 -- leaves the table's estimate whole: each row is looked up by key, or a small
                 -- table is hashed against the batch once.
                 -- (A leased delivery is live: it lies within the window.)
+                -- The attempt too: the lease this answer was sent under, not a later one. A
+                -- worker that stalled past its lease and claimed the delivery again counted
+                -- the first send's answer while the second was in flight, and the delivery
+                -- reached the phone twice with one send counted (benchmarks/chaos's disk-full
+                -- phase; BenchCLITests' burn-down on a loaded machine).
                 WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id AND d.lease_owner = i.worker
-                  AND d.id >= \(lower) AND d.id < \(upper)
+                  AND d.attempts = i.attempt AND d.id >= \(lower) AND d.id < \(upper)
                 -- (What the webhooks are told of comes from here, not from the batch again.)
                 RETURNING d.tenant_id, d.id, i.notification_id, i.device_id, i.status, i.attempt, i.http_status, i.error
             ), recorded AS (
