@@ -12,9 +12,12 @@ extension DeliveryQueue {
     /// It runs on a plan made once per connection (the dispatcher's sessions plan for the
     /// values, for the statements that name history's live partitions; the outbox has none):
     /// planned every time, the claim spent 0.23 ms planning for 0.06 ms of work, at every
-    /// event of a steady stream.
+    /// event of a steady stream. Sequential scans are off for it, as for the rest of fan-out
+    /// (`FanOutTransaction.enterScope`): made while the outbox was empty by its statistics, that
+    /// plan read the whole outbox at every claim (1,466 buffers for one event after 6,000, in
+    /// `herald bench latency`'s slow runs: BENCHMARKS.md).
     func claimEvents(limit: Int, part: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
-        connection.deferScript("SET LOCAL plan_cache_mode = force_generic_plan")
+        connection.deferScript("SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off")
         let rows = try await connection.query(
             """
             -- A leased event is being fanned out part by part by the lease holder (a large
