@@ -243,14 +243,14 @@ public final class Dispatcher: Sendable {
         let started = Date()
         func acknowledgement(
             _ status: Acknowledgement.Status, _ outcome: Acknowledgement.Outcome, next: Date? = nil, http: Int? = nil,
-            messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true
+            messageID: String? = nil, error: String? = nil, spent: Bool = true, attempted: Bool = true, at finished: Date = Date()
         ) -> Acknowledgement {
             Acknowledgement(
                 tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID,
                 provider: delivery.provider,
                 attempt: delivery.attempt,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
-                startedAt: started, finishedAt: Date(), spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())
+                startedAt: started, finishedAt: finished, spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())
         }
         guard delivery.deviceActive else {
             record(acknowledgement(.cancelled, .cancelled, error: "the device was removed or deactivated before sending"))
@@ -285,8 +285,12 @@ public final class Dispatcher: Sendable {
         let heldBack = gate(
             Settlement.gateAnswer(for: answer.outcome, http: http, provider: delivery.provider), delivery.provider, probe: verdict == .probe)
         var random = SystemRandomNumberGenerator()
+        // One instant for the answer: the retry is due a Retry-After from when the attempt is
+        // recorded as finished, not from a moment before it (on a loaded machine the two
+        // differed by milliseconds, and the next attempt could start that much early).
+        let answered = Date()
         let settled = Settlement.of(
-            answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: Date(),
+            answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: answered,
             retry: configuration.retry, random: &random)
         if settled.status == .sent { metrics.sent(eventAt: delivery.eventAt, now: Date()) }
         if http == 413 {
@@ -298,7 +302,7 @@ public final class Dispatcher: Sendable {
         record(
             acknowledgement(
                 settled.status, settled.outcome, next: settled.next, http: http, messageID: settled.messageID, error: settled.error,
-                spent: settled.spent))
+                spent: settled.spent, at: answered))
     }
 
     /// Tells the gate how a send ended; logs and queues (for the acknowledgement loop) what
