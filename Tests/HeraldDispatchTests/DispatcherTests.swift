@@ -258,21 +258,23 @@ import Testing
                     #expect(try await fastDispatcher.queue.reclaimExpiredLeases() == 1)
                     let theirs = try await fastDispatcher.queue.claimDeliveries(limit: 10)
                     #expect(theirs.map(\.id) == mine.map(\.id))
-                    let now = Date()
-                    func ack(_ delivery: ClaimedDelivery) -> Acknowledgement {
-                        Acknowledgement(
-                            tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
-                            deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
-                            status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
-                            startedAt: now, finishedAt: now)
-                    }
-                    #expect(try await slowDispatcher.queue.acknowledge(mine.map(ack)).isEmpty)
-                    #expect(try await fastDispatcher.queue.acknowledge(theirs.map(ack)) == Set(theirs.map(\.id)))
+                    #expect(try await slowDispatcher.queue.acknowledge(mine.map(Self.sent)).isEmpty)
+                    #expect(try await fastDispatcher.queue.acknowledge(theirs.map(Self.sent)) == Set(theirs.map(\.id)))
                 }
             }
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'slow' AND NOT counted") == 1)
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'fast' AND counted") == 1)
         }
+    }
+
+    /// The acknowledgement of `delivery` sent (the provider's 200), as its claim's worker writes it.
+    static func sent(_ delivery: ClaimedDelivery) -> Acknowledgement {
+        let now = Date()
+        return Acknowledgement(
+            tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
+            deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
+            status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
+            startedAt: now, finishedAt: now)
     }
 
     /// A worker that stalled past its lease and claimed the delivery again: the answer to its
@@ -289,17 +291,9 @@ import Testing
                 while try await dispatcher.queue.reclaimExpiredLeases() == 0 { try await Task.sleep(for: .milliseconds(100)) }
                 let second = try await dispatcher.queue.claimDeliveries(limit: 10)
                 #expect(second.map(\.id) == first.map(\.id) && second.map(\.attempt) == first.map { $0.attempt + 1 })
-                let now = Date()
-                func ack(_ delivery: ClaimedDelivery) -> Acknowledgement {
-                    Acknowledgement(
-                        tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
-                        deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
-                        status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
-                        startedAt: now, finishedAt: now)
-                }
-                #expect(try await dispatcher.queue.acknowledge(first.map(ack)).isEmpty)
+                #expect(try await dispatcher.queue.acknowledge(first.map(Self.sent)).isEmpty)
                 #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sending'") == 1)
-                #expect(try await dispatcher.queue.acknowledge(second.map(ack)) == Set(second.map(\.id)))
+                #expect(try await dispatcher.queue.acknowledge(second.map(Self.sent)) == Set(second.map(\.id)))
             }
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'stalled' AND NOT counted") == 1)
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'stalled' AND counted") == 1)
