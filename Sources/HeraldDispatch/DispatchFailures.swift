@@ -10,6 +10,7 @@ struct DispatchFailures: Sendable {
     let outcomes: FailureLog
     let pauses: FailureLog
     let upkeep: FailureLog
+    let leases: FailureLog
     let timers: FailureLog
     let history: FailureLog
     let drain: FailureLog
@@ -20,10 +21,11 @@ struct DispatchFailures: Sendable {
         outcomes = FailureLog("recording delivery outcomes", logger: logger, level: .error)
         pauses = FailureLog("recording a provider's pause or resumption", logger: logger, level: .error)
         upkeep = FailureLog("lease upkeep", logger: logger)
+        leases = FailureLog("renewing leases", logger: logger)
         timers = FailureLog("firing due timers", logger: logger, level: .error)
         history = FailureLog("history partition upkeep", logger: logger)
         drain = FailureLog("checking for remaining work", logger: logger)
     }
 
-    var all: [FailureLog] { [fanOut, claims, outcomes, pauses, upkeep, timers, history, drain] }
+    var all: [FailureLog] { [fanOut, claims, outcomes, pauses, upkeep, leases, timers, history, drain] }
 }

@@ -75,10 +75,9 @@ extension DispatchStateMachine {
         var then: AfterWrite
     }
 
-    /// The upkeep one tick asks for, in this order; each is reported when done.
+    /// The upkeep one tick asks for, in this order; each is reported when done. (Leases are
+    /// renewed by a loop of their own: `leasesToRenew`.)
     struct Upkeep: Equatable {
-        /// Renew the leases on these deliveries (`renewed`).
-        var renew: [UUID]?
         /// Read again where live deliveries begin (`windowRefreshed`).
         var refreshWindow: Bool
         /// Report the queue's depth and these held-back providers.

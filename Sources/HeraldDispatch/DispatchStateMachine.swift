@@ -17,7 +17,11 @@ import HeraldStore
 /// - acknowledgement batching: a full batch is written at once, otherwise one gathers for
 ///   100 ms after a write and at most 25 ms while idle; a failed write is kept and retried
 ///   first, in order;
-/// - lease renewal (a third of the lease), the live window's refresh and the gauges;
+/// - leases: renewed every third of a lease, and a send started only while a third of its
+///   lease is surely left (counted from when the statement that leased or renewed it was
+///   sent, before the database read its clock), so that no send begins on a lease that may
+///   have passed to another worker, or back to the queue (docs/architecture.md);
+/// - the live window's refresh and the gauges;
 /// - drain: nothing to fan out, nothing in flight or unacknowledged, then the store is asked
 ///   whether anything is due within the horizon;
 /// - which providers are held back (`SendGate`).
@@ -34,7 +38,13 @@ struct DispatchStateMachine {
     /// arrived (the connection lost at that moment, a failover) leased deliveries this
     /// worker knows nothing of; renewed by owner, their leases never ran out and they were
     /// never sent.
-    private var held: Set<UUID> = []
+    ///
+    /// Each with the instant its lease surely holds until: a lease from when the statement
+    /// that leased or last renewed it was sent. (The database's clock is read after that, so
+    /// this is never later than the expiry it wrote, whatever the two clocks say. A fan-out
+    /// transaction leases with the time it began: one that took seven seconds on a loaded
+    /// machine handed over leases with three left.)
+    private var held: [UUID: Instant] = [:]
     /// Something may be waiting in the delivery queue (a hint from another worker, a retry,
     /// a reclaimed lease): the send loop claims on its next turn.
     private var queueHint = false
@@ -115,12 +125,14 @@ struct DispatchStateMachine {
         return .sleep(until: now + wait)
     }
 
-    /// A claim leased these deliveries to this worker.
+    /// A claim sent at `asked` leased these deliveries to this worker.
     /// - Returns: the deliveries to start sending.
-    mutating func claimed(_ deliveries: [ClaimedDelivery], at now: Instant) -> [ClaimedDelivery] {
+    mutating func claimed(_ deliveries: [ClaimedDelivery], asked: Instant, at now: Instant) -> [ClaimedDelivery] {
         claimFailures = 0
         lastEmptyClaim = deliveries.isEmpty ? now : nil
-        take(deliveries)
+        counters.inFlight += deliveries.count
+        counters.deliveriesLeased += deliveries.count
+        hold(deliveries, leasedAt: asked)
         return deliveries
     }
 
@@ -139,6 +151,16 @@ struct DispatchStateMachine {
     /// The queue may hold work for this worker.
     mutating func hintQueue() {
         queueHint = true
+    }
+
+    /// Whether a send may begin on this lease: only while a third of it is surely left (the
+    /// next renewal is due by then). When not, the delivery goes back to the queue unsent
+    /// (`finished(_:leaseRanShort:)`), for the next claim to lease afresh: begun, it could
+    /// still be on its way when the lease ran out and the delivery was claimed and sent
+    /// again.
+    func mayStart(_ delivery: UUID, at now: Instant) -> Bool {
+        guard let until = held[delivery] else { return false }
+        return now + settings.renewEvery < until
     }
 
     /// Whether a delivery for `provider` is sent now.
@@ -175,14 +197,17 @@ struct DispatchStateMachine {
         gate.heldBack(at: now)
     }
 
-    /// A send (or a delivery held back, cancelled or expired unsent) ended.
+    /// A send (or a delivery held back, cancelled or expired unsent) ended; `leaseRanShort`:
+    /// it was given back unsent because too little of its lease was left (`mayStart`).
     /// - Returns: whether a full batch is waiting: wake the acknowledgement loop.
-    mutating func finished(_ acknowledgement: Acknowledgement) -> Bool {
+    mutating func finished(_ acknowledgement: Acknowledgement, leaseRanShort: Bool = false) -> Bool {
         acknowledgements.append(acknowledgement)
         switch acknowledgement.status {
         case .sent: counters.sent += 1
         case .queued:
-            if acknowledgement.outcome == .configurationError {
+            if leaseRanShort {
+                counters.leasesRanShort += 1
+            } else if acknowledgement.outcome == .configurationError {
                 counters.pausedForConfiguration += 1
             } else if !acknowledgement.spent {
                 counters.heldBack += 1
@@ -209,13 +234,13 @@ struct DispatchStateMachine {
         return room
     }
 
-    /// A fan-out transaction committed, leasing `claimed` to this worker out of `reserved`:
-    /// the send loop starts them on its next turn.
-    mutating func handedOff(_ claimed: [ClaimedDelivery], reserved: Int) {
+    /// A fan-out transaction begun at `leasedAt` committed, leasing `claimed` to this worker
+    /// out of `reserved`: the send loop starts them on its next turn.
+    mutating func handedOff(_ claimed: [ClaimedDelivery], reserved: Int, leasedAt: Instant) {
         counters.inFlight -= reserved - claimed.count
         counters.deliveriesLeased += claimed.count
         handOff += claimed
-        for delivery in claimed { held.insert(delivery.id) }
+        hold(claimed, leasedAt: leasedAt)
     }
 
     /// A fan-out transaction failed: the room it reserved is free again.
@@ -269,7 +294,7 @@ struct DispatchStateMachine {
         writeAgain = false
         // Written: their slots are free for the next sends.
         counters.inFlight -= batch.count
-        for acknowledgement in batch { held.remove(acknowledgement.deliveryID) }
+        for acknowledgement in batch { held[acknowledgement.deliveryID] = nil }
         let late = batch.count - counted
         counters.lateAcknowledgements += late
         let requeued = batch.contains { $0.status == .queued }
@@ -289,26 +314,45 @@ struct DispatchStateMachine {
         return .sleep(until: now + RetryPause.after(failures: writeFailures))
     }
 
+    // MARK: Leases
+
+    /// The leases to renew now (every third of a lease, counted from when the last renewal
+    /// was sent), or `nil` when none is due.
+    func leasesToRenew(at now: Instant) -> [UUID]? {
+        guard lastRenewal.map({ $0 + settings.renewEvery <= now }) ?? true else { return nil }
+        return Array(held.keys)
+    }
+
+    /// A renewal sent at `sent` extended the leases on `renewed` (a delivery being
+    /// acknowledged at that moment was passed by: its lease stays as it was).
+    mutating func renewed(_ renewed: [UUID], sent: Instant) {
+        lastRenewal = sent
+        for id in renewed where held[id] != nil { held[id] = sent + settings.lease }
+    }
+
+    /// The deliveries this worker has in hand: upkeep does not put them back in the queue
+    /// when their lease has run out (a renewal that came late), it renews them.
+    var leasesInHand: [UUID] { Array(held.keys) }
+
+    /// Whether the leases still need renewing: until the sends have ended (those in flight
+    /// at a shutdown included).
+    var holdsLeases: Bool { !sendingDone }
+
     // MARK: Upkeep
 
     /// One tick of upkeep: what is due now.
     mutating func tick(at now: Instant) -> Upkeep {
-        var upkeep = Upkeep(renew: nil, refreshWindow: false, gauges: nil)
-        if lastRenewal.map({ $0 + settings.renewEvery <= now }) ?? true { upkeep.renew = Array(held) }
+        var upkeep = Upkeep(refreshWindow: false, gauges: nil)
         if lastWindow.map({ $0 + Self.windowEvery <= now }) ?? true { upkeep.refreshWindow = true }
         if lastGauges.map({ $0 + Self.gaugesEvery <= now }) ?? true { upkeep.gauges = gate.heldBack(at: now) }
         return upkeep
     }
 
-    mutating func renewed(at now: Instant) { lastRenewal = now }
-
     mutating func windowRefreshed(at now: Instant) { lastWindow = now }
 
     mutating func gaugesReported(at now: Instant) { lastGauges = now }
 
-    private mutating func take(_ deliveries: [ClaimedDelivery]) {
-        counters.inFlight += deliveries.count
-        counters.deliveriesLeased += deliveries.count
-        for delivery in deliveries { held.insert(delivery.id) }
+    private mutating func hold(_ deliveries: [ClaimedDelivery], leasedAt: Instant) {
+        for delivery in deliveries { held[delivery.id] = leasedAt + settings.lease }
     }
 }

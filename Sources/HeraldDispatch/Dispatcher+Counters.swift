@@ -19,6 +19,9 @@ extension Dispatcher {
         /// Deliveries put back unsent, or unanswered and not charged an attempt, while their
         /// provider was held back (a configuration pause or an endpoint that does not answer).
         public var heldBack = 0
+        /// Deliveries given back unsent because too little of their lease was left to begin a
+        /// send (a claim or fan-out transaction that took most of a lease on a stalled machine).
+        public var leasesRanShort = 0
         /// Acknowledgements that came too late: the lease had passed to another worker.
         public var lateAcknowledgements = 0
         /// Timers whose event this worker appended (reminders, escalations, deadline notices).

@@ -71,9 +71,11 @@ extension Dispatcher {
         _ claiming: Bool, _ body: (Int) async throws -> (Result, claimed: [ClaimedDelivery])
     ) async throws -> Result {
         let reserved = claiming ? state.withLock { $0.reserveRoom() } : 0
+        // The leases run from the transaction's start (its `now()`), which is after this.
+        let began = ContinuousClock.now
         do {
             let (result, claimed) = try await body(reserved)
-            state.withLock { $0.handedOff(claimed, reserved: reserved) }
+            state.withLock { $0.handedOff(claimed, reserved: reserved, leasedAt: began) }
             if reserved > 0 { sendSignal.signal() }
             return result
         } catch {

@@ -74,6 +74,26 @@ extension Dispatcher {
         sendSignal.signal()
     }
 
+    /// Renews the leases this worker has in hand, on their own cadence: a tick of the rest of
+    /// upkeep (the queue's depth, reclaiming) can take seconds on a loaded database, and a
+    /// renewal behind it came late enough for a lease to run out in the middle of its send.
+    /// It runs until the sends have ended, those in flight at a shutdown included.
+    func leaseLoop() async {
+        let every = state.withLock { $0.settings.upkeepEvery }
+        while state.withLock({ $0.holdsLeases }) {
+            await stopSignal.wait(timeout: every)
+            guard let held = state.withLock({ $0.leasesToRenew(at: .now) }) else { continue }
+            let sent = ContinuousClock.now
+            do {
+                let renewed = try await queue.renewLeases(held)
+                state.withLock { $0.renewed(renewed, sent: sent) }
+                failures.leases.succeeded()
+            } catch {
+                failures.leases.failed(error)
+            }
+        }
+    }
+
     /// Performs the state machine's upkeep, a tick at a time.
     func maintenanceLoop() async {
         let every = state.withLock { $0.settings.upkeepEvery }
@@ -83,10 +103,6 @@ extension Dispatcher {
             reloadChangedConfiguration()
             let upkeep = state.withLock { $0.tick(at: .now) }
             do {
-                if let held = upkeep.renew {
-                    try await queue.renewLeases(held)
-                    state.withLock { $0.renewed(at: .now) }
-                }
                 if upkeep.refreshWindow {
                     try await queue.refreshWindow()
                     state.withLock { $0.windowRefreshed(at: .now) }
@@ -96,7 +112,8 @@ extension Dispatcher {
                     metrics.providers(heldBack: heldBack)
                     metrics.queue(try await queue.depth())
                 }
-                let reclaimed = try await queue.reclaimExpiredLeases()
+                // Not what this worker has in hand: those it renews (`leaseLoop`).
+                let reclaimed = try await queue.reclaimExpiredLeases(except: state.withLock { $0.leasesInHand })
                 if reclaimed > 0 {
                     logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
                     hintQueue()

@@ -140,6 +140,7 @@ public final class Dispatcher: Sendable {
             group.addTask { await self.fanOutLoop() }
             group.addTask { await self.ackLoop() }
             group.addTask { await self.maintenanceLoop() }
+            group.addTask { await self.leaseLoop() }
             group.addTask { await self.timerLoop() }
             group.addTask { await self.historyLoop() }
             group.addTask {
@@ -196,9 +197,10 @@ public final class Dispatcher: Sendable {
                     for delivery in deliveries { group.addTask { await self.deliver(delivery) } }
                 case .claim(let limit, let paused):
                     do {
+                        let asked = ContinuousClock.now
                         let claimed = try await queue.claimDeliveries(limit: limit, paused: paused)
                         failures.claims.succeeded()
-                        let start = state.withLock { $0.claimed(claimed, at: .now) }
+                        let start = state.withLock { $0.claimed(claimed, asked: asked, at: .now) }
                         for delivery in start { group.addTask { await self.deliver(delivery) } }
                     } catch {
                         failures.claims.failed(error)
@@ -258,6 +260,13 @@ public final class Dispatcher: Sendable {
         }
         guard delivery.claimedAt < delivery.deadlineAt else {
             record(acknowledgement(.expired, .cancelled, error: "the delivery deadline passed before it could be sent"))
+            return
+        }
+        guard state.withLock({ $0.mayStart(delivery.id, at: .now) }) else {
+            // Unsent, uncharged: back to the queue, to be leased afresh by the next claim.
+            record(
+                acknowledgement(.queued, .retry, next: Date(), error: "too little of its lease was left to send it", spent: false, attempted: false),
+                leaseRanShort: true)
             return
         }
         let verdict = state.withLock { $0.admit(delivery.provider, at: .now) }
@@ -327,7 +336,7 @@ public final class Dispatcher: Sendable {
         return heldBack
     }
 
-    func record(_ acknowledgement: Acknowledgement) {
-        if state.withLock({ $0.finished(acknowledgement) }) { ackSignal.signal() }
+    func record(_ acknowledgement: Acknowledgement, leaseRanShort: Bool = false) {
+        if state.withLock({ $0.finished(acknowledgement, leaseRanShort: leaseRanShort) }) { ackSignal.signal() }
     }
 }

@@ -60,12 +60,12 @@ struct DispatchStateMachineTests {
         // Nothing in flight: the first turn claims a full batch.
         #expect(claim(machine.nextSend(at: at(0)))?.limit == 8)
         let sent = [delivery(), delivery(), delivery()]
-        #expect(machine.claimed(sent, at: at(1)).map(\.id) == sent.map(\.id))
+        #expect(machine.claimed(sent, asked: at(1), at: at(1)).map(\.id) == sent.map(\.id))
         #expect(machine.counters.inFlight == 3)
         #expect(machine.counters.deliveriesLeased == 3)
         // 5 slots free (≥ 4): it claims again at once, for what room is left.
         #expect(claim(machine.nextSend(at: at(2)))?.limit == 5)
-        _ = machine.claimed([], at: at(3))
+        _ = machine.claimed([], asked: at(3), at: at(3))
         // The queue was empty and sends are in flight: look again after a quarter poll.
         #expect(sleep(machine.nextSend(at: at(4))) == at(4) + .milliseconds(50))
 
@@ -76,17 +76,17 @@ struct DispatchStateMachineTests {
         #expect(machine.counters.sent == 2)
         #expect(machine.counters.retried == 1)
         // Leases renewed are the ones held: until written, all three.
-        #expect(Set(machine.tick(at: at(1_000)).renew ?? []) == Set(sent.map(\.id)))
+        #expect(Set(machine.leasesToRenew(at: at(1_000)) ?? []) == Set(sent.map(\.id)))
         let batch = written(machine.nextAcknowledgements(at: at(10))) ?? []
         #expect(batch.map(\.deliveryID) == sent.map(\.id))
         let result = machine.acknowledgementsWritten(batch, counted: 3, at: at(11))
         #expect(result == .init(late: 0, requeued: true, then: .next), "a full batch: the next may be full already")
         #expect(machine.counters.inFlight == 0)
-        #expect(machine.tick(at: at(1_000)).renew == [], "nothing held once written")
+        #expect(machine.leasesToRenew(at: at(1_000)) == [], "nothing held once written")
 
         // The retry went back to the queue: a hint, so the next turn claims.
         #expect(claim(machine.nextSend(at: at(12)))?.limit == 8)
-        _ = machine.claimed([], at: at(13))
+        _ = machine.claimed([], asked: at(13), at: at(13))
         // Fan-out has not said it is idle yet: a drain keeps waiting.
         #expect(sleep(machine.nextSend(at: at(14))) != nil)
         machine.outboxLooked(idle: true)
@@ -112,7 +112,7 @@ struct DispatchStateMachineTests {
         var machine = machine()
         _ = machine.nextSend(at: at(0))
         let five = (0..<5).map { _ in delivery() }
-        _ = machine.claimed(five, at: at(1))
+        _ = machine.claimed(five, asked: at(1), at: at(1))
         // 3 slots free (< 4): no claim, even with a hint; a second's wait unless woken.
         machine.hintQueue()
         #expect(sleep(machine.nextSend(at: at(2))) == at(1_002))
@@ -128,12 +128,12 @@ struct DispatchStateMachineTests {
     @Test func anEmptyQueueIsLookedAtAgainAfterAPollOrAHint() {
         var machine = machine()
         _ = machine.nextSend(at: at(0))
-        _ = machine.claimed([], at: at(0))
+        _ = machine.claimed([], asked: at(0), at: at(0))
         // Idle: a jittered poll.
         #expect(sleep(machine.nextSend(at: at(10), jitter: 0.5)) == at(210))
         #expect(sleep(machine.nextSend(at: at(50))) != nil, "a quarter poll has not passed")
         #expect(claim(machine.nextSend(at: at(100))) != nil, "a quarter poll has passed")
-        _ = machine.claimed([], at: at(100))
+        _ = machine.claimed([], asked: at(100), at: at(100))
         machine.hintQueue()
         #expect(claim(machine.nextSend(at: at(101))) != nil, "a hint claims at once")
     }
@@ -144,7 +144,7 @@ struct DispatchStateMachineTests {
         #expect(reserved == 8)
         #expect(machine.counters.inFlight == 8)
         let leased = [delivery(), delivery()]
-        machine.handedOff(leased, reserved: reserved)
+        machine.handedOff(leased, reserved: reserved, leasedAt: at(0))
         #expect(machine.counters.inFlight == 2)
         guard case .start(let started) = machine.nextSend(at: at(1)) else {
             Issue.record("hand-offs start first")
@@ -168,7 +168,7 @@ struct DispatchStateMachineTests {
         }
         #expect(until == at(25))
         _ = machine.reserveRoom()
-        machine.handedOff([one, two], reserved: 8)
+        machine.handedOff([one, two], reserved: 8, leasedAt: at(0))
         _ = machine.finished(acknowledgement(of: one))
         let first = written(machine.nextAcknowledgements(at: at(30))) ?? []
         #expect(machine.acknowledgementsFailed(first, at: at(31)) == .sleep(until: at(231)))
@@ -189,7 +189,7 @@ struct DispatchStateMachineTests {
         var machine = machine()
         _ = machine.nextSend(at: at(0))
         let flying = [delivery(), delivery()]
-        _ = machine.claimed(flying, at: at(1))
+        _ = machine.claimed(flying, asked: at(1), at: at(1))
         machine.shutdown()
         guard case .finish = machine.nextSend(at: at(2)) else {
             Issue.record("no claim after a shutdown")
@@ -208,27 +208,63 @@ struct DispatchStateMachineTests {
         #expect(machine.counters.inFlight == 0)
     }
 
-    @Test func upkeepRenewsEveryThirdOfALeaseAndReportsGaugesEveryTenSeconds() {
+    @Test func upkeepRefreshesTheWindowEverySecondAndReportsGaugesEveryTenSeconds() {
         var machine = machine()
         let first = machine.tick(at: at(500))
-        #expect(first.renew == nil, "renewed a third of the lease after the start")
         #expect(first.refreshWindow == false)
         #expect(first.gauges == [])
         machine.gaugesReported(at: at(500))
-        let second = machine.tick(at: at(1_000))
-        #expect(second.renew == [])
-        #expect(second.gauges == nil)
-        machine.renewed(at: at(1_000))
-        #expect(machine.tick(at: at(1_500)).renew == nil)
+        #expect(machine.tick(at: at(1_000)).gauges == nil)
         #expect(machine.tick(at: at(5_000)).refreshWindow)
         #expect(machine.tick(at: at(10_500)).gauges == [])
+    }
+
+    /// Leases of 3 s: renewed every second, counted from when the renewal was sent; one the
+    /// renewal passed by (being acknowledged) keeps the lease it had.
+    @Test func leasesAreRenewedEveryThirdOfALeaseFromWhenTheRenewalWasSent() {
+        var machine = machine()
+        #expect(machine.leasesToRenew(at: at(500)) == nil, "renewed a third of the lease after the start")
+        let (kept, passedBy) = (delivery(), delivery())
+        _ = machine.claimed([kept, passedBy], asked: at(800), at: at(900))
+        #expect(Set(machine.leasesToRenew(at: at(1_000)) ?? []) == [kept.id, passedBy.id])
+        // Sent at 1.0 s, answered at 2.5 s: the next is due a third of a lease after it was sent.
+        machine.renewed([kept.id], sent: at(1_000))
+        #expect(machine.leasesToRenew(at: at(1_999)) == nil)
+        #expect(machine.leasesToRenew(at: at(2_000)) != nil)
+        // Kept runs to 4.0 s; the one passed by still to 3.8 s (its claim was sent at 0.8 s).
+        #expect(machine.mayStart(kept.id, at: at(2_900)))
+        #expect(!machine.mayStart(passedBy.id, at: at(2_900)))
+        #expect(machine.leasesInHand.count == 2, "upkeep reclaims neither")
+    }
+
+    /// A send begins only while a third of its lease is surely left; otherwise the delivery
+    /// goes back unsent and is counted apart from a held-back provider's.
+    @Test func aSendBeginsOnlyWhileAThirdOfItsLeaseIsLeft() {
+        var machine = machine()
+        let claimed = delivery()
+        // The claim was sent at 0.1 s: its lease holds until 3.1 s at least, so a send may
+        // begin until 2.1 s, however long the claim took to answer.
+        _ = machine.claimed([claimed], asked: at(100), at: at(1_900))
+        #expect(machine.mayStart(claimed.id, at: at(2_099)))
+        #expect(!machine.mayStart(claimed.id, at: at(2_100)))
+        // A fan-out transaction that began at 0.2 s and took 2.5 s hands over a lease too
+        // short to begin with.
+        let reserved = machine.reserveRoom()
+        let handed = delivery()
+        machine.handedOff([handed], reserved: reserved, leasedAt: at(200))
+        #expect(!machine.mayStart(handed.id, at: at(2_700)))
+        _ = machine.finished(acknowledgement(of: handed, .queued), leaseRanShort: true)
+        #expect(machine.counters.leasesRanShort == 1)
+        #expect(machine.counters.heldBack == 0 && machine.counters.retried == 0)
+        // One never leased to this worker is never begun.
+        #expect(!machine.mayStart(UUID(), at: at(0)))
     }
 
     @Test func aHeldBackProviderIsLeftOutOfClaimsAndResumingHintsTheQueue() {
         var machine = machine()
         _ = machine.answered(.configurationFault("bad key"), by: .apns, probe: false, at: at(0))
         #expect(claim(machine.nextSend(at: at(1)))?.paused == [.apns])
-        _ = machine.claimed([], at: at(2))
+        _ = machine.claimed([], asked: at(2), at: at(2))
         machine.outboxLooked(idle: true)
         guard case .write(_, let changes, _) = machine.nextAcknowledgements(at: at(3)) else {
             Issue.record("the pause is written")

@@ -195,7 +195,7 @@ import Testing
                     setup: "SET LOCAL idle_in_transaction_session_timeout = '20s'"
                 ) { connection in
                     try await connection.query("SELECT 1 FROM deliveries WHERE id = \(locked) FOR UPDATE")
-                    try await dispatcher.queue.renewLeases(claimed.map(\.id))
+                    #expect(try await dispatcher.queue.renewLeases(claimed.map(\.id)) == [free])
                     let leases = try await harness.store.pool.query(
                         "SELECT id, lease_expires_at > now() + interval '30 seconds' FROM deliveries WHERE lease_owner = 'renewer'")
                     let renewed = Dictionary(uniqueKeysWithValues: try leases.map { try $0.decode((UUID, Bool).self) })

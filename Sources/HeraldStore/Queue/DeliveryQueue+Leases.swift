@@ -14,25 +14,32 @@ extension DeliveryQueue {
     /// for the rows this statement had locked, stalled both for a second at a time (measured
     /// in a burn-down). Should that acknowledgement fail, the next renewal, a third of a lease
     /// later, extends it.
-    public func renewLeases(_ held: [UUID]) async throws {
-        guard !held.isEmpty else { return }
-        try await pool.query(
+    /// - Returns: the deliveries whose lease it extended.
+    @discardableResult
+    public func renewLeases(_ held: [UUID]) async throws -> [UUID] {
+        guard !held.isEmpty else { return [] }
+        let rows = try await pool.query(
             """
             UPDATE deliveries d SET lease_expires_at = now() + make_interval(secs => \(leaseSeconds))
             FROM (SELECT tenant_id, notification_id, id FROM deliveries
                   WHERE status = 'sending' AND lease_owner = \(worker) AND id = ANY(\(held)) AND id >= \(window.lower) AND id < \(window.upper)
                   FOR NO KEY UPDATE SKIP LOCKED) held
             WHERE d.tenant_id = held.tenant_id AND d.notification_id = held.notification_id AND d.id = held.id AND d.id >= \(window.lower) AND d.id < \(window.upper)
+            RETURNING d.id
             """)
+        return try rows.map { try $0.decode(UUID.self, at: 0) }
     }
 
-    /// Puts deliveries whose lease expired (their worker died or stalled) back in the queue.
+    /// Puts deliveries whose lease expired (their worker died or stalled) back in the queue,
+    /// but for those this worker has in hand (`inHand`): it renews those, and one put back
+    /// while its send was on the way would be claimed and sent again.
     /// - Returns: how many.
-    public func reclaimExpiredLeases() async throws -> Int {
+    public func reclaimExpiredLeases(except inHand: [UUID] = []) async throws -> Int {
         let rows = try await pool.query(
             """
             UPDATE deliveries SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
             WHERE status = 'sending' AND lease_expires_at < now() AND id >= \(window.lower) AND id < \(window.upper)\(tenantScope: "tenant_id", tenants)
+              AND NOT (lease_owner = \(worker) AND id = ANY(\(inHand)))
             """)
         return rows.affectedRows ?? 0
     }
