@@ -50,7 +50,12 @@ extension BenchRig {
         let sampling = Task {
             var samples: [LatencyTimeline.Sample] = []
             while !Task.isCancelled {
-                samples.append(await LatencyTimeline.sample(store: store, meter: meter, emulator: emulator))
+                let sample = await LatencyTimeline.sample(store: store, meter: meter, emulator: emulator)
+                // One the cancellation cut short lacks the database's and the emulator's
+                // figures (their reads were cancelled): the last sample, taken after, stands
+                // in for it.
+                if Task.isCancelled { break }
+                samples.append(sample)
                 try? await Task.sleep(for: .seconds(1))
             }
             return samples
