@@ -1,5 +1,6 @@
 import Foundation
 import HeraldLoops
+import HeraldStore
 
 /// Reminders, escalations and deadline notices: every worker looks for due timers about once
 /// a second and fires them (docs/notifications.md); their events then fan out like any other.
@@ -9,13 +10,17 @@ extension Dispatcher {
     static let timerBatch = 100
 
     func timerLoop() async {
+        // While batches come back full (a burst), each look starts where the last one ended.
+        var burst: TimerCursor?
         while !isStopping {
             var full = false
             var inARow = 0
             do {
-                let firings = try await store.fireDueTimers(at: Date(), limit: Self.timerBatch, tenants: configuration.tenants)
+                let (firings, next) = try await store.fireDueTimers(
+                    at: Date(), limit: Self.timerBatch, tenants: configuration.tenants, after: burst)
                 failures.timers.succeeded()
                 full = firings.count >= Self.timerBatch
+                burst = full ? next : nil
                 var fired = 0
                 var skipped = 0
                 for firing in firings {
@@ -33,6 +38,7 @@ extension Dispatcher {
                 if fired > 0 { eventSignal.signal() }
                 full = try await closeDueDigests() || full
             } catch {
+                burst = nil
                 inARow = failures.timers.failed(error)
             }
             if full, inARow == 0 { continue }

@@ -2,6 +2,19 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
+/// Where a look for due timers continues a burst from: the last timer the batch before it
+/// took, in (due time, id) order (`Store.fireDueTimers(at:limit:tenants:after:)`).
+public struct TimerCursor: Sendable, Equatable {
+    /// The due time as the database wrote it: to the microsecond, which a `Date` may miss.
+    public let dueAt: String
+    public let id: UUID
+
+    public init(dueAt: String, id: UUID) {
+        self.dueAt = dueAt
+        self.id = id
+    }
+}
+
 extension Store {
     /// How long a worker may hold a timer it is firing: the transaction that fires it is
     /// ended by PostgreSQL (and the timer freed for another worker) if it idles this long.
@@ -17,18 +30,42 @@ extension Store {
     /// - Parameter tenants: only these tenants (empty: all).
     /// - Returns: what each timer it took did (timers another worker held are left out).
     public func fireDueTimers(at now: Date = Date(), limit: Int = 100, tenants: [UUID] = []) async throws -> [TimerFiring] {
+        try await fireDueTimers(at: now, limit: limit, tenants: tenants, after: nil).firings
+    }
+
+    /// `fireDueTimers(at:limit:tenants:)`, looking only past `cursor` in (due time, id) order:
+    /// a worker firing a burst a batch at a time passes the last batch's end to the next, so
+    /// that no look walks the timers fired before it. (Those stay in the index until vacuum
+    /// removes them, and while another session holds a snapshot it cannot: every look of a
+    /// burst of 20,000 read them all again. docs/architecture.md.) A timer the burst passed
+    /// over (another worker held it, or it was written meanwhile with an earlier due time) is
+    /// found by the next look that starts from the beginning, once the burst ends.
+    /// - Returns: what each timer did, and where the next look of the burst starts (`nil`
+    ///   when this one took none).
+    public func fireDueTimers(at now: Date, limit: Int, tenants: [UUID], after cursor: TimerCursor?) async throws -> (
+        firings: [TimerFiring], next: TimerCursor?
+    ) {
         // Across tenants, as the dispatcher: which are due (a peek; the firing locks each).
-        let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
-            try await connection.query(
+        let statement: PostgresQuery =
+            if let cursor {
                 """
-                SELECT tenant_id, id FROM activity_timers
+                SELECT tenant_id, id, due_at::text FROM activity_timers
                 WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
-                ORDER BY due_at LIMIT \(limit)
+                  AND (due_at, id) > (\(cursor.dueAt)::timestamptz, \(cursor.id))
+                ORDER BY due_at, id LIMIT \(limit)
                 """
-            ).map { try $0.decode((UUID, UUID).self) }
+            } else {
+                """
+                SELECT tenant_id, id, due_at::text FROM activity_timers
+                WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+                ORDER BY due_at, id LIMIT \(limit)
+                """
+            }
+        let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
+            try await connection.query(statement).map { try $0.decode((UUID, UUID, String).self) }
         }
         var firings: [TimerFiring] = []
-        for (tenantID, id) in due {
+        for (tenantID, id, _) in due {
             let firing: TimerFiring
             do {
                 firing = try await withTenantTransaction(
@@ -45,7 +82,7 @@ extension Store {
             }
             if firing != .notDue { firings.append(firing) }
         }
-        return firings
+        return (firings, due.last.map { TimerCursor(dueAt: $0.2, id: $0.1) })
     }
 
     /// Settles a pending timer as skipped, its firing's error as the reason.

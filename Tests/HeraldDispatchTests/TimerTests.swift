@@ -223,4 +223,33 @@ import Testing
             #expect(try await harness.store.fireDueTimers(at: try deadline.at("00:02")).isEmpty)
         }
     }
+
+    /// A burst (five deadline reminders due at one instant) fired two at a time: each look
+    /// starts after the last timer the one before took, in (due time, id) order, so it never
+    /// walks the timers already fired. A timer written meanwhile with an earlier due time is
+    /// passed over by the burst and found by the next look from the beginning.
+    @Test func aBurstIsFiredABatchAtATimeEachLookStartingWhereTheLastEnded() async throws {
+        try await DispatchHarness.with { harness in
+            let deadline = Deadline()
+            for index in 1...5 { _ = try await harness.assign(priority: .p3, name: "Ship v\(index)", deadline: deadline.date.description) }
+            let soon = "SELECT count(*) FROM activity_timers WHERE kind = 'deadline_soon'"
+            #expect(try await harness.count(soon + " AND status = 'pending' AND due_at = '\(deadline.date)T00:00:00Z'") == 5)
+            let moment = try deadline.at("00:01")
+            let first = try await harness.store.fireDueTimers(at: moment, limit: 2, tenants: [], after: nil)
+            #expect(first.firings.count == 2)
+            let cursor = try #require(first.next)
+            // One still pending is moved before the cursor, as if written meanwhile.
+            try await harness.store.pool.query(
+                "UPDATE activity_timers SET due_at = due_at - interval '1 minute' WHERE id = (SELECT id FROM activity_timers WHERE kind = 'deadline_soon' AND status = 'pending' ORDER BY id LIMIT 1)"
+            )
+            let second = try await harness.store.fireDueTimers(at: moment, limit: 2, tenants: [], after: cursor)
+            #expect(second.firings.count == 2)
+            let third = try await harness.store.fireDueTimers(at: moment, limit: 2, tenants: [], after: try #require(second.next))
+            #expect(third.firings.isEmpty && third.next == nil, "the one moved back is behind the burst")
+            #expect(try await harness.count(soon + " AND status = 'pending'") == 1)
+            let again = try await harness.store.fireDueTimers(at: moment, limit: 2, tenants: [], after: nil)
+            #expect(again.firings.count == 1)
+            #expect(try await harness.count(soon + " AND status = 'fired'") == 5)
+        }
+    }
 }
