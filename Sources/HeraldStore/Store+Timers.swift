@@ -46,21 +46,7 @@ extension Store {
         firings: [TimerFiring], next: TimerCursor?
     ) {
         // Across tenants, as the dispatcher: which are due (a peek; the firing locks each).
-        let statement: PostgresQuery =
-            if let cursor {
-                """
-                SELECT tenant_id, id, due_at::text FROM activity_timers
-                WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
-                  AND (due_at, id) > (\(cursor.dueAt)::timestamptz, \(cursor.id))
-                ORDER BY due_at, id LIMIT \(limit)
-                """
-            } else {
-                """
-                SELECT tenant_id, id, due_at::text FROM activity_timers
-                WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
-                ORDER BY due_at, id LIMIT \(limit)
-                """
-            }
+        let statement = Self.dueTimers(at: now, limit: limit, tenants: tenants, after: cursor)
         let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
             try await connection.query(statement).map { try $0.decode((UUID, UUID, String).self) }
         }
@@ -83,6 +69,25 @@ extension Store {
             if firing != .notDue { firings.append(firing) }
         }
         return (firings, due.last.map { TimerCursor(dueAt: $0.2, id: $0.1) })
+    }
+
+    /// The statement `fireDueTimers` looks for due timers with (tests look at its plan).
+    static func dueTimers(at now: Date, limit: Int, tenants: [UUID], after cursor: TimerCursor?) -> PostgresQuery {
+        // (The due time's text is named apart: as `due_at`, the ORDER BY would sort by it.)
+        if let cursor {
+            """
+            SELECT tenant_id, id, due_at::text AS due FROM activity_timers
+            WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+              AND (due_at, id) > (\(cursor.dueAt)::timestamptz, \(cursor.id))
+            ORDER BY due_at, id LIMIT \(limit)
+            """
+        } else {
+            """
+            SELECT tenant_id, id, due_at::text AS due FROM activity_timers
+            WHERE status = 'pending' AND due_at <= \(now) AND (\(tenants.isEmpty) OR tenant_id = ANY(\(tenants)))
+            ORDER BY due_at, id LIMIT \(limit)
+            """
+        }
     }
 
     /// Settles a pending timer as skipped, its firing's error as the reason.

@@ -175,6 +175,30 @@ import Testing
         }
     }
 
+    /// A look for due timers walks the index in (due time, id) order and stops at its batch,
+    /// from the start or past a burst's cursor: it never reads every due timer to sort them
+    /// (the due time's text, named `due_at`, once made the ORDER BY sort by the text).
+    @Test func aLookForDueTimersReadsTheIndexInOrder() async throws {
+        try await DispatchHarness.with { harness in
+            // 5,000 reminders due over a week, one activity's periods (as a busy tenant's are).
+            let activity = try await harness.assign(deadline: "2030-01-01")
+            try await harness.store.pool.query(
+                """
+                INSERT INTO activity_timers (tenant_id, id, activity_id, kind, period, due_at, waiting_since)
+                SELECT tenant_id, gen_random_uuid(), id, 'approval_reminder', p, '2029-12-25'::timestamptz + p * interval '2 minutes', now()
+                FROM activities, generate_series(1000, 5999) p WHERE id = \(activity.id)
+                """)
+            try await harness.store.pool.query("ANALYZE activity_timers")
+            let cursor = TimerCursor(dueAt: "2029-12-31 00:00:00+00", id: UUID())
+            for after in [nil, cursor] {
+                let statement = Store.dueTimers(at: Date(timeIntervalSinceNow: 10 * 365 * 86_400), limit: 100, tenants: [], after: after)
+                let (plan, nodes) = try await Self.plan(of: statement, in: harness)
+                #expect(nodes.contains { $0.type == "Index Scan" && $0.index == "activity_timers_next" }, "\(plan)")
+                #expect(!nodes.contains { $0.type == "Sort" }, "\(plan)")
+            }
+        }
+    }
+
     /// A delivery locked by an acknowledgement in progress is passed by, not waited for:
     /// the renewal extends every other lease and returns while the lock is held.
     @Test func renewingLeasesPassesByADeliveryBeingAcknowledged() async throws {
