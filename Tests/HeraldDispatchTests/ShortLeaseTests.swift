@@ -38,7 +38,9 @@ import Testing
                 #expect(await eventually { dispatcher.counters.sent == 1 })
                 dispatcher.shutdown()
                 try await worker.value
-                #expect(dispatcher.counters.leasesRanShort == 1, "\(dispatcher.counters)")
+                // At least once: a claim that waited for the lock too, and leased the delivery
+                // when it was let go, holds a lease as short and gives it back as well.
+                #expect(dispatcher.counters.leasesRanShort >= 1 && dispatcher.counters.sent == 1, "\(dispatcher.counters)")
             }
             #expect(await harness.emulator.messages().count == 1)
             // Given back unspent: one attempt, the one that sent it.
@@ -54,15 +56,16 @@ import Testing
             try await harness.register("chidi@acme.test", token: "chidi-phone-0001", app: .member)
             _ = try await harness.assign()
             _ = try await harness.withDispatcher { try await $0.fanOutOnce() }
-            try await harness.withDispatcher(.init(worker: "stalled", lease: .seconds(1))) { stalled in
+            try await harness.withDispatcher(.init(worker: "stalled", lease: .seconds(60))) { stalled in
                 let held = try await stalled.queue.claimDeliveries(limit: 10)
                 #expect(held.count == 1)
-                #expect(await eventually { (try? await harness.count("SELECT count(*) FROM deliveries WHERE lease_expires_at < now()")) == 1 })
+                let expire = "UPDATE deliveries SET lease_expires_at = now() - interval '1 second'"
+                try await harness.store.pool.query("\(unsafeRaw: expire)")
                 #expect(try await stalled.queue.reclaimExpiredLeases(except: held.map(\.id)) == 0)
                 // Renewed, it is this worker's again for a lease.
                 #expect(try await stalled.queue.renewLeases(held.map(\.id)) == held.map(\.id))
-                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE lease_expires_at > now()") == 1)
-                try await harness.store.pool.query("UPDATE deliveries SET lease_expires_at = now() - interval '1 second'")
+                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE lease_expires_at > now() + interval '30 seconds'") == 1)
+                try await harness.store.pool.query("\(unsafeRaw: expire)")
                 let reclaimed = try await harness.withDispatcher(.init(worker: "other")) { other in
                     try await other.queue.reclaimExpiredLeases(except: held.map(\.id))
                 }
