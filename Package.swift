@@ -363,7 +363,7 @@ let package = Package(
             name: "HeraldCLITests",
             dependencies: [
                 "HeraldCore", "HeraldPostgres",
-                "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting",
+                "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting", "CSpawn",
                 .product(name: "Crypto", package: "swift-crypto")
             ])
     ],

@@ -18,3 +18,18 @@ int herald_spawn(pid_t *pid, const char *path, char *const argv[], char *const e
     posix_spawn_file_actions_destroy(&actions);
     return result;
 }
+
+int herald_spawn_split(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                       int output_fd, int error_fd) {
+    posix_spawn_file_actions_t actions;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result != 0) return result;
+    if ((result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, output_fd, 1)) == 0 &&
+        (result = posix_spawn_file_actions_adddup2(&actions, error_fd, 2)) == 0 &&
+        (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+        result = posix_spawn(pid, path, &actions, NULL, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+}

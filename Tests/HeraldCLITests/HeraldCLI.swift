@@ -1,3 +1,4 @@
+import CSpawn
 import Foundation
 import HeraldTesting
 import Testing
@@ -44,74 +45,87 @@ struct HeraldCLI {
     /// Waits without blocking a thread of the cooperative pool: the command may need a lock
     /// that another test holds, and that test needs a thread to finish.
     func run(_ arguments: [String], asUser user: String? = nil, binary: URL = HeraldCLI.binary) async throws -> Result {
-        let process = Process()
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments =
-                ["-u", user, "--", "/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" }
-                + [binary.path] + arguments
-        } else {
-            process.executableURL = binary
-            process.arguments = arguments
-            process.environment = environment
+            return try await Self.execute(
+                "/usr/sbin/runuser",
+                ["-u", user, "--", "/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" } + [binary.path] + arguments,
+                environment: ProcessInfo.processInfo.environment)
         }
-        return try await Self.execute(process)
+        return try await Self.execute(binary.path, arguments, environment: environment)
     }
 
     /// Runs a shell script with this environment; `$0` is the herald binary.
     /// For input Swift strings cannot carry, such as invalid UTF-8.
     func runShell(_ script: String) async throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, HeraldCLI.binary.path]
-        process.environment = environment
-        return try await Self.execute(process)
+        try await Self.execute("/bin/sh", ["-c", script, HeraldCLI.binary.path], environment: environment)
     }
 
     /// How long one command may run: one that hangs is killed and fails its test instead of
     /// holding the suite, and CI, until CI's own limit.
     static let timeLimit: Duration = .seconds(600)
 
-    private static func execute(_ process: Process) async throws -> Result {
+    /// Starts the command with `posix_spawn`, not Foundation's `Process`: on Linux,
+    /// `Process.run()` in this toolchain reads past the end of a buffer while it lists
+    /// `/proc/self/fd`, and crashed the test process (a fresh-clone CI run, `SIGSEGV` in its
+    /// `memcpy`). The wait is `waitpid` on a thread of its own, so that no thread of the
+    /// cooperative pool is blocked: the command may need a lock another test holds, and that
+    /// test needs a thread to finish.
+    private static func execute(_ executable: String, _ arguments: [String], environment: [String: String]) async throws -> Result {
         // Files, not pipes: a server the command starts must not hold our read end open.
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
-        let outURL = base.appendingPathExtension("out")
-        let errURL = base.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let (outPath, errPath) = (base.appendingPathExtension("out").path, base.appendingPathExtension("err").path)
+        let out = open(outPath, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0o600)
+        let err = open(errPath, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0o600)
         defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
+            if out >= 0 { close(out) }
+            if err >= 0 { close(err) }
+            unlink(outPath)
+            unlink(errPath)
         }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        var watchdog: Task<Void, Never>?
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-                let pid = process.processIdentifier
-                watchdog = Task {
-                    guard (try? await Task.sleep(for: timeLimit)) != nil else { return }
-                    kill(pid, SIGKILL)
-                }
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
+        guard out >= 0, err >= 0 else { throw SpawnFailure(message: "cannot create \(outPath): \(String(cString: strerror(errno)))") }
+        var pid: pid_t = 0
+        let spawned = withCStrings([executable] + arguments) { argv in
+            withCStrings(environment.map { "\($0.key)=\($0.value)" }) { envp in
+                herald_spawn_split(&pid, executable, argv, envp, out, err)
             }
         }
-        watchdog?.cancel()
-        try out.close()
-        try err.close()
-        let killed = process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+        guard spawned == 0 else { throw SpawnFailure(message: "cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        let child = pid
+        let watchdog = Task {
+            guard (try? await Task.sleep(for: timeLimit)) != nil else { return }
+            kill(child, SIGKILL)
+        }
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            Thread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) < 0, errno == EINTR {}
+                continuation.resume(returning: status)
+            }.start()
+        }
+        watchdog.cancel()
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as macros.
+        let signal = status & 0x7f
+        let killed = signal == SIGKILL
         return Result(
-            status: process.terminationStatus,
-            stdout: try String(contentsOf: outURL, encoding: .utf8),
-            stderr: try String(contentsOf: errURL, encoding: .utf8)
+            status: signal == 0 ? (status >> 8) & 0xff : signal,
+            stdout: try String(contentsOfFile: outPath, encoding: .utf8),
+            stderr: try String(contentsOfFile: errPath, encoding: .utf8)
                 + (killed ? "\n(killed by SIGKILL: the time limit for one command is \(timeLimit))" : ""))
+    }
+
+    private static func withCStrings<Value>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Value) -> Value {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { preconditionFailure("an array with its terminator is never empty") }
+            return body(base)
+        }
+    }
+
+    struct SpawnFailure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
     }
 }
 

@@ -7,4 +7,8 @@
 int herald_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
                  int output_fd, const char *directory);
 
+/// As `herald_spawn`, with stderr on `error_fd`, in the caller's directory.
+int herald_spawn_split(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+                       int output_fd, int error_fd);
+
 #endif
