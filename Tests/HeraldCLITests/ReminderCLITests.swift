@@ -51,9 +51,6 @@ import Testing
             let bad = try await cli.run(["policy", "set", "--approval-reminder", "p0=3", "--escalate-after", "p0=soon", "--as", "root@acme.test"])
             #expect(bad.status != 0 && bad.stderr == "herald: escalate after for p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d\n")
 
-            let worker = try cli.launch(["worker"])
-            defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
-
             let alpha = try await waitingActivity(cli, name: "Alpha")
             let bravo = try await waitingActivity(cli, name: "Bravo")
             try await ok(cli, ["activity", "approve", bravo.id, "--as", "alice@acme.test"])
@@ -62,6 +59,12 @@ import Testing
             try await Task.sleep(for: .seconds(2))
             charlie.asked = Date()
             try await ok(cli, ["activity", "complete", charlie.id, "--as", "chidi@acme.test"])
+            // The worker starts once every request is made: on a loaded machine a command can
+            // take longer than the 3 s reminder, and a worker already running fired Bravo's
+            // before the approval that cancels it was written. Timers due before it starts
+            // fire when it does (never before their time: the checks below).
+            let worker = try cli.launch(["worker"])
+            defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
 
             func chasing() async -> [RecordedMessage] {
                 await emulator.messages().filter { $0.title == "Approval Reminder" || $0.title == "Activity Escalated" }
