@@ -34,7 +34,10 @@ extension BenchRig {
         return report(
             scenario: "burn-down",
             parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
-            counts: ["sent": counters.sent, "retried": counters.retried, "failed": counters.failed, "acceptedByEmulator": accepted],
+            counts: [
+                "sent": counters.sent, "retried": counters.retried, "unanswered": counters.unanswered, "failed": counters.failed,
+                "lateAcknowledgements": counters.lateAcknowledgements, "acceptedByEmulator": accepted
+            ],
             rates: ["deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval],
             durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": drained.elapsed.timeInterval],
             cpu: cpu)

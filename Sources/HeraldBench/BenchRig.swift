@@ -164,6 +164,8 @@ public final class BenchRig: Sendable {
                 for try await counters in group {
                     total.sent += counters.sent
                     total.retried += counters.retried
+                    total.unanswered += counters.unanswered
+                    total.lateAcknowledgements += counters.lateAcknowledgements
                     total.failed += counters.failed + counters.expired + counters.deadTokens
                 }
                 return total

@@ -211,6 +211,7 @@ struct DispatchStateMachine {
                 counters.pausedForConfiguration += 1
             } else if !acknowledgement.spent {
                 counters.heldBack += 1
+                if acknowledgement.attempted { counters.unanswered += 1 }
             } else {
                 counters.retried += 1
             }

@@ -146,6 +146,8 @@ struct DispatchCommand: AsyncParsableCommand {
         let cancelled: Int
         let pausedForConfiguration: Int
         let heldBack: Int
+        /// Of `heldBack`: sent, with no answer in time (each may arrive twice).
+        let unanswered: Int
         /// Given back unsent: too little of the lease was left to begin the send.
         let leasesRanShort: Int
         let seconds: Double
@@ -169,7 +171,7 @@ struct DispatchCommand: AsyncParsableCommand {
             sent: counters.sent,
             retried: counters.retried, deadTokens: counters.deadTokens, failed: counters.failed, expired: counters.expired,
             cancelled: counters.cancelled, pausedForConfiguration: counters.pausedForConfiguration,
-            heldBack: counters.heldBack, leasesRanShort: counters.leasesRanShort, seconds: elapsed.timeInterval)
+            heldBack: counters.heldBack, unanswered: counters.unanswered, leasesRanShort: counters.leasesRanShort, seconds: elapsed.timeInterval)
         if options.json { return try printJSON(output) }
         printFields([
             ("events fanned out", "\(output.eventsFannedOut)"), ("events passed over", "\(output.eventsPassedOver)"),
@@ -178,6 +180,7 @@ struct DispatchCommand: AsyncParsableCommand {
             ("failed", "\(output.failed)"), ("expired", "\(output.expired)"), ("cancelled", "\(output.cancelled)"),
             ("held back (configuration)", "\(output.pausedForConfiguration)"),
             ("held back (endpoint down)", "\(output.heldBack)"),
+            ("  of which sent, no answer", "\(output.unanswered)"),
             ("given back (lease ran short)", "\(output.leasesRanShort)"),
             ("time", String(format: "%.2fs", output.seconds))
         ])

@@ -260,6 +260,23 @@ struct DispatchStateMachineTests {
         #expect(!machine.mayStart(UUID(), at: at(0)))
     }
 
+    /// Put back uncharged while the provider is held back: a delivery never sent is only held
+    /// back; one whose send left and got no answer is also counted as unanswered, since it may
+    /// have arrived and may arrive twice.
+    @Test func aSendLeftWithoutAnAnswerIsCountedApartFromOneNeverSent() {
+        var machine = machine()
+        let (neverSent, unanswered, retried) = (delivery(), delivery(), delivery())
+        _ = machine.claimed([neverSent, unanswered, retried], asked: at(0), at: at(1))
+        var held = acknowledgement(of: neverSent, .queued)
+        (held.spent, held.attempted) = (false, false)
+        var timedOut = acknowledgement(of: unanswered, .queued)
+        timedOut.spent = false
+        _ = machine.finished(held)
+        _ = machine.finished(timedOut)
+        _ = machine.finished(acknowledgement(of: retried, .queued))
+        #expect(machine.counters.heldBack == 2 && machine.counters.unanswered == 1 && machine.counters.retried == 1)
+    }
+
     @Test func aHeldBackProviderIsLeftOutOfClaimsAndResumingHintsTheQueue() {
         var machine = machine()
         _ = machine.answered(.configurationFault("bad key"), by: .apns, probe: false, at: at(0))
