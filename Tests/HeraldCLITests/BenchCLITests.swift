@@ -82,11 +82,9 @@ import Testing
     @Test func aBenchRemovesTheHomesOfEmulatorsWhoseBenchIsGone() async throws {
         try await withTemporaryDirectory { temporary in
             // A process that has ended stands for a bench that was killed.
-            let ended = Process()
-            ended.executableURL = URL(fileURLWithPath: "/bin/true")
-            try ended.run()
-            ended.waitUntilExit()
-            let abandoned = "herald-bench-emulator-\(ended.processIdentifier)-abandoned"
+            let shell = try await HeraldCLI(home: temporary).runShell("echo $$")
+            let ended = try #require(Int32(shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let abandoned = "herald-bench-emulator-\(ended)-abandoned"
             let running = "herald-bench-emulator-\(getpid())-running"
             for name in [abandoned, running] {
                 try FileManager.default.createDirectory(at: temporary.appendingPathComponent(name), withIntermediateDirectories: true)

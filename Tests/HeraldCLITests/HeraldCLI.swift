@@ -113,7 +113,7 @@ struct HeraldCLI {
                 + (killed ? "\n(killed by SIGKILL: the time limit for one command is \(timeLimit))" : ""))
     }
 
-    private static func withCStrings<Value>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Value) -> Value {
+    static func withCStrings<Value>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Value) -> Value {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
         pointers.append(nil)
         defer { for pointer in pointers { free(pointer) } }
@@ -132,29 +132,15 @@ struct HeraldCLI {
 extension HeraldCLI {
     /// A long-running `herald …` (such as `herald worker`), not waited for: its standard
     /// output goes to `stdout` (or is discarded), its errors are discarded. The caller ends it
-    /// with `kill` and reaps it with `waitForExit`.
-    func launch(_ arguments: [String], stdout: URL? = nil) throws -> Process {
-        let process = Process()
-        process.executableURL = HeraldCLI.binary
-        process.arguments = arguments
-        process.environment = environment
+    /// (`terminate`, or `kill` with its `processIdentifier`) and waits with `waitForExit`.
+    func launch(_ arguments: [String], stdout: URL? = nil) throws -> LaunchedCommand {
+        var output: Int32 = -1
         if let stdout {
-            _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: stdout)
-        } else {
-            process.standardOutput = FileHandle.nullDevice
+            output = open(stdout.path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+            guard output >= 0 else { throw SpawnFailure(message: "cannot create \(stdout.path): \(String(cString: strerror(errno)))") }
         }
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-}
-
-extension Process {
-    /// Waits for the process to end without blocking a thread of the cooperative pool.
-    func waitForExit() async {
-        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        defer { if output >= 0 { close(output) } }
+        return try LaunchedCommand(HeraldCLI.binary.path, arguments, environment: environment, output: output)
     }
 }
 

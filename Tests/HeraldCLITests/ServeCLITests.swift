@@ -106,7 +106,7 @@ import Testing
     }
 
     /// The base URL `herald serve` prints once it listens.
-    static func announcedURL(in output: URL, server: Process) async throws -> String {
+    static func announcedURL(in output: URL, server: LaunchedCommand) async throws -> String {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline, server.isRunning {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
