@@ -1,4 +1,3 @@
-import CSpawn
 import Foundation
 import HeraldTesting
 import Testing
@@ -64,12 +63,7 @@ struct HeraldCLI {
     /// holding the suite, and CI, until CI's own limit.
     static let timeLimit: Duration = .seconds(600)
 
-    /// Starts the command with `posix_spawn`, not Foundation's `Process`: on Linux,
-    /// `Process.run()` in this toolchain reads past the end of a buffer while it lists
-    /// `/proc/self/fd`, and crashed the test process (a fresh-clone CI run, `SIGSEGV` in its
-    /// `memcpy`). The wait is `waitpid` on a thread of its own, so that no thread of the
-    /// cooperative pool is blocked: the command may need a lock another test holds, and that
-    /// test needs a thread to finish.
+    /// Runs the command (`LaunchedCommand`) and waits for it, killing it past `timeLimit`.
     private static func execute(_ executable: String, _ arguments: [String], environment: [String: String]) async throws -> Result {
         // Files, not pipes: a server the command starts must not hold our read end open.
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)")
@@ -83,34 +77,18 @@ struct HeraldCLI {
             unlink(errPath)
         }
         guard out >= 0, err >= 0 else { throw SpawnFailure(message: "cannot create \(outPath): \(String(cString: strerror(errno)))") }
-        var pid: pid_t = 0
-        let spawned = withCStrings([executable] + arguments) { argv in
-            withCStrings(environment.map { "\($0.key)=\($0.value)" }) { envp in
-                herald_spawn_split(&pid, executable, argv, envp, out, err)
-            }
-        }
-        guard spawned == 0 else { throw SpawnFailure(message: "cannot run \(executable): \(String(cString: strerror(spawned)))") }
-        let child = pid
+        let command = try LaunchedCommand(executable, arguments, environment: environment, output: out, error: err)
         let watchdog = Task {
             guard (try? await Task.sleep(for: timeLimit)) != nil else { return }
-            kill(child, SIGKILL)
+            kill(command.processIdentifier, SIGKILL)
         }
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            Thread {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0, errno == EINTR {}
-                continuation.resume(returning: status)
-            }.start()
-        }
+        await command.waitForExit()
         watchdog.cancel()
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import as macros.
-        let signal = status & 0x7f
-        let killed = signal == SIGKILL
         return Result(
-            status: signal == 0 ? (status >> 8) & 0xff : signal,
+            status: command.terminationStatus,
             stdout: try String(contentsOfFile: outPath, encoding: .utf8),
             stderr: try String(contentsOfFile: errPath, encoding: .utf8)
-                + (killed ? "\n(killed by SIGKILL: the time limit for one command is \(timeLimit))" : ""))
+                + (command.wasKilled ? "\n(killed by SIGKILL: the time limit for one command is \(timeLimit))" : ""))
     }
 
     static func withCStrings<Value>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Value) -> Value {
