@@ -1,4 +1,5 @@
 import CLibPQ
+import Foundation
 
 extension PostgresConnection {
     /// A libpq result as rows (and clears it), or the error it reports; no result at all is a
@@ -28,21 +29,41 @@ extension PostgresConnection {
             names.append(String(cString: PQfname(result, column)))
             types.append(PostgresType(rawValue: UInt32(PQftype(result, column))))
         }
-        var cells: [String?] = []
-        cells.reserveCapacity(rowCount * columnCount)
+        // Every cell's bytes into one buffer: its size first, then the copies.
+        let cellCount = rowCount * columnCount
+        var starts = [Int32](repeating: -1, count: cellCount)
+        var lengths = [Int32](repeating: -1, count: cellCount)
+        var size = 0
         for row in 0..<Int32(rowCount) {
-            for column in 0..<Int32(columnCount) {
-                if PQgetisnull(result, row, column) == 1 {
-                    cells.append(nil)
-                } else {
-                    cells.append(String(cString: PQgetvalue(result, row, column)))
+            for column in 0..<Int32(columnCount) where PQgetisnull(result, row, column) == 0 {
+                let cell = Int(row) * columnCount + Int(column)
+                let length = PQgetlength(result, row, column)
+                starts[cell] = Int32(size)
+                lengths[cell] = length
+                size += Int(length)
+            }
+        }
+        guard size <= Int(Int32.max) else {
+            throw PostgresError(kind: .unsupported, message: "a result of \(size) bytes is more than 2 GiB", query: query)
+        }
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            if let base = buffer.baseAddress {
+                for cell in 0..<cellCount where lengths[cell] > 0 {
+                    // (libpq answers NULL only for a cell outside the result.)
+                    if let value = PQgetvalue(result, Int32(cell / columnCount), Int32(cell % columnCount)) {
+                        memcpy(base + Int(starts[cell]), value, Int(lengths[cell]))
+                    } else {
+                        memset(base + Int(starts[cell]), 0, Int(lengths[cell]))
+                    }
                 }
             }
+            initialized = size
         }
         let tag = String(cString: PQcmdStatus(result))
         let affected = Int(String(cString: PQcmdTuples(result)))
         return PostgresRows(
-            columns: PostgresColumns(names: names, types: types), cells: cells, affectedRows: affected, commandTag: tag)
+            columns: PostgresColumns(names: names, types: types), cells: PostgresCells(bytes: bytes, starts: starts, lengths: lengths),
+            affectedRows: affected, commandTag: tag)
     }
 
     static func errorFrom(result: OpaquePointer?, connection: OpaquePointer, query: String?) -> PostgresError {

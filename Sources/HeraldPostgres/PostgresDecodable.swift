@@ -6,6 +6,9 @@ public protocol PostgresDecodable: Sendable {
     init(postgresText text: String, type: PostgresType) throws
     /// Decodes a value that may be NULL; the default refuses NULL.
     static func decode(postgresText text: String?, type: PostgresType) throws -> Self
+    /// Decodes a cell from its bytes as libpq holds them (nil for NULL); the default goes
+    /// through `decode(postgresText:type:)`, the types read most read the bytes themselves.
+    static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self
 }
 
 extension PostgresDecodable {
@@ -14,6 +17,10 @@ extension PostgresDecodable {
             throw PostgresError(kind: .decoding, message: "unexpected NULL for \(Self.self)")
         }
         return try Self(postgresText: text, type: type)
+    }
+
+    public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self {
+        try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
     }
 }
 
@@ -75,12 +82,26 @@ extension UUID: PostgresDecodable {
         guard let value = UUIDText.parse(text) else { throw decodingFailure(UUID.self, text) }
         self = value
     }
+
+    public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> UUID {
+        guard let bytes, let value = UUIDText.parse(bytes: bytes) else {
+            return try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
+        }
+        return value
+    }
 }
 
 extension Date: PostgresDecodable {
     public init(postgresText text: String, type: PostgresType) throws {
         guard let value = PostgresTimestamp.parse(text) else { throw decodingFailure(Date.self, text) }
         self = value
+    }
+
+    public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Date {
+        guard let bytes, let value = PostgresTimestamp.parse(bytes: bytes) else {
+            return try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
+        }
+        return value
     }
 }
 
@@ -120,6 +141,11 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
     public static func decode(postgresText text: String?, type: PostgresType) throws -> Self {
         guard let text else { return nil }
         return try Wrapped(postgresText: text, type: type)
+    }
+
+    public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self {
+        guard let bytes else { return nil }
+        return try Wrapped.decode(postgresBytes: bytes, type: type)
     }
 }
 

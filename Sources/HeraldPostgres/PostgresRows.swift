@@ -1,4 +1,4 @@
-/// The rows a statement returned, copied out of libpq into Swift values.
+/// The rows a statement returned, copied out of libpq: every cell's bytes in one buffer.
 public struct PostgresRows: Sendable, RandomAccessCollection {
     /// Column names and types, shared by every row.
     public let columns: PostgresColumns
@@ -6,9 +6,9 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public let affectedRows: Int?
     /// The command tag, such as `INSERT 0 1`.
     public let commandTag: String
-    let cells: [String?]
+    let cells: PostgresCells
 
-    init(columns: PostgresColumns, cells: [String?], affectedRows: Int?, commandTag: String) {
+    init(columns: PostgresColumns, cells: PostgresCells, affectedRows: Int?, commandTag: String) {
         self.columns = columns
         self.cells = cells
         self.affectedRows = affectedRows
@@ -19,8 +19,7 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     public var endIndex: Int { columns.count == 0 ? 0 : cells.count / columns.count }
 
     public subscript(position: Int) -> PostgresRow {
-        let width = columns.count
-        return PostgresRow(columns: columns, cells: cells[(position * width)..<((position + 1) * width)])
+        PostgresRow(columns: columns, cells: cells, first: position * columns.count)
     }
 
     /// The only row, or a decoding error naming how many there were.
@@ -32,34 +31,61 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     }
 }
 
+/// A result's cells, row after row, in their text format: one buffer of bytes and where
+/// each cell lies in it. (A page of 50 activities has 850 cells; one `String` each was 850
+/// allocations a page.)
+final class PostgresCells: Sendable {
+    private let bytes: [UInt8]
+    /// Each cell's first byte in `bytes`, and its length; -1 for NULL.
+    private let starts: [Int32]
+    private let lengths: [Int32]
+
+    init(bytes: [UInt8], starts: [Int32], lengths: [Int32]) {
+        self.bytes = bytes
+        self.starts = starts
+        self.lengths = lengths
+    }
+
+    var count: Int { starts.count }
+
+    /// Calls `body` with the cell's bytes, nil for NULL.
+    func withCell<Result>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> Result) rethrows -> Result {
+        let length = Int(lengths[index])
+        guard length >= 0 else { return try body(nil) }
+        let start = Int(starts[index])
+        return try bytes.withUnsafeBufferPointer { buffer in
+            try body(UnsafeBufferPointer(rebasing: buffer[start..<(start + length)]))
+        }
+    }
+}
+
 /// The names and types of a result's columns.
-public struct PostgresColumns: Sendable {
+public final class PostgresColumns: Sendable {
     public let names: [String]
     public let types: [PostgresType]
-    private let indexByName: [String: Int]
 
     init(names: [String], types: [PostgresType]) {
         self.names = names
         self.types = types
-        var index: [String: Int] = [:]
-        for (position, name) in names.enumerated() where index[name] == nil {
-            index[name] = position
-        }
-        indexByName = index
     }
 
     public var count: Int { names.count }
 
-    public func index(of name: String) -> Int? { indexByName[name] }
+    /// The first column named `name` (a result has a few dozen at most: looked up in order).
+    public func index(of name: String) -> Int? { names.firstIndex(of: name) }
 }
 
 /// One row of a result.
 public struct PostgresRow: Sendable {
     public let columns: PostgresColumns
-    let cells: ArraySlice<String?>
+    let cells: PostgresCells
+    /// The row's first cell in `cells`.
+    let first: Int
 
     /// The raw text of a column, `nil` for NULL.
-    public subscript(index: Int) -> String? { cells[cells.startIndex + index] }
+    public subscript(index: Int) -> String? {
+        cells.withCell(first + index) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
+    }
 
     /// Decodes the column at `index`.
     public func decode<Value: PostgresDecodable>(_ type: Value.Type = Value.self, at index: Int) throws -> Value {
@@ -67,7 +93,7 @@ public struct PostgresRow: Sendable {
             throw PostgresError(kind: .decoding, message: "column \(index) out of range (\(columns.count) columns)")
         }
         do {
-            return try Value.decode(postgresText: self[index], type: columns.types[index])
+            return try cells.withCell(first + index) { try Value.decode(postgresBytes: $0, type: columns.types[index]) }
         } catch var error as PostgresError {
             error.column = columns.names[index]
             error.message += " in column \"\(columns.names[index])\""

@@ -93,9 +93,14 @@ enum PostgresTimestamp {
 
     /// Parses `YYYY-MM-DD[ T]HH:MM:SS[.ffffff][±HH[:MM[:SS]]]`, or a bare date; `nil` otherwise.
     static func parse(_ text: String) -> Date? {
-        if text == "infinity" { return .distantFuture }
-        if text == "-infinity" { return .distantPast }
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    /// `parse(_:)` on the text's UTF-8 bytes (a result's cell, as libpq holds it).
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        if bytes.elementsEqual("infinity".utf8) { return .distantFuture }
+        if bytes.elementsEqual("-infinity".utf8) { return .distantPast }
         var index = 0
         func number(_ count: Int) -> Int64? {
             guard index + count <= bytes.count else { return nil }

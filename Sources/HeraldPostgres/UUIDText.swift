@@ -36,25 +36,28 @@ enum UUIDText {
     /// The UUID the text spells in canonical form (either case), else `nil`.
     static func parse(_ text: String) -> UUID? {
         var text = text
-        return text.withUTF8 { bytes -> UUID? in
-            guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else { return nil }
-            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            // Every digit's value looked up in a table, the invalid ones marked by their high
-            // bit and checked once at the end (a fan-out's part reads thousands of ids).
-            let invalid = withUnsafeMutableBytes(of: &value) { output -> UInt8 in
-                nibbles.withUnsafeBufferPointer { table in
-                    var invalid: UInt8 = 0
-                    for (index, position) in digitPositions.enumerated() {
-                        let high = table[Int(bytes[position])]
-                        let low = table[Int(bytes[position + 1])]
-                        invalid |= high | low
-                        output[index] = high << 4 | low & 0x0f
-                    }
-                    return invalid
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    /// `parse(_:)` on the text's UTF-8 bytes (a result's cell, as libpq holds it).
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == 36, bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        // Every digit's value looked up in a table, the invalid ones marked by their high
+        // bit and checked once at the end (a fan-out's part reads thousands of ids).
+        let invalid = withUnsafeMutableBytes(of: &value) { output -> UInt8 in
+            nibbles.withUnsafeBufferPointer { table in
+                var invalid: UInt8 = 0
+                for (index, position) in digitPositions.enumerated() {
+                    let high = table[Int(bytes[position])]
+                    let low = table[Int(bytes[position + 1])]
+                    invalid |= high | low
+                    output[index] = high << 4 | low & 0x0f
                 }
+                return invalid
             }
-            return invalid & 0x80 == 0 ? UUID(uuid: value) : nil
         }
+        return invalid & 0x80 == 0 ? UUID(uuid: value) : nil
     }
 
     private static let dash = UInt8(ascii: "-")

@@ -143,6 +143,37 @@ import Testing
         }
     }
 
+    /// A result's cells are kept in one buffer: each row reads its own, NULL and the empty
+    /// text stay apart, text of several bytes a character and dates at the edges come back
+    /// whole, and an id or an instant that is not one is a decoding error naming its column.
+    @Test func everyRowReadsItsOwnCellsFromOneBuffer() async throws {
+        try await TestDatabase.with { pool, _ in
+            let rows = try await pool.query(
+                """
+                SELECT n, CASE WHEN n % 3 = 0 THEN NULL WHEN n % 3 = 1 THEN '' ELSE repeat('é✓', n) END AS text,
+                       gen_random_uuid() AS id, CASE WHEN n = 4 THEN 'infinity'::timestamptz ELSE '2026-11-28 10:00:00.5+00'::timestamptz END AS at,
+                       'not an id' AS bad
+                FROM generate_series(1, 200) AS n ORDER BY n
+                """)
+            #expect(rows.count == 200)
+            var ids = Set<UUID>()
+            for (index, row) in rows.enumerated() {
+                let n = index + 1
+                #expect(try row.decode(Int.self, at: 0) == n)
+                let text = try row.decode(String?.self, column: "text")
+                #expect(text == (n % 3 == 0 ? nil : n % 3 == 1 ? "" : String(repeating: "é✓", count: n)))
+                #expect(row[1] == text)
+                ids.insert(try row.decode(UUID.self, column: "id"))
+                let at = try row.decode(Date.self, column: "at")
+                #expect(at == (n == 4 ? .distantFuture : Date(timeIntervalSince1970: 1_795_860_000.5)))
+            }
+            #expect(ids.count == 200)
+            let error = #expect(throws: PostgresError.self) { try rows[7].decode(UUID.self, column: "bad") }
+            #expect(error?.column == "bad")
+            #expect(throws: PostgresError.self) { try rows[7].decode(Date.self, column: "bad") }
+        }
+    }
+
     /// JSON text bound as `jsonb[]` arrives as jsonb values, quotes, backslashes and commas
     /// included, and text that is not JSON is refused by the server.
     @Test func jsonTextBindsAsAJSONBArray() async throws {
