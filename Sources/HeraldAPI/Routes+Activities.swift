@@ -40,11 +40,10 @@ extension HeraldAPI {
                 try field("status") { try Input.choice(text, field: "status", as: ActivityStatus.self) }
             }
             let filter = TenantSession.ActivityFilter(team: query.get("team"), status: status, assignee: query.get("assignee"))
-            let page = try await store.withTenant(caller.tenant) {
+            let page = try await store.withTenant(caller.tenant, readOnly: true) {
                 try await $0.activities(viewer: caller.person, filter: filter, limit: paging.limit, after: paging.cursor)
             }
-            let headers = paging.headers(path: "/v1/activities", next: page.next, filters: ["status", "team", "assignee"], from: query)
-            return try JSONBody.response(PageBody(items: page.items, next: page.next?.token), headers: headers)
+            return try paging.response(page.items, next: page.next, path: "/v1/activities", filters: ["status", "team", "assignee"], from: query)
         }
 
         group.post("activities") { request, context in
@@ -67,7 +66,7 @@ extension HeraldAPI {
         group.get("activities/:id") { _, context in
             let caller = try context.requireCaller()
             let id = try Self.activityID(context)
-            let activity = try await store.withTenant(caller.tenant) { try await $0.activity(id: id, viewer: caller.person) }
+            let activity = try await store.withTenant(caller.tenant, readOnly: true) { try await $0.activity(id: id, viewer: caller.person) }
             return try JSONBody.response(activity, headers: [.eTag: Self.eTag(activity)])
         }
 
@@ -77,7 +76,9 @@ extension HeraldAPI {
             let caller = try context.requireCaller()
             let id = try Self.activityID(context)
             let user = try request.uri.queryParameters.get("user").map { email in try field("user") { try Input.email(email) } }
-            let events = try await store.withTenant(caller.tenant) { try await $0.why(activity: id, viewer: caller.person, recipient: user) }
+            let events = try await store.withTenant(caller.tenant, readOnly: true) {
+                try await $0.why(activity: id, viewer: caller.person, recipient: user)
+            }
             return try JSONBody.response(["items": events])
         }
 

@@ -24,18 +24,18 @@ extension HeraldAPI {
             let filter = HistoryFilter(
                 recipient: query.get("user"), activity: query.get("activity"), conversation: query.get("conversation"), event: query.get("event"),
                 status: query.get("status"), since: since, limit: paging.limit + 1, after: paging.cursor, digest: query.get("digest"))
-            let entries = try await store.withTenant(caller.tenant) { try await $0.history(viewer: caller.person, filter: filter) }
+            let entries = try await store.withTenant(caller.tenant, readOnly: true) { try await $0.history(viewer: caller.person, filter: filter) }
             let items = Array(entries.prefix(paging.limit))
             let next = entries.count > paging.limit ? items.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
-            let headers = paging.headers(
-                path: "/v1/history", next: next, filters: ["user", "activity", "conversation", "event", "status", "since", "digest"], from: query)
-            return try JSONBody.response(PageBody(items: items, next: next?.token), headers: headers)
+            return try paging.response(
+                items, next: next, path: "/v1/history", filters: ["user", "activity", "conversation", "event", "status", "since", "digest"],
+                from: query)
         }
 
         group.get("history/:id") { _, context in
             let caller = try context.requireCaller()
             guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no notification with this id") }
-            let detail = try await store.withTenant(caller.tenant) { try await $0.historyDetail(viewer: caller.person, id: id) }
+            let detail = try await store.withTenant(caller.tenant, readOnly: true) { try await $0.historyDetail(viewer: caller.person, id: id) }
             return try JSONBody.response(detail)
         }
 

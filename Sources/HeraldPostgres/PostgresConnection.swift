@@ -165,6 +165,17 @@ public final class PostgresConnection: @unchecked Sendable {
         outsideTransaction.withLock { $0 } && pending.withLock { $0.isEmpty }
     }
 
+    /// Whether statements wait to go ahead of the next call (`deferScript`, `enqueue`).
+    public var hasPending: Bool { pending.withLock { !$0.isEmpty } }
+
+    /// Sends the statements that wait for the next call, on a round trip of their own (none
+    /// if nothing waits).
+    public func sendPending() async throws {
+        try await withHandle { [self] wire, ahead in
+            if !ahead.isEmpty { _ = try await pipeline(ahead, on: wire) }
+        }
+    }
+
     /// How `query` runs on this connection: under the name it was prepared with, prepared
     /// now under a new name, or unprepared once `preparedLimit` statements are kept.
     /// (Holding the connection's turn.)

@@ -83,11 +83,16 @@ public final class PostgresPool: Sendable {
     /// (it can tell by looking for a row the transaction wrote, having waited out the old
     /// transaction on the same server): `true` returns `body`'s result, `false` runs `body`
     /// again. Without a resolver (or when it throws), the error is `.commitUnknown`.
-    /// - Parameter setup: statements run right after `BEGIN` in the same round trip, such as
+    /// - Parameters:
+    ///   - setup: statements run right after `BEGIN` in the same round trip, such as
     ///   `SET LOCAL …`. Program-written SQL only: it is sent as text, without parameters.
+    ///   - readOnly: `BEGIN READ ONLY`, and no round trip for its `COMMIT`: a transaction that
+    ///     wrote nothing has nothing to lose, so its `COMMIT` goes ahead of the connection's
+    ///     next call, in that call's round trip (or, when no one waits for the connection, at
+    ///     once as it comes back: see `release`).
     @discardableResult
     public func withTransaction<Result>(
-        setup: String? = nil, resolveCommit: ((PostgresConnection) async throws -> Bool)? = nil,
+        setup: String? = nil, readOnly: Bool = false, resolveCommit: ((PostgresConnection) async throws -> Bool)? = nil,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         var firstFailure: ContinuousClock.Instant?
@@ -98,7 +103,7 @@ public final class PostgresPool: Sendable {
             do {
                 outcome = try await withConnection { connection in
                     connected = true
-                    return try await transaction(on: connection, setup: setup, body)
+                    return try await transaction(on: connection, setup: setup, readOnly: readOnly, body)
                 }
             } catch let error as PostgresError where error.isConnectionFailure {
                 // A database that cannot be reached at the first try fails at once; one that
@@ -140,10 +145,11 @@ public final class PostgresPool: Sendable {
     }
 
     private func transaction<Result>(
-        on connection: PostgresConnection, setup: String?, _ body: (PostgresConnection) async throws -> Result
+        on connection: PostgresConnection, setup: String?, readOnly: Bool, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> TransactionOutcome<Result> {
         // Sent with the body's first statement (one round trip fewer).
-        connection.deferScript(setup.map { "BEGIN; " + $0 } ?? "BEGIN")
+        let begin = readOnly ? "BEGIN READ ONLY" : "BEGIN"
+        connection.deferScript(setup.map { "\(begin); " + $0 } ?? begin)
         let result: Result
         do {
             result = try await body(connection)
@@ -151,10 +157,18 @@ public final class PostgresPool: Sendable {
             // What the body enqueued need not run before the rollback.
             connection.discardEnqueued()
             await rollBack(connection)
+            if readOnly, let refused = error as? PostgresError, refused.isReadOnlyServer {
+                // The program's own mistake, not a server demoted by a failover: not run again.
+                throw PostgresError(kind: .unsupported, message: "a read-only transaction cannot write: \(refused.message)", query: refused.query)
+            }
             throw error
         }
         // A body may have ended the transaction with its last statement (`query(_:followedBy:)`).
         if connection.isIdle { return .committed(result) }
+        if readOnly && !connection.hasPending {
+            connection.deferScript("COMMIT")
+            return .committed(result)
+        }
         do {
             // The statements the body enqueued go with it, in the same round trip.
             try await connection.query("COMMIT")
@@ -321,22 +335,48 @@ public final class PostgresPool: Sendable {
         }
     }
 
+    /// Takes a connection back: to the first caller waiting for one, else among the idle
+    /// ones. A connection that holds statements for its next call (a read-only transaction's
+    /// `COMMIT`) goes to a waiter as it is, its next call sending them; with no one waiting,
+    /// they are sent now, so that an idle connection holds no transaction (and no lock).
     private func release(_ connection: PostgresConnection) async {
-        if connection.isBroken {
-            await discard(connection)
+        while true {
+            if connection.isBroken {
+                await discard(connection)
+                return
+            }
+            let pendingFirst = connection.hasPending
+            let (waiter, next) = state.withLock { state -> (Waiter?, ReleaseStep) in
+                if state.closed {
+                    state.open -= 1
+                    return (nil, .close)
+                }
+                if !state.waiters.isEmpty { return (state.waiters.removeFirst(), .handedOver) }
+                if pendingFirst { return (nil, .sendPending) }
+                state.idle.append(connection)
+                return (nil, .handedOver)
+            }
+            switch next {
+            case .close: await connection.close()
+            case .handedOver: waiter?.continuation.resume(returning: connection)
+            case .sendPending:
+                do {
+                    try await connection.sendPending()
+                } catch {
+                    // A statement the program wrote failed: the connection's state is unknown.
+                    logger.warning("a connection's pending statements failed as it came back", metadata: ["error": "\(error)"])
+                    await connection.close()
+                }
+                continue
+            }
             return
         }
-        let (waiter, closeIt) = state.withLock { state -> (Waiter?, Bool) in
-            if state.closed {
-                state.open -= 1
-                return (nil, true)
-            }
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false) }
-            state.idle.append(connection)
-            return (nil, false)
-        }
-        if closeIt { await connection.close() }
-        waiter?.continuation.resume(returning: connection)
+    }
+
+    private enum ReleaseStep {
+        case handedOver
+        case close
+        case sendPending
     }
 
     /// Closes a broken connection, and with it the idle ones: they lead to the same server,

@@ -77,8 +77,13 @@ public struct Store: Sendable {
     /// Should the connection fail (a failover), `body` runs again on a new one; should it fail
     /// during `COMMIT`, the outbox event the transaction wrote tells whether it committed
     /// (see `PostgresPool.withTransaction`), so no event is lost or written twice.
-    public func withTenant<Result>(_ tenant: Tenant, _ body: (TenantSession) async throws -> Result) async throws -> Result {
-        try await withTenantTransaction(tenant.id) { connection, ledger in
+    ///
+    /// - Parameter readOnly: for a body that only reads: `BEGIN READ ONLY` (a write fails),
+    ///   and no round trip of its own for the `COMMIT` (see `PostgresPool.withTransaction`).
+    public func withTenant<Result>(
+        _ tenant: Tenant, readOnly: Bool = false, _ body: (TenantSession) async throws -> Result
+    ) async throws -> Result {
+        try await withTenantTransaction(tenant.id, readOnly: readOnly) { connection, ledger in
             try await body(
                 TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger, freshness: deviceFreshness))
         }
@@ -88,12 +93,12 @@ public struct Store: Sendable {
     /// outbox events are noted, so that an unanswered `COMMIT` is resolved by them.
     /// - Parameter settings: `SET LOCAL …` statements after the tenant's scope.
     func withTenantTransaction<Result>(
-        _ tenantID: UUID, settings: String? = nil, _ body: (PostgresConnection, OutboxLedger) async throws -> Result
+        _ tenantID: UUID, settings: String? = nil, readOnly: Bool = false, _ body: (PostgresConnection, OutboxLedger) async throws -> Result
     ) async throws -> Result {
         let ledger = OutboxLedger()
         let setup = Self.tenantScope(tenantID) + (settings.map { "; " + $0 } ?? "")
         return try await pool.withTransaction(
-            setup: setup,
+            setup: setup, readOnly: readOnly,
             resolveCommit: { try await Self.committed(ledger, tenant: tenantID, on: $0) },
             { connection in
                 ledger.reset()
