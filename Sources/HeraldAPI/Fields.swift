@@ -12,9 +12,20 @@ func field<Value>(_ name: String, _ check: () throws -> Value) throws -> Value {
     }
 }
 
-/// A path segment as it may appear in a `Location`.
+/// A path segment as it may appear in a `Location`: the unreserved characters, `@` and `:`
+/// as they are, every other byte of the UTF-8 as `%XX`.
 func pathSegment(_ text: String) -> String {
-    var allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
-    allowed.formUnion("@:".utf8)
-    return text.utf8.map { allowed.contains($0) ? String(UnicodeScalar($0)) : String(format: "%%%02X", $0) }.joined()
+    let hex = Array("0123456789ABCDEF".utf8)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.utf8.count)
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"), UInt8(ascii: ":"):
+            bytes.append(byte)
+        default:
+            bytes.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }

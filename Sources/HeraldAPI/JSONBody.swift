@@ -87,7 +87,9 @@ enum JSONBody {
 
     /// A JSON response.
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
-        try answer(value, status: status, headers: headers).response
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try bytes(value))))
     }
 
     /// A JSON answer, as `Idempotency-Key` keeps it.
@@ -102,12 +104,23 @@ enum JSONBody {
     /// `value`'s JSON: written by hand for the hot objects (`JSONWritable`), else by `encoder`.
     static func bytes(_ value: some Encodable) throws -> [UInt8] {
         if let writable = value as? any JSONWritable {
-            var writer = JSONWriter()
+            // A page of fifty activities is 25 KB: room for it at once, not five doublings.
+            var writer = JSONWriter(capacity: (value as? any SizedJSON)?.capacityHint ?? 1_024)
             writer.value(writable)
             return writer.bytes
         }
         return Array(try encoder.encode(value))
     }
+}
+
+/// A value whose JSON is long enough to be worth sizing the buffer for.
+protocol SizedJSON {
+    /// About how many bytes its JSON takes.
+    var capacityHint: Int { get }
+}
+
+extension PageBody: SizedJSON {
+    var capacityHint: Int { 64 + items.count * 640 }
 }
 
 /// A request body that says which fields it has, so that others are refused.

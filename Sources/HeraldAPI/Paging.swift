@@ -27,15 +27,18 @@ struct Paging {
         return limit
     }
 
-    /// The `Link` header of the next page of `path`, keeping the `filters` the request had.
-    func headers(path: String, next: PageCursor?, filters: [String], from query: Parameters) -> HTTPFields {
+    /// A page of `path` as JSON (`PageBody`), with the `Link` header of the next page, which
+    /// keeps the `filters` the request had.
+    func response<Item: Encodable>(_ items: [Item], next: PageCursor?, path: String, filters: [String], from query: Parameters) throws -> Response {
         var headers: HTTPFields = [:]
-        guard let next else { return headers }
-        var parameters = [("limit", "\(limit)"), ("cursor", next.token)]
-        for name in filters { if let value = query.get(name) { parameters.append((name, value)) } }
-        let queryText = parameters.map { "\($0.0)=\(pathSegment($0.1))" }.joined(separator: "&")
-        headers[.link] = "<\(path)?\(queryText)>; rel=\"next\""
-        return headers
+        let token = next?.token
+        if let token {
+            var parameters = [("limit", "\(limit)"), ("cursor", token)]
+            for name in filters { if let value = query.get(name) { parameters.append((name, value)) } }
+            let queryText = parameters.map { "\($0.0)=\(pathSegment($0.1))" }.joined(separator: "&")
+            headers[.link] = "<\(path)?\(queryText)>; rel=\"next\""
+        }
+        return try JSONBody.response(PageBody(items: items, next: token), headers: headers)
     }
 }
 

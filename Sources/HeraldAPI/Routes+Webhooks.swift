@@ -75,9 +75,8 @@ extension HeraldAPI {
             let page = try await store.withTenant(caller.tenant) {
                 try await $0.webhookAttempts(viewer: caller.policy, id: id, after: paging.cursor, limit: paging.limit)
             }
-            let headers = paging.headers(
-                path: "/v1/webhooks/\(id.lowercasedString)/attempts", next: page.next, filters: [], from: request.uri.queryParameters)
-            return try JSONBody.response(PageBody(items: page.items, next: page.next?.token), headers: headers)
+            return try paging.response(
+                page.items, next: page.next, path: "/v1/webhooks/\(id.lowercasedString)/attempts", filters: [], from: request.uri.queryParameters)
         }
 
         group.post("webhooks/:id/replay") { request, context in
