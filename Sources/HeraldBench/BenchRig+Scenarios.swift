@@ -92,7 +92,7 @@ extension BenchRig {
     public func fanOut(people: Int) async throws -> BenchReport {
         let tenant = try await makeTenant(index: 0, members: people, devicesPerMember: 1)
         let conversation = try await makeGroup(tenant)
-        let (durations, cpu) = try await withWorkers { dispatchers async throws -> ([String: Double], [String: Double]) in
+        let (durations, cpu, sends) = try await withWorkers { dispatchers async throws -> ([String: Double], [String: Double], [String: Int]) in
             try await Task.sleep(for: .milliseconds(500))
             // The CPU counted is the workers' from the commit on: not the message's own
             // command, nor the bench reading the emulator's arrivals afterwards.
@@ -111,6 +111,13 @@ extension BenchRig {
             while try await self.recordedCount() < people { try await Task.sleep(for: .milliseconds(10)) }
             let recorded = Date().timeIntervalSince(committedAt)
             let cpu = self.meter.sample().perItem(since: before, items: people, phase: "fan-out+send+acknowledge")
+            // As the burn-down counts them: a send retried, or left unanswered while the
+            // provider was held back, may have reached the emulator twice.
+            let counters = dispatchers.map(\.counters)
+            let sends = [
+                "sent": counters.reduce(0) { $0 + $1.sent }, "retried": counters.reduce(0) { $0 + $1.retried },
+                "unanswered": counters.reduce(0) { $0 + $1.unanswered }
+            ]
             // (A running emulator also remembers earlier runs' messages.)
             let arrivals = try await self.arrivals().values.filter { $0 >= committedAt }
             let first = arrivals.min() ?? Date()
@@ -120,13 +127,14 @@ extension BenchRig {
                     "allDeliveriesWritten": written?.timeInterval ?? -1, "allDeliveriesLeased": leased?.timeInterval ?? -1,
                     "firstRequestSent": first.timeIntervalSince(committedAt), "allRequestsSent": last.timeIntervalSince(committedAt),
                     "allOutcomesRecorded": recorded
-                ], cpu
+                ], cpu, sends
             )
         } until: {
             true
         }
         return report(
-            scenario: "fan-out", parameters: ["people": people], counts: ["accepted": await acceptedCount()], durations: durations, cpu: cpu)
+            scenario: "fan-out", parameters: ["people": people], counts: sends.merging(["accepted": await acceptedCount()]) { $1 },
+            durations: durations, cpu: cpu)
     }
 
     /// Workflow commands a second through the store: `clients` at once, each assigning,

@@ -128,7 +128,12 @@ import Testing
         let recorded = try #require(durations["allOutcomesRecorded"])
         #expect(written > 0 && leased > 0, "\(durations)")
         #expect(first > 0 && first <= last && last <= recorded, "\(durations)")
-        #expect((report["counts"] as? [String: Int])?["accepted"] == 250)
+        // Each delivery sent once; as in the burn-down, a send retried or unanswered on a
+        // loaded machine may have reached the emulator twice (docs/notifications.md).
+        let counts = try #require(report["counts"] as? [String: Int])
+        let (sent, accepted) = (counts["sent"] ?? -1, counts["accepted"] ?? -1)
+        let mayRepeat = (counts["retried"] ?? -1) + (counts["unanswered"] ?? -1)
+        #expect(sent == 250 && (sent...(sent + mayRepeat)).contains(accepted), "\(counts)")
         let cpu = try #require(report["cpuMicrosecondsPerDelivery"] as? [String: Double])
         #expect((cpu["worker fan-out+send+acknowledge"] ?? 0) > 0 && (cpu["postgres fan-out+send+acknowledge"] ?? 0) > 0, "\(cpu)")
     }
