@@ -62,7 +62,8 @@ extension PostgresConnection {
         let tag = String(cString: PQcmdStatus(result))
         let affected = Int(String(cString: PQcmdTuples(result)))
         return PostgresRows(
-            columns: PostgresColumns(names: names, types: types), cells: PostgresCells(bytes: bytes, starts: starts, lengths: lengths),
+            columns: PostgresColumns(names: names, types: types),
+            cells: PostgresCells(bytes: bytes, starts: starts, lengths: lengths, binary: columnCount > 0 && PQfformat(result, 0) == 1),
             affectedRows: affected, commandTag: tag)
     }
 

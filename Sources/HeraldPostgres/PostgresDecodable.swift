@@ -9,6 +9,10 @@ public protocol PostgresDecodable: Sendable {
     /// Decodes a cell from its bytes as libpq holds them (nil for NULL); the default goes
     /// through `decode(postgresText:type:)`, the types read most read the bytes themselves.
     static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self
+    /// Decodes a cell of a result in the binary format (`PostgresQuery.inBinary`; nil for
+    /// NULL). The default reads the text types; the other types that have one say so in
+    /// PostgresDecodable+Binary.swift.
+    static func decode(postgresBinary bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self
 }
 
 extension PostgresDecodable {

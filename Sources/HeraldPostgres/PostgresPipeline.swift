@@ -168,13 +168,14 @@ struct PostgresPipeline {
             }
         case .execute(let query, let name):
             let values = query.binds.values
+            let resultFormat: Int32 = query.binaryResults ? 1 : 0
             return withOptionalCStrings(values) { valuePointers in
                 if let name {
-                    return PQsendQueryPrepared(handle, name, Int32(values.count), valuePointers, nil, nil, 0) == 1
+                    return PQsendQueryPrepared(handle, name, Int32(values.count), valuePointers, nil, nil, resultFormat) == 1
                 }
                 let types = query.binds.types.map { Oid($0.rawValue) }
                 return types.withUnsafeBufferPointer { typePointer in
-                    PQsendQueryParams(handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, 0) == 1
+                    PQsendQueryParams(handle, query.sql, Int32(values.count), typePointer.baseAddress, valuePointers, nil, nil, resultFormat) == 1
                 }
             }
         }

@@ -10,6 +10,8 @@ import Foundation
 public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     public private(set) var sql: String
     public private(set) var binds: PostgresBindings
+    /// Whether the server sends the rows in its binary format (see `inBinary`).
+    public private(set) var binaryResults = false
 
     /// SQL the caller vouches for, with binds it numbered itself.
     public init(unsafeSQL sql: String, binds: PostgresBindings = .init()) {
@@ -23,6 +25,16 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
 
     public init(stringInterpolation: StringInterpolation) {
         self.init(unsafeSQL: stringInterpolation.sql, binds: stringInterpolation.binds)
+    }
+
+    /// The same statement, its rows sent in PostgreSQL's binary format: an id is 16 bytes and
+    /// an instant 8, neither written out as text by the server nor parsed back here. For
+    /// statements whose columns are all of the types `PostgresDecodable` reads in binary (text,
+    /// uuid, bool, int2/4/8, timestamptz; see `decode(postgresBinary:type:)`).
+    public var inBinary: PostgresQuery {
+        var query = self
+        query.binaryResults = true
+        return query
     }
 
     /// The SQL with its placeholders; parameters are never printed.

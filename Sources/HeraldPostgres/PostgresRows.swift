@@ -39,11 +39,14 @@ final class PostgresCells: Sendable {
     /// Each cell's first byte in `bytes`, and its length; -1 for NULL.
     private let starts: [Int32]
     private let lengths: [Int32]
+    /// Whether the cells are in PostgreSQL's binary format (`PostgresQuery.inBinary`), not text.
+    let binary: Bool
 
-    init(bytes: [UInt8], starts: [Int32], lengths: [Int32]) {
+    init(bytes: [UInt8], starts: [Int32], lengths: [Int32], binary: Bool) {
         self.bytes = bytes
         self.starts = starts
         self.lengths = lengths
+        self.binary = binary
     }
 
     var count: Int { starts.count }
@@ -82,9 +85,11 @@ public struct PostgresRow: Sendable {
     /// The row's first cell in `cells`.
     let first: Int
 
-    /// The raw text of a column, `nil` for NULL.
+    /// The raw text of a column, `nil` for NULL (and, in a binary result, for a column that
+    /// is not text).
     public subscript(index: Int) -> String? {
-        cells.withCell(first + index) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
+        if cells.binary && !columns.types[index].isText { return nil }
+        return cells.withCell(first + index) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// Decodes the column at `index`.
@@ -93,7 +98,9 @@ public struct PostgresRow: Sendable {
             throw PostgresError(kind: .decoding, message: "column \(index) out of range (\(columns.count) columns)")
         }
         do {
-            return try cells.withCell(first + index) { try Value.decode(postgresBytes: $0, type: columns.types[index]) }
+            let type = columns.types[index]
+            if cells.binary { return try cells.withCell(first + index) { try Value.decode(postgresBinary: $0, type: type) } }
+            return try cells.withCell(first + index) { try Value.decode(postgresBytes: $0, type: type) }
         } catch var error as PostgresError {
             error.column = columns.names[index]
             error.message += " in column \"\(columns.names[index])\""

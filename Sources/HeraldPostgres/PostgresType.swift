@@ -25,4 +25,10 @@ public struct PostgresType: RawRepresentable, Sendable, Hashable {
     public static let uuidArray = Self(rawValue: 2951)
     public static let jsonb = Self(rawValue: 3802)
     public static let jsonbArray = Self(rawValue: 3807)
+    public static let name = Self(rawValue: 19)
+    public static let bpchar = Self(rawValue: 1042)
+    public static let varchar = Self(rawValue: 1043)
+
+    /// Whether a value of this type is its text in either format (text, varchar, char, name).
+    public var isText: Bool { self == .text || self == .varchar || self == .bpchar || self == .name }
 }

@@ -27,13 +27,13 @@ extension TenantSession {
         var assigneeID: UUID?
         if let slug = filter.team { teamID = try await team(slug: slug).id }
         if let email = filter.assignee { assigneeID = try await person(email: email).id }
-        let rows = try await connection.query(
-            """
+        let query: PostgresQuery = """
             \(unsafeRaw: Self.activitySelect)
             WHERE a.tenant_id = \(tenantID) AND \(activityVisibleTo: AccessPolicy(viewer))\(and: "a.team_id =", teamID)\(and: "a.status =", filter.status?.rawValue)\(and: "a.assignee_id =", assigneeID)\(after: cursor, in: "a")
             ORDER BY a.created_at DESC, a.id DESC
             \(limit: limit + 1)
-            """)
+            """
+        let rows = try await connection.query(query.inBinary)
         let activities = try rows.prefix(limit).map(Self.activity)
         let next = rows.count > limit ? activities.last.map { PageCursor(at: $0.createdAt, id: $0.id) } : nil
         return Page(items: activities, next: next)
@@ -42,8 +42,9 @@ extension TenantSession {
     /// One activity, if `viewer` may see it.
     /// - Throws: `StoreError.notFound` (also for one they may not see).
     public func activity(id: UUID, viewer: Person?) async throws -> ActivityRecord {
-        let rows = try await connection.query(
-            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(activityVisibleTo: AccessPolicy(viewer))")
+        let query: PostgresQuery =
+            "\(unsafeRaw: Self.activitySelect) WHERE a.tenant_id = \(tenantID) AND a.id = \(id) AND \(activityVisibleTo: AccessPolicy(viewer))"
+        let rows = try await connection.query(query.inBinary)
         guard let row = rows.first else { throw StoreError(.notFound, "no activity \(id.lowercasedString)") }
         return try Self.activity(row)
     }
