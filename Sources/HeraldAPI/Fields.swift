@@ -12,10 +12,12 @@ func field<Value>(_ name: String, _ check: () throws -> Value) throws -> Value {
     }
 }
 
+private let upperHexDigits = Array("0123456789ABCDEF".utf8)
+
 /// A path segment as it may appear in a `Location`: the unreserved characters, `@` and `:`
 /// as they are, every other byte of the UTF-8 as `%XX`.
 func pathSegment(_ text: String) -> String {
-    let hex = Array("0123456789ABCDEF".utf8)
+    let hex = upperHexDigits
     var bytes: [UInt8] = []
     bytes.reserveCapacity(text.utf8.count)
     for byte in text.utf8 {

@@ -24,8 +24,13 @@ extension PostgresDecodable {
     }
 
     public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Self {
-        try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
+        try decode(postgresText: bytes.map(postgresText(of:)), type: type)
     }
+}
+
+/// A cell's bytes as text (libpq's text is UTF-8: the connection's client encoding).
+func postgresText(of bytes: UnsafeBufferPointer<UInt8>) -> String {
+    String(decoding: bytes, as: UTF8.self)
 }
 
 func decodingFailure<T>(_ type: T.Type, _ text: String) -> PostgresError {
@@ -89,7 +94,7 @@ extension UUID: PostgresDecodable {
 
     public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> UUID {
         guard let bytes, let value = UUIDText.parse(bytes: bytes) else {
-            return try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
+            return try decode(postgresText: bytes.map(postgresText(of:)), type: type)
         }
         return value
     }
@@ -103,7 +108,7 @@ extension Date: PostgresDecodable {
 
     public static func decode(postgresBytes bytes: UnsafeBufferPointer<UInt8>?, type: PostgresType) throws -> Date {
         guard let bytes, let value = PostgresTimestamp.parse(bytes: bytes) else {
-            return try decode(postgresText: bytes.map { String(decoding: $0, as: UTF8.self) }, type: type)
+            return try decode(postgresText: bytes.map(postgresText(of:)), type: type)
         }
         return value
     }

@@ -31,8 +31,8 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     }
 }
 
-/// A result's cells, row after row, in their text format: one buffer of bytes and where
-/// each cell lies in it. (A page of 50 activities has 850 cells; one `String` each was 850
+/// A result's cells, row after row, in the text format or (`binary`) the binary one: one
+/// buffer of bytes and where each cell lies in it. (A page of 50 activities has 850 cells; one `String` each was 850
 /// allocations a page.)
 final class PostgresCells: Sendable {
     private let bytes: [UInt8]
@@ -89,7 +89,7 @@ public struct PostgresRow: Sendable {
     /// is not text).
     public subscript(index: Int) -> String? {
         if cells.binary && !columns.types[index].isText { return nil }
-        return cells.withCell(first + index) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
+        return cells.withCell(first + index) { $0.map(postgresText(of:)) }
     }
 
     /// Decodes the column at `index`.
