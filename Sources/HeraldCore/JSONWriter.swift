@@ -64,9 +64,12 @@ public struct JSONWriter {
 
     /// A UUID as `HeraldJSONEncoder` writes it (lower case).
     public mutating func uuid(_ id: UUID) {
-        bytes.append(UInt8(ascii: "\""))
-        id.appendLowercased(to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { text in
+            text[0] = UInt8(ascii: "\"")
+            id.writeLowercased(into: text, at: 1)
+            text[37] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     /// An instant as `.rfc3339` writes it.

@@ -35,6 +35,25 @@ import Testing
         String(decoding: try JSONBody.encoder.encode(value), as: UTF8.self)
     }
 
+    /// Ids (written digit by digit into a buffer): as Foundation writes them, lower-cased, as
+    /// text, appended after what a buffer held, and as a JSON value; the extremes too.
+    @Test func idsAreWrittenAsFoundationAndTheEncoderWriteThem() throws {
+        var generator = SystemRandomNumberGenerator()
+        let extremes = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!]
+        for id in extremes + (0..<2_000).map({ _ in UUID() }) + (0..<100).map({ _ in UUID.v7(at: Date(), using: &generator) }) {
+            let expected = id.uuidString.lowercased()
+            #expect(id.lowercasedString == expected)
+            var bytes = Array("held:".utf8)
+            id.appendLowercased(to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "held:" + expected)
+            var writer = JSONWriter()
+            writer.raw("[")
+            writer.uuid(id)
+            writer.raw("]")
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == (try Self.encoded([id])))
+        }
+    }
+
     @Test(arguments: awkwardTexts)
     func anActivityIsWrittenAsTheEncoderWritesIt(text: String) throws {
         let record = Self.activity(name: text, person: text, team: text, version: text.unicodeScalars.count, seconds: 1_795_000_000.5)
