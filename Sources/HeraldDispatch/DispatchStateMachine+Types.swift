@@ -82,10 +82,14 @@ extension DispatchStateMachine {
         var refreshWindow: Bool
         /// Report the queue's depth and these held-back providers.
         var gauges: [PushProvider]?
+        /// Analyze the tables that changed more than they held (`statisticsChecked`).
+        var checkStatistics = false
     }
 
     /// How often a worker reports the queue's depth and its held-back providers.
     static let gaugesEvery: Duration = .seconds(10)
     /// How often a worker reads again where live deliveries begin (`LiveWindow`).
     static let windowEvery: Duration = .seconds(1)
+    /// How often a worker looks for tables whose statistics are older than their rows.
+    static let statisticsEvery: Duration = .seconds(5)
 }

@@ -68,6 +68,7 @@ struct DispatchStateMachine {
     private var lastRenewal: Instant?
     private var lastWindow: Instant?
     private var lastGauges: Instant?
+    private var lastStatistics: Instant?
 
     init(settings: Settings) {
         self.settings = settings
@@ -346,12 +347,15 @@ struct DispatchStateMachine {
         var upkeep = Upkeep(refreshWindow: false, gauges: nil)
         if lastWindow.map({ $0 + Self.windowEvery <= now }) ?? true { upkeep.refreshWindow = true }
         if lastGauges.map({ $0 + Self.gaugesEvery <= now }) ?? true { upkeep.gauges = gate.heldBack(at: now) }
+        if lastStatistics.map({ $0 + Self.statisticsEvery <= now }) ?? true { upkeep.checkStatistics = true }
         return upkeep
     }
 
     mutating func windowRefreshed(at now: Instant) { lastWindow = now }
 
     mutating func gaugesReported(at now: Instant) { lastGauges = now }
+
+    mutating func statisticsChecked(at now: Instant) { lastStatistics = now }
 
     private mutating func hold(_ deliveries: [ClaimedDelivery], leasedAt: Instant) {
         for delivery in deliveries { held[delivery.id] = leasedAt + settings.lease }

@@ -112,6 +112,14 @@ extension Dispatcher {
                     metrics.providers(heldBack: heldBack)
                     metrics.queue(try await queue.depth())
                 }
+                if upkeep.checkStatistics {
+                    state.withLock { $0.statisticsChecked(at: .now) }
+                    let analyzed = try await queue.analyzeYoungTables()
+                    if !analyzed.isEmpty {
+                        logger.info(
+                            "analyzed tables that had changed more than they held", metadata: ["tables": "\(analyzed.joined(separator: ","))"])
+                    }
+                }
                 // Not what this worker has in hand: those it renews (`leaseLoop`).
                 let reclaimed = try await queue.reclaimExpiredLeases(except: state.withLock { $0.leasesInHand })
                 if reclaimed > 0 {

@@ -219,6 +219,17 @@ struct DispatchStateMachineTests {
         #expect(machine.tick(at: at(10_500)).gauges == [])
     }
 
+    /// Tables whose statistics are older than their rows are looked for at the first tick,
+    /// then every 5 seconds from the last look.
+    @Test func upkeepLooksForYoungTablesAtOnceThenEveryFiveSeconds() {
+        var machine = machine()
+        #expect(machine.tick(at: at(500)).checkStatistics)
+        machine.statisticsChecked(at: at(600))
+        #expect(machine.tick(at: at(1_000)).checkStatistics == false)
+        #expect(machine.tick(at: at(5_500)).checkStatistics == false)
+        #expect(machine.tick(at: at(5_600)).checkStatistics)
+    }
+
     /// Leases of 3 s: renewed every second, counted from when the renewal was sent; one the
     /// renewal passed by (being acknowledged) keeps the lease it had.
     @Test func leasesAreRenewedEveryThirdOfALeaseFromWhenTheRenewalWasSent() {

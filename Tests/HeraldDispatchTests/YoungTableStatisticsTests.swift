@@ -1,0 +1,69 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import HeraldTesting
+import Testing
+
+@testable import HeraldDispatch
+@testable import HeraldStore
+
+/// Tables that changed more than they held when last analyzed are analyzed by the workers, not
+/// a minute later by autovacuum (docs/operating/database.md, "Statistics of young tables"):
+/// plans the dispatcher keeps are made again from statistics that know the rows.
+@Suite struct YoungTableStatisticsTests {
+    /// Autovacuum is off for the devices here, so that only the worker can analyze them.
+    static func devicesLeftToTheWorkers(_ harness: DispatchHarness) async throws {
+        try await harness.store.pool.query("ALTER TABLE devices SET (autovacuum_enabled = false)")
+    }
+
+    static func devicesAnalyzed(_ harness: DispatchHarness) async throws -> Int {
+        try await harness.count("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'devices'")
+    }
+
+    /// The changes to the devices the server's statistics have counted so far (each session
+    /// reports its own when it goes idle, within seconds).
+    static func devicesChanged(_ harness: DispatchHarness) async throws -> Int {
+        try await harness.count("SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'devices'")
+    }
+
+    @Test func aRunningWorkerAnalyzesATableThatChangedMoreThanItHeld() async throws {
+        try await DispatchHarness.with { harness in
+            try await Self.devicesLeftToTheWorkers(harness)
+            #expect(try await Self.devicesAnalyzed(harness) == 0)
+            try await harness.registerMany("chidi@acme.test", count: 1_500, prefix: "phone-")
+            try await harness.withDispatcher { dispatcher in
+                let run = Task { try await dispatcher.run() }
+                #expect(await eventually { (try? await Self.devicesAnalyzed(harness)).map { $0 == 1 } ?? false })
+                run.cancel()
+                #expect(await finishes(run, within: .seconds(30)))
+            }
+            // The planner now knows the rows.
+            #expect(try await harness.count("SELECT reltuples::int FROM pg_class WHERE relname = 'devices'") >= 1_500)
+        }
+    }
+
+    @Test func aTableIsAnalyzedOnlyOnceItChangedMoreThanItHeldAndAThousandTimes() async throws {
+        try await DispatchHarness.with { harness in
+            try await Self.devicesLeftToTheWorkers(harness)
+            try await harness.withDispatcher { dispatcher in
+                // Young: fewer than a thousand changes are left alone, however new the table.
+                try await harness.registerMany("chidi@acme.test", count: 900, prefix: "a-")
+                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 900 } ?? false })
+                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices") == false)
+                try await harness.registerMany("chidi@acme.test", count: 600, prefix: "b-")
+                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_500 } ?? false })
+                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices"))
+                #expect(try await Self.devicesAnalyzed(harness) == 1)
+                // Analyzed with 1,500 rows: 1,200 more changes are autovacuum's to see to.
+                try await harness.registerMany("chidi@acme.test", count: 1_200, prefix: "c-")
+                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_200 } ?? false })
+                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices") == false)
+                // More changes than the rows it held: analyzed again.
+                try await harness.registerMany("chidi@acme.test", count: 400, prefix: "d-")
+                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_600 } ?? false })
+                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices"))
+                #expect(try await Self.devicesAnalyzed(harness) == 2)
+            }
+        }
+    }
+}
