@@ -112,6 +112,13 @@ extension Dispatcher {
                     metrics.providers(heldBack: heldBack)
                     metrics.queue(try await queue.depth())
                 }
+                // Not what this worker has in hand: those it renews (`leaseLoop`).
+                let reclaimed = try await queue.reclaimExpiredLeases(except: state.withLock { $0.leasesInHand })
+                if reclaimed > 0 {
+                    logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
+                    hintQueue()
+                }
+                // Last: a failure here leaves the reclaiming above done.
                 if upkeep.checkStatistics {
                     state.withLock { $0.statisticsChecked(at: .now) }
                     let analyzed = try await queue.analyzeYoungTables()
@@ -119,12 +126,6 @@ extension Dispatcher {
                         logger.info(
                             "analyzed tables that had changed more than they held", metadata: ["tables": "\(analyzed.joined(separator: ","))"])
                     }
-                }
-                // Not what this worker has in hand: those it renews (`leaseLoop`).
-                let reclaimed = try await queue.reclaimExpiredLeases(except: state.withLock { $0.leasesInHand })
-                if reclaimed > 0 {
-                    logger.notice("reclaimed deliveries whose lease expired", metadata: ["count": "\(reclaimed)"])
-                    hintQueue()
                 }
                 failures.upkeep.succeeded()
             } catch {
