@@ -17,7 +17,6 @@ private let upperHexDigits = Array("0123456789ABCDEF".utf8)
 /// A path segment as it may appear in a `Location`: the unreserved characters, `@` and `:`
 /// as they are, every other byte of the UTF-8 as `%XX`.
 func pathSegment(_ text: String) -> String {
-    let hex = upperHexDigits
     var bytes: [UInt8] = []
     bytes.reserveCapacity(text.utf8.count)
     for byte in text.utf8 {
@@ -26,7 +25,7 @@ func pathSegment(_ text: String) -> String {
             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "@"), UInt8(ascii: ":"):
             bytes.append(byte)
         default:
-            bytes.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            bytes.append(contentsOf: [UInt8(ascii: "%"), upperHexDigits[Int(byte >> 4)], upperHexDigits[Int(byte & 0x0F)]])
         }
     }
     return String(decoding: bytes, as: UTF8.self)

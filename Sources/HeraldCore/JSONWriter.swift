@@ -11,7 +11,6 @@ public protocol JSONWritable {
 /// JSON text, appended to a byte buffer.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8] = []
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     public init(capacity: Int = 1_024) {
         bytes.reserveCapacity(capacity)
@@ -49,7 +48,7 @@ public struct JSONWriter {
                 case 0x09: bytes.append(UInt8(ascii: "t"))
                 default:
                     bytes.append(contentsOf: [
-                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]
+                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), lowerHexDigit(byte >> 4), lowerHexDigit(byte & 0xF)
                     ])
                 }
             }

@@ -87,15 +87,15 @@ extension UUID {
                     at += 1
                 }
                 let octet = octets[index]
-                text[at] = Self.hexDigit(octet >> 4)
-                text[at + 1] = Self.hexDigit(octet & 0x0F)
+                text[at] = lowerHexDigit(octet >> 4)
+                text[at + 1] = lowerHexDigit(octet & 0x0F)
                 at += 2
             }
         }
     }
+}
 
-    /// The lower-case hexadecimal digit of `value` (0–15).
-    @inline(__always) private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
-    }
+/// The lower-case hexadecimal digit of `value` (0–15): ids, and JSON's `\u00XX` escapes.
+@inline(__always) func lowerHexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
 }

@@ -46,22 +46,21 @@ import Testing
         try await DispatchHarness.with { harness in
             try await Self.devicesLeftToTheWorkers(harness)
             try await harness.withDispatcher { dispatcher in
+                // Adds `count` devices, waits until the server has counted `changes` since the
+                // last analysis, and tells whether the worker's call analyzed the devices.
+                func analyzedAfterAdding(_ count: Int, prefix: String, changes: Int) async throws -> Bool {
+                    try await harness.registerMany("chidi@acme.test", count: count, prefix: prefix)
+                    #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= changes } ?? false })
+                    return try await dispatcher.queue.analyzeYoungTables().contains("devices")
+                }
                 // Young: fewer than a thousand changes are left alone, however new the table.
-                try await harness.registerMany("chidi@acme.test", count: 900, prefix: "a-")
-                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 900 } ?? false })
-                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices") == false)
-                try await harness.registerMany("chidi@acme.test", count: 600, prefix: "b-")
-                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_500 } ?? false })
-                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices"))
+                #expect(try await analyzedAfterAdding(900, prefix: "a-", changes: 900) == false)
+                #expect(try await analyzedAfterAdding(600, prefix: "b-", changes: 1_500))
                 #expect(try await Self.devicesAnalyzed(harness) == 1)
                 // Analyzed with 1,500 rows: 1,200 more changes are autovacuum's to see to.
-                try await harness.registerMany("chidi@acme.test", count: 1_200, prefix: "c-")
-                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_200 } ?? false })
-                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices") == false)
+                #expect(try await analyzedAfterAdding(1_200, prefix: "c-", changes: 1_200) == false)
                 // More changes than the rows it held: analyzed again.
-                try await harness.registerMany("chidi@acme.test", count: 400, prefix: "d-")
-                #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= 1_600 } ?? false })
-                #expect(try await dispatcher.queue.analyzeYoungTables().contains("devices"))
+                #expect(try await analyzedAfterAdding(400, prefix: "d-", changes: 1_600))
                 #expect(try await Self.devicesAnalyzed(harness) == 2)
             }
         }
