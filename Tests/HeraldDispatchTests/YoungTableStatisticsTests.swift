@@ -26,6 +26,16 @@ import Testing
         try await harness.count("SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'devices'")
     }
 
+    /// Adds `count` devices, waits until the server has counted `changes` since their last
+    /// analysis, and tells whether `dispatcher`'s call analyzed the devices.
+    static func analyzedAfterAdding(
+        _ count: Int, prefix: String, changes: Int, _ harness: DispatchHarness, _ dispatcher: Dispatcher
+    ) async throws -> Bool {
+        try await harness.registerMany("chidi@acme.test", count: count, prefix: prefix)
+        #expect(await eventually { (try? await devicesChanged(harness)).map { $0 >= changes } ?? false })
+        return try await dispatcher.queue.analyzeYoungTables().contains("devices")
+    }
+
     @Test func aRunningWorkerAnalyzesATableThatChangedMoreThanItHeld() async throws {
         try await DispatchHarness.with { harness in
             try await Self.devicesLeftToTheWorkers(harness)
@@ -45,22 +55,16 @@ import Testing
     @Test func aTableIsAnalyzedOnlyOnceItChangedMoreThanItHeldAndAThousandTimes() async throws {
         try await DispatchHarness.with { harness in
             try await Self.devicesLeftToTheWorkers(harness)
-            try await harness.withDispatcher { dispatcher in
-                // Adds `count` devices, waits until the server has counted `changes` since the
-                // last analysis, and tells whether the worker's call analyzed the devices.
-                func analyzedAfterAdding(_ count: Int, prefix: String, changes: Int) async throws -> Bool {
-                    try await harness.registerMany("chidi@acme.test", count: count, prefix: prefix)
-                    #expect(await eventually { (try? await Self.devicesChanged(harness)).map { $0 >= changes } ?? false })
-                    return try await dispatcher.queue.analyzeYoungTables().contains("devices")
-                }
+            // (Every `try` of the body is inside `#expect`: the closure says it throws.)
+            try await harness.withDispatcher { dispatcher throws in
                 // Young: fewer than a thousand changes are left alone, however new the table.
-                #expect(try await analyzedAfterAdding(900, prefix: "a-", changes: 900) == false)
-                #expect(try await analyzedAfterAdding(600, prefix: "b-", changes: 1_500))
+                #expect(try await Self.analyzedAfterAdding(900, prefix: "a-", changes: 900, harness, dispatcher) == false)
+                #expect(try await Self.analyzedAfterAdding(600, prefix: "b-", changes: 1_500, harness, dispatcher))
                 #expect(try await Self.devicesAnalyzed(harness) == 1)
                 // Analyzed with 1,500 rows: 1,200 more changes are autovacuum's to see to.
-                #expect(try await analyzedAfterAdding(1_200, prefix: "c-", changes: 1_200) == false)
+                #expect(try await Self.analyzedAfterAdding(1_200, prefix: "c-", changes: 1_200, harness, dispatcher) == false)
                 // More changes than the rows it held: analyzed again.
-                #expect(try await analyzedAfterAdding(400, prefix: "d-", changes: 1_600))
+                #expect(try await Self.analyzedAfterAdding(400, prefix: "d-", changes: 1_600, harness, dispatcher))
                 #expect(try await Self.devicesAnalyzed(harness) == 2)
             }
         }
