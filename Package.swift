@@ -1,10 +1,26 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+// Two things live here (docs/contributing.md):
+// - HeraldKit, the client library apps add by this repository's URL or path
+//   (clients/swift/README.md). It is all an app resolves: with no trait enabled, none of the
+//   server's packages is fetched, and on Apple platforms HeraldKit needs nothing but Foundation.
+//   On Linux, the trait `NIOTransports` gives it SwiftNIO's HTTP and WebSocket clients.
+// - Herald, the server, behind the trait `Server`, which the scripts enable
+//   (`swift build --traits Server`): every package only the server uses is a dependency of a
+//   target under that trait, so that an app resolving the repository does not fetch it.
+
+/// A product of a package only the server uses.
+func server(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Server"]))
+}
 
 let package = Package(
     name: "Herald",
-    platforms: [.macOS(.v15)],
+    // HeraldKit's platforms (the server runs on Linux only: it needs epoll).
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
+        .library(name: "HeraldKit", targets: ["HeraldKit"]),
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
@@ -14,6 +30,11 @@ let package = Package(
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldDispatch", targets: ["HeraldDispatch"]),
         .library(name: "HeraldRuntime", targets: ["HeraldRuntime"])
+    ],
+    traits: [
+        .trait(name: "Server", description: "Herald itself: the server, its CLI, its tests and benchmarks"),
+        .trait(name: "NIOTransports", description: "HeraldKit's SwiftNIO transports, for Linux (where URLSession has no WebSocket)"),
+        .default(enabledTraits: [])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,6 +54,20 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1")
     ],
     targets: [
+        // The client library (clients/swift): its sources, shared with the package there that
+        // holds its tests and example.
+        .target(
+            name: "HeraldKit",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux], traits: ["NIOTransports"]))
+            ],
+            path: "clients/swift/Sources/HeraldKit"
+        ),
+
         // C libraries, found through pkg-config.
         .systemLibrary(
             name: "CLibPQ",
@@ -59,7 +94,7 @@ let package = Package(
 
         // What every long-running loop shares: the pause before a retry, and a repeated
         // failure logged once with a count rather than once a turn.
-        .target(name: "HeraldLoops", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "HeraldLoops", dependencies: [server("Logging", "swift-log")]),
         .target(
             name: "HeraldPostgres",
             dependencies: [
@@ -67,21 +102,21 @@ let package = Package(
                 "HeraldLoops",
                 // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
                 "HeraldCore",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log")
+                server("CoreMetrics", "swift-metrics"),
+                server("Logging", "swift-log")
             ]
         ),
         // Pure domain: no I/O.
         .target(name: "HeraldCore"),
         .target(
             name: "HeraldTemplates",
-            dependencies: ["HeraldCore", .product(name: "Mustache", package: "swift-mustache")],
+            dependencies: ["HeraldCore", server("Mustache", "swift-mustache")],
             plugins: ["EmbedFiles"]
         ),
         .target(
             name: "HeraldHTTP",
             dependencies: [
-                "CCurl", "CHTTP2", .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log")
+                "CCurl", "CHTTP2", server("CoreMetrics", "swift-metrics"), server("Logging", "swift-log")
             ]
         ),
         .target(
@@ -90,9 +125,9 @@ let package = Package(
                 "HeraldCore",
                 "HeraldHTTP",
                 "HeraldTemplates",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto")
+                server("CoreMetrics", "swift-metrics"),
+                server("Crypto", "swift-crypto"),
+                server("_CryptoExtras", "swift-crypto")
             ]
         ),
         // Webhooks for tenants' backends (docs/webhooks.md): signing, secrets, where they may send,
@@ -104,41 +139,41 @@ let package = Package(
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldHTTP",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log")
+                server("Crypto", "swift-crypto"),
+                server("CoreMetrics", "swift-metrics"),
+                server("Logging", "swift-log")
             ]
         ),
         .target(
             name: "HeraldEmulator",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
+                server("Logging", "swift-log"),
                 "HeraldCore",
                 "HeraldHTTP",
                 "HeraldPush",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto")
+                server("Hummingbird", "hummingbird"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("HummingbirdCore", "hummingbird"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOTLS", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOHTTPTypes", "swift-nio-extras"),
+                server("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+                server("NIOHTTPTypesHTTP2", "swift-nio-extras"),
+                server("HTTPTypes", "swift-http-types"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("X509", "swift-certificates"),
+                server("SwiftASN1", "swift-asn1"),
+                server("Crypto", "swift-crypto"),
+                server("_CryptoExtras", "swift-crypto")
             ]
         ),
         // A PostgreSQL cluster of Herald's own, under HERALD_HOME (process management only).
         .target(
             name: "HeraldCluster",
-            dependencies: ["HeraldPostgres", "CSpawn", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["HeraldPostgres", "CSpawn", server("Logging", "swift-log")]
         ),
         .target(
             name: "HeraldStore",
@@ -146,8 +181,8 @@ let package = Package(
                 "HeraldCore",
                 "HeraldTemplates",
                 "HeraldPostgres",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto")
+                server("Logging", "swift-log"),
+                server("Crypto", "swift-crypto")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -159,8 +194,8 @@ let package = Package(
                 "HeraldStore",
                 "HeraldTemplates",
                 "HeraldPush",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log")
+                server("CoreMetrics", "swift-metrics"),
+                server("Logging", "swift-log")
             ]
         ),
         // Prometheus text for what the libraries record through swift-metrics: the registry a
@@ -168,11 +203,11 @@ let package = Package(
         .target(
             name: "HeraldMetrics",
             dependencies: [
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log")
+                server("CoreMetrics", "swift-metrics"),
+                server("Prometheus", "swift-prometheus"),
+                server("Hummingbird", "hummingbird"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log")
             ]
         ),
         // Composition: Herald put together from the environment (database → store → providers →
@@ -188,8 +223,8 @@ let package = Package(
                 "HeraldPush",
                 "HeraldStore",
                 "HeraldWebhooks",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle")
             ]
         ),
         // The live channel (docs/live-protocol.md) apart from its connections: the hub and its state
@@ -200,9 +235,9 @@ let package = Package(
                 "HeraldCore",
                 "HeraldLoops",
                 "HeraldStore",
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+                server("CoreMetrics", "swift-metrics"),
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle")
             ]
         ),
         // The HTTP API of `herald serve` (docs/api.md): routes, authentication, problem documents,
@@ -211,24 +246,24 @@ let package = Package(
             name: "HeraldAPI",
             dependencies: [
                 "HeraldLive",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                server("NIOConcurrencyHelpers", "swift-nio"), server("NIOHTTP2", "swift-nio-http2"),
                 "HeraldCore",
                 "HeraldMetrics",
                 "HeraldStore",
                 "HeraldWebhooks",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log")
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdCore", "hummingbird"),
+                server("HummingbirdHTTP2", "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                server("NIOCore", "swift-nio"),
+                server("NIOSSL", "swift-nio-ssl"),
+                server("NIOTLS", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOWebSocket", "swift-nio"),
+                server("NIOHTTPTypes", "swift-nio-extras"),
+                server("NIOHTTPTypesHTTP1", "swift-nio-extras"),
+                server("Crypto", "swift-crypto"),
+                server("Logging", "swift-log")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -239,10 +274,10 @@ let package = Package(
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldAPI",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Logging", package: "swift-log")
+                server("Hummingbird", "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                server("Mustache", "swift-mustache"),
+                server("Logging", "swift-log")
             ],
             plugins: ["EmbedFiles"]
         ),
@@ -258,11 +293,11 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldStore",
                 "HeraldWebhooks",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio")
+                server("Logging", "swift-log"),
+                server("NIOCore", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
+                server("NIOHTTP1", "swift-nio"),
+                server("NIOWebSocket", "swift-nio")
             ]
         ),
         .executableTarget(
@@ -283,19 +318,19 @@ let package = Package(
                 "HeraldDispatch",
                 "HeraldMetrics",
                 "HeraldWebhooks",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log")
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("ArgumentParser", "swift-argument-parser"),
+                server("Logging", "swift-log")
             ]
         ),
 
         // Shared by every test target, and needing nothing but swift-log: a manual clock, instants, the CLI
         // fixture, a log to read back.
-        .target(name: "HeraldTesting", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/HeraldTesting"),
+        .target(name: "HeraldTesting", dependencies: [server("Logging", "swift-log")], path: "Tests/HeraldTesting"),
         // Shared by the test targets only: a throwaway database per test.
         .target(
             name: "HeraldTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log"), "HeraldCluster", "HeraldPostgres", "HeraldStore"],
+            dependencies: [server("Logging", "swift-log"), "HeraldCluster", "HeraldPostgres", "HeraldStore"],
             path: "Tests/HeraldTestSupport"
         ),
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
@@ -307,12 +342,12 @@ let package = Package(
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [
-                "HeraldCore", "HeraldTemplates", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
-                "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto")
+                "HeraldCore", "HeraldTemplates", server("Crypto", "swift-crypto"), server("Logging", "swift-log"),
+                "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldTestSupport", server("_CryptoExtras", "swift-crypto")
             ]
         ),
         .testTarget(name: "HeraldTemplatesTests", dependencies: ["HeraldCore", "HeraldTemplates", "HeraldTesting"]),
-        .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", server("Crypto", "swift-crypto")]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
@@ -320,19 +355,19 @@ let package = Package(
                 "HeraldAPI", "HeraldBench", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldLive", "HeraldTestSupport",
                 "HeraldTesting",
                 "HeraldWebhooks",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio")
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdTesting", "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                server("NIOCore", "swift-nio")
             ]
         ),
         .testTarget(
             name: "HeraldConsoleTests",
             dependencies: [
                 "HeraldAPI", "HeraldConsole", "HeraldCore", "HeraldStore", "HeraldTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types")
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdTesting", "hummingbird"),
+                server("HTTPTypes", "swift-http-types")
             ]
         ),
         .testTarget(
@@ -341,8 +376,8 @@ let package = Package(
                 "HeraldTemplates",
                 "HeraldPush",
                 "HeraldTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto")
+                server("Crypto", "swift-crypto"),
+                server("_CryptoExtras", "swift-crypto")
             ]
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport", "HeraldTesting"]),
@@ -356,7 +391,7 @@ let package = Package(
                 "HeraldCluster", "HeraldDispatch", "HeraldLoops", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldPush", "HeraldRuntime",
                 "HeraldTestSupport", "HeraldWebhooks",
                 "HeraldTesting",
-                .product(name: "Logging", package: "swift-log")
+                server("Logging", "swift-log")
             ]
         ),
         .testTarget(
@@ -364,7 +399,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldPostgres",
                 "herald", "HeraldCluster", "HeraldStore", "HeraldEmulator", "HeraldHTTP", "HeraldTestSupport", "HeraldTesting", "CSpawn",
-                .product(name: "Crypto", package: "swift-crypto")
+                server("Crypto", "swift-crypto")
             ])
     ],
     swiftLanguageModes: [.v6]

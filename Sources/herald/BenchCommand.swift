@@ -13,7 +13,7 @@ struct BenchCommand: AsyncParsableCommand {
             HERALD_FCM_ENDPOINT point at a running one. Burn-down and fan-out report CPU per delivery: this process's \
             (by thread), the database server's when it runs on this machine, and the emulator's. Each run \
             works in fresh tenants named bench-…, removed afterwards (--keep leaves them). Build with \
-            `swift build -c release` first: a debug build is several times slower.
+            `swift build -c release --traits Server` first: a debug build is several times slower.
             """,
         subcommands: [
             BurnDown.self, Latency.self, FanOut.self, Transitions.self, TenantDelete.self, Webhooks.self, BenchLiveCommand.self, WebPush.self

@@ -60,4 +60,18 @@ import Testing
             #expect(bad.status == 422 && (bad.json["errors"] as? [[String: Any]])?.first?["field"] as? String == "with[0]")
         }
     }
+
+    /// As docs/api.md says: one other person makes a one-to-one, which has no name (a name is
+    /// refused, not turned into a group of two); two or more make a group, named or not.
+    @Test func aNameMakesNoGroupOfTwo() async throws {
+        try await APIHarness.with { api in
+            let chidi = try await api.token("chidi@acme.test")
+            let named = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test"], "name": "Us"])
+            #expect(named.status == 422 && (named.json["detail"] as? String ?? "").contains("no name"), "\(named.json)")
+            let direct = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test"]])
+            #expect(direct.status == 201 && direct.json["kind"] as? String == "direct")
+            let group = try await api.call("POST", "/v1/conversations", token: chidi, json: ["with": ["dana@acme.test", "alice@acme.test"]])
+            #expect(group.status == 201 && group.json["kind"] as? String == "group")
+        }
+    }
 }

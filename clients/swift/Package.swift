@@ -1,10 +1,12 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
-// HeraldKit, the Swift client library for Herald's apps (README.md). An app that adds it gets
-// no server code: on Apple platforms nothing but Foundation (URLSession); on Linux, SwiftNIO
-// for HTTP and the WebSocket (Foundation's networking there needs libcurl, and Debian's has
-// no WebSocket support).
+// HeraldKit's development package: the library's tests and its example, on the sources the
+// repository's root Package.swift makes the product `HeraldKit` of (apps add that one, by the
+// repository's URL or path: README.md). On Apple platforms HeraldKit needs nothing but
+// Foundation (URLSession); on Linux, with the trait `NIOTransports` (on here by default),
+// SwiftNIO for HTTP and the WebSocket (Foundation's networking there needs libcurl, and
+// Debian's has no WebSocket support).
 
 let package = Package(
     name: "HeraldKit",
@@ -12,6 +14,10 @@ let package = Package(
     products: [
         .library(name: "HeraldKit", targets: ["HeraldKit"]),
         .executable(name: "herald-chat", targets: ["herald-chat"])
+    ],
+    traits: [
+        .trait(name: "NIOTransports", description: "SwiftNIO's HTTP and WebSocket clients, for Linux"),
+        .default(enabledTraits: ["NIOTransports"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -21,11 +27,11 @@ let package = Package(
         .target(
             name: "HeraldKit",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
-                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux]))
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["NIOTransports"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux], traits: ["NIOTransports"]))
             ]
         ),
         // A terminal chat built only on the library (README.md).

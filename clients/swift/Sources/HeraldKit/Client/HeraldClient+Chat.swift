@@ -9,7 +9,9 @@ extension HeraldClient {
     /// One conversation, with its participants (their receipts and presence).
     public func conversation(_ id: UUID) async throws -> Conversation { try await call("GET", "/v1/conversations/\(id.lowercased)").0 }
 
-    /// Starts one: with one person and no name, a one-to-one; named or with several, a group.
+    /// Starts one: with one other person, a one-to-one (the existing one, if there is one), which
+    /// has no name; with two or more, a group, which may have a `name`. A name for a
+    /// one-to-one is refused (`.invalid`).
     public func createConversation(with people: [String], name: String? = nil, team: String? = nil) async throws -> Conversation {
         struct Body: Encodable {
             var with: [String]

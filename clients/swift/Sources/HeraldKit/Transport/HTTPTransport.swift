@@ -70,17 +70,18 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-/// The transports of the platform the app runs on.
+/// The transports of the platform the app runs on: URLSession's, or on Linux with the trait
+/// `NIOTransports`, SwiftNIO's.
 public enum PlatformTransports {
     public static var http: any HTTPTransport {
-        #if os(Linux)
+        #if os(Linux) && NIOTransports
             NIOHTTPTransport()
         #else
             URLSessionHTTPTransport()
         #endif
     }
     public static var webSocket: any WebSocketTransport {
-        #if os(Linux)
+        #if os(Linux) && NIOTransports
             NIOWebSocketTransport()
         #else
             URLSessionWebSocketTransport()

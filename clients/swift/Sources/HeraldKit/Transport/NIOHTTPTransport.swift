@@ -1,4 +1,4 @@
-#if os(Linux)
+#if os(Linux) && NIOTransports
     import Foundation
     import NIOCore
     import NIOHTTP1
