@@ -19,8 +19,8 @@ extension Console {
                     try await store.withTenant(session.authentication.tenant) { tenant in
                         let person = try await tenant.person(email: email, viewer: viewer)
                         return (
-                            person, try await tenant.devices(viewer: viewer, email: email), try await tenant.preferences(for: person),
-                            try await tenant.digests(of: person)
+                            person, try await tenant.devices(viewer: viewer, email: email), try await tenant.preferences(for: person, viewer: viewer),
+                            try await tenant.digests(of: person, viewer: viewer)
                         )
                     }
                 }

@@ -83,6 +83,27 @@ public struct AccessPolicy: Sendable, Hashable {
         runsTheTenant || recipient == personID || role == .manager
     }
 
+    /// A notification's words (its title and body, a digest's lines, a group's photo), for
+    /// someone who may see the notification (`maySeeNotification`): seeing that it was sent
+    /// (the trace) and reading what it said (the content) are two rights. Its recipient was
+    /// told them; an activity's notification says nothing its viewers may not see; a
+    /// conversation's (a message's preview, a group's name, a chat digest) only to those who
+    /// may read that conversation's messages themselves (`mayRead`), never to a manager or an
+    /// admin as such. Everyone else is shown `withheldTitle` and `withheldBody`.
+    /// - Parameters:
+    ///   - conversation: where the asker stands in the notification's conversation (nil: none),
+    ///     or `.none` for a notification about no conversation.
+    ///   - at: when what it tells of was stored (the message, or the digest's close).
+    public func mayReadWords(ofNotificationTo recipient: UUID, conversation: Participation??, at: Date) -> Bool {
+        guard recipient != personID, case .some(let participation) = conversation else { return true }
+        return mayRead(messageStoredAt: at, participation)
+    }
+
+    /// What stands for a conversation's notification's title and body for someone who may
+    /// not read its words (`mayReadWords`).
+    public static let withheldTitle = "Message"
+    public static let withheldBody = "a message in a conversation you are not in"
+
     /// Who of an event's recipients the asker sees: all of them, or only themselves.
     public func seesEveryRecipient(role: TeamRole?) -> Bool {
         runsTheTenant || role == .manager

@@ -39,6 +39,29 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND role = 'manager'))")
     }
 
+    /// `AccessPolicy.mayReadWords`, for a notification `n` the policy may see: its recipient,
+    /// or any notification about no conversation, or someone who takes part in its
+    /// conversation (or did when it was stored). Those who run the tenant get no exception.
+    mutating func appendInterpolation(notificationWordsReadableBy policy: AccessPolicy) {
+        appendWordsReadable(by: policy, recipient: "n.recipient_id", conversation: "n.conversation_id", at: "n.event_at", tenant: "n.tenant_id")
+    }
+
+    /// `AccessPolicy.mayReadWords`, for a digest `d` (its scope's name is its title's words).
+    mutating func appendInterpolation(digestWordsReadableBy policy: AccessPolicy) {
+        appendWordsReadable(by: policy, recipient: "d.person_id", conversation: "d.conversation_id", at: "d.opened_at", tenant: "d.tenant_id")
+    }
+
+    private mutating func appendWordsReadable(by policy: AccessPolicy, recipient: String, conversation: String, at: String, tenant: String) {
+        guard let person = policy.personID else { return appendLiteral("(\(conversation) IS NULL)") }
+        appendLiteral("(\(conversation) IS NULL OR \(recipient) = ")
+        appendInterpolation(person)
+        appendLiteral(
+            " OR EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = \(tenant) AND cp.conversation_id = \(conversation)"
+                + " AND cp.person_id = ")
+        appendInterpolation(person)
+        appendLiteral(" AND (cp.left_at IS NULL OR \(at) <= cp.left_at)))")
+    }
+
     /// `AccessPolicy.mayTrace`, for a message `m`.
     mutating func appendInterpolation(messageTraceableBy policy: AccessPolicy) {
         guard let person = policy.personID, !policy.runsTheTenant else { return appendLiteral("TRUE") }
@@ -128,6 +151,14 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(" AND cb.person_id = ")
         append(reader)
         appendLiteral(" OFFSET 0))")
+    }
+
+    /// Whether a conversation `c`'s name is shown on `owner`'s page to `viewer` (nil: the owner
+    /// themself): `AccessPolicy.mayTakePart`, as for its messages.
+    mutating func appendInterpolation(conversationNamesFor viewer: AccessPolicy?, of owner: UUID) {
+        guard let viewer, viewer.personID != owner else { return appendLiteral("TRUE") }
+        guard let person = viewer.personID else { return appendLiteral("FALSE") }
+        appendInterpolation(takesPartIn: person)
     }
 
     /// `AccessPolicy.mayTakePart`, for a conversation `c` and a person.

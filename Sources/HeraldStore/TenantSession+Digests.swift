@@ -47,6 +47,9 @@ extension TenantSession {
         guard let app = AppKind(rawValue: appName) else { return .notDue }
         let profile = try await DeliveryQueue.profiles([EventRecipient(id: person, app: app)], tenant: tenantID, on: connection)[
             DeliveryQueue.Key(id: person, app: app)]
+        let isAdmin =
+            try await connection.query("SELECT is_admin FROM people WHERE tenant_id = \(tenantID) AND id = \(person)")
+            .first?.decode(Bool.self, at: 0) ?? false
         let items = try await digestItems(id)
         let plan = DigestPlan.close(items.map(\.state), quietHours: profile?.quietHours, timeZone: profile?.timeZone ?? "UTC", now: now)
         if case .wait(let until, let reason) = plan.outcome {
@@ -165,12 +168,16 @@ public struct DigestRecord: Sendable, Equatable, Codable {
 
 extension TenantSession {
     /// `person`'s digests, newest first (the caller has checked that the viewer may see them).
-    public func digests(of person: Person, limit: Int = 20) async throws -> [DigestRecord] {
+    /// A conversation's digest is named to `viewer` only as its words are
+    /// (`AccessPolicy.mayReadWords`): to the person, or to someone who takes part in it.
+    public func digests(of person: Person, viewer: AccessPolicy, limit: Int = 20) async throws -> [DigestRecord] {
         try await connection.query(
             """
-            SELECT id, app, scope_name, status, items, opened_at, closes_at, closed_at, notification_id, reason FROM digests
-            WHERE tenant_id = \(tenantID) AND person_id = \(person.id)
-            ORDER BY opened_at DESC, id DESC LIMIT \(limit)
+            SELECT d.id, d.app,
+                   CASE WHEN \(digestWordsReadableBy: viewer) THEN d.scope_name ELSE \(AccessPolicy.withheldTitle) END,
+                   d.status, d.items, d.opened_at, d.closes_at, d.closed_at, d.notification_id, d.reason FROM digests d
+            WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person.id)
+            ORDER BY d.opened_at DESC, d.id DESC LIMIT \(limit)
             """
         ).map { row in
             let (id, app, scope, status, items, opened, closes, closed, notification, reason) =

@@ -67,6 +67,10 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     /// The digest it was gathered into (docs/notifications.md); a digest's own notification has
     /// the digest's id as its `eventID`.
     public let digestID: UUID?
+    /// True when the viewer may see that it was sent but not read what it said (a message in a
+    /// conversation they are not in: `AccessPolicy.mayReadWords`): `title` and `body` then
+    /// say only that.
+    public let wordsWithheld: Bool
 
     /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
@@ -89,6 +93,7 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
         case decision
         case deferredUntil
         case digestID = "digestId"
+        case wordsWithheld
     }
 }
 
@@ -216,7 +221,7 @@ extension TenantSession {
         guard (1...10_000).contains(filter.limit) else { throw InputError("limit must be between 1 and 10000") }
         let rows = try await connection.query(
             """
-            SELECT * FROM (\(unsafeRaw: Self.historySelect)
+            SELECT * FROM (\(historyOf: AccessPolicy(viewer))
                 WHERE n.tenant_id = \(tenantID)
                   AND \(notificationVisibleTo: AccessPolicy(viewer))\(
                       and: "n.recipient_id =", recipient)\(and: "n.activity_id =", activity)\(and: "n.conversation_id =", conversation)\(
@@ -240,8 +245,8 @@ extension TenantSession {
     public func historyDetail(viewer: Person?, id: UUID) async throws -> HistoryDetail {
         let rows = try await connection.query(
             """
-            SELECT h.*, x.live::text, x.data::text, x.badge, x.sound, x.thread_id, x.image_url
-            FROM (\(unsafeRaw: Self.historySelect) WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND \(notificationVisibleTo: AccessPolicy(viewer))) h
+            SELECT h.*, x.live::text, x.data::text, x.badge, x.sound, x.thread_id, CASE WHEN h.words_readable THEN x.image_url END
+            FROM (\(historyOf: AccessPolicy(viewer)) WHERE n.tenant_id = \(tenantID) AND n.id = \(id) AND \(notificationVisibleTo: AccessPolicy(viewer))) h
             JOIN notifications x ON x.tenant_id = \(tenantID) AND x.id = h.id
             """)
         guard let row = rows.first else {
@@ -309,15 +314,6 @@ extension TenantSession {
             deliveries: deliveries)
     }
 
-    /// A notification with the status its deliveries add up to (the view does the sums).
-    static let historySelect = """
-        SELECT n.id, n.kind, n.event_id, p.id AS person_id, p.email, p.display_name, n.app, n.title, n.body, n.status,
-               n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
-               n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until, n.digest_id
-        FROM notification_outcomes n
-        JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
-        """
-
     static func historyEntry(_ row: PostgresRow) throws -> HistoryEntry {
         let (id, kind, eventID, personID, email, name, app, title, body, status) =
             try row.decode((UUID, String, UUID, UUID, String, String, String, String, String, String).self)
@@ -329,6 +325,34 @@ extension TenantSession {
             eventAt: try row.decode(Date.self, at: 15), createdAt: try row.decode(Date.self, at: 16),
             sentAt: try row.decode(Date?.self, at: 17),
             decision: try row.decode(String?.self, at: 21).flatMap { NotificationDecision(rawValue: $0) },
-            deferredUntil: try row.decode(Date?.self, at: 22), digestID: try row.decode(UUID?.self, at: 23))
+            deferredUntil: try row.decode(Date?.self, at: 22), digestID: try row.decode(UUID?.self, at: 23),
+            wordsWithheld: !(try row.decode(Bool.self, at: 24)))
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The notifications of `notification_outcomes` (the status its deliveries add up to: the
+    /// view does the sums) with their words as `policy` may read them (`AccessPolicy.mayReadWords`):
+    /// a conversation's notification shows someone who may not read it only its trace.
+    mutating func appendInterpolation(historyOf policy: AccessPolicy) {
+        appendLiteral(
+            """
+            SELECT n.id, n.kind, n.event_id, p.id AS person_id, p.email, p.display_name, n.app,
+                   CASE WHEN w.readable THEN n.title ELSE\u{20}
+            """)
+        appendInterpolation(AccessPolicy.withheldTitle)
+        appendLiteral(" END AS title, CASE WHEN w.readable THEN n.body ELSE ")
+        appendInterpolation(AccessPolicy.withheldBody)
+        appendLiteral(
+            """
+             END AS body, n.status,
+                   n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
+                   n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until, n.digest_id, w.readable AS words_readable
+            FROM notification_outcomes n
+            JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
+            CROSS JOIN LATERAL (SELECT
+            """)
+        appendInterpolation(notificationWordsReadableBy: policy)
+        appendLiteral(" AS readable) w")
     }
 }

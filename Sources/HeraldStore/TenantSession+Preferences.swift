@@ -52,7 +52,9 @@ public struct QuietHoursRecord: Sendable, Equatable, Codable {
 extension TenantSession {
     /// Every event on every app it reaches, with the setting in effect for `person` (or,
     /// for nil, the tenant's defaults), and their quiet hours.
-    public func preferences(for person: Person?) async throws -> PreferenceSummary {
+    /// - Parameter viewer: who looks, when not the person themself: a conversation's name is
+    ///   shown only to those who take part in it (`AccessPolicy.mayTakePart`), nil otherwise.
+    public func preferences(for person: Person?, viewer: AccessPolicy? = nil) async throws -> PreferenceSummary {
         // Without a person, no setting of one's own is read: what is left is the tenant's.
         let preferences = try await storedPreferences(for: person?.id)
         let entries = EventKind.allCases.flatMap { event in
@@ -76,7 +78,8 @@ extension TenantSession {
             window = try row?.decode(String.self, at: 1)
             conversations = try await connection.query(
                 """
-                SELECT cp.conversation_id, c.name, cp.push_mode FROM conversation_participants cp
+                SELECT cp.conversation_id, CASE WHEN \(conversationNamesFor: viewer, of: person.id) THEN c.name END, cp.push_mode
+                FROM conversation_participants cp
                 JOIN conversations c ON c.tenant_id = cp.tenant_id AND c.id = cp.conversation_id
                 WHERE cp.tenant_id = \(tenantID) AND cp.person_id = \(person.id) AND cp.push_mode IS NOT NULL AND cp.left_at IS NULL
                 ORDER BY c.name NULLS LAST, cp.conversation_id
