@@ -373,6 +373,7 @@ let package = Package(
         .testTarget(
             name: "HeraldPushTests",
             dependencies: [
+                "HeraldCore",
                 "HeraldTemplates",
                 "HeraldPush",
                 "HeraldTesting",

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldTemplates
 
 /// A request for APNs directly: the payload and the headers Apple requires.
 public struct APNsRequest: Sendable, Equatable {
@@ -22,11 +21,7 @@ public struct APNsRequest: Sendable, Equatable {
         headers["apns-topic"] = notification.content.liveActivity == nil ? topic : topic + LiveActivityPayload.topicSuffix
         headers["apns-expiration"] = expiration.map { String(Int($0.timeIntervalSince1970)) } ?? "0"
         self.headers = headers
-        body = Self.encode(notification, body: notification.body)
-        if body.count > maxBytes {
-            let shortened = TextShortening.shorten(notification.body) { Self.encode(notification, body: $0).count <= maxBytes }
-            body = Self.encode(notification, body: shortened)
-        }
+        body = Data(PayloadFit.fit(notification, limit: maxBytes, encode: Self.encode).bytes)
     }
 
     /// What stays as written in the token's path segment: ASCII letters, digits, `-`, `_`, `~`.
@@ -34,19 +29,19 @@ public struct APNsRequest: Sendable, Equatable {
 
     /// The payload: `aps` and the custom data side by side at the top level, as Apple
     /// expects, keys sorted.
-    private static func encode(_ notification: PushNotification, body: String) -> Data {
+    private static func encode(_ notification: PushNotification) -> [UInt8] {
         var json = JSONText(capacity: 512 + notification.body.utf8.count)
         json.openObject()
         for key in (notification.data.keys.filter { $0 != "aps" } + ["aps"]).sorted() {
             if key == "aps", let live = notification.content.liveActivity {
-                LiveActivityPayload.write(live, title: notification.title, body: body, into: &json)
+                LiveActivityPayload.write(live, title: notification.title, body: notification.body, into: &json)
             } else if key == "aps" {
-                APSDictionary.write(notification, body: body, into: &json)
+                APSDictionary.write(notification, into: &json)
             } else {
                 json.string(key, notification.data[key] ?? "")
             }
         }
         json.closeObject()
-        return Data(json.bytes)
+        return json.bytes
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldTemplates
 
 /// The JSON body of an FCM HTTP v1 `messages:send` request.
 public struct FCMMessage: Sendable, Equatable {
@@ -9,18 +8,9 @@ public struct FCMMessage: Sendable, Equatable {
     /// The request body, with keys sorted so equal messages encode equally.
     public let body: [UInt8]
 
-    /// Builds the request for `notification`, shortening the body (on grapheme boundaries,
-    /// ending in `...`) until the encoded request fits `maxBytes`.
+    /// Builds the request for `notification`, made to fit `maxBytes` (`PayloadFit`).
     public init(_ notification: PushNotification, maxBytes: Int = FCMMessage.maxBytes) {
-        var text = notification.body
-        var encoded = Self.encode(notification, body: text)
-        if encoded.count > maxBytes {
-            text = TextShortening.shorten(notification.body) { candidate in
-                Self.encode(notification, body: candidate).count <= maxBytes
-            }
-            encoded = Self.encode(notification, body: text)
-        }
-        body = encoded
+        body = PayloadFit.fit(notification, limit: maxBytes, encode: Self.encode).bytes
     }
 
     public func encoded() -> Data { Data(body) }
@@ -28,16 +18,16 @@ public struct FCMMessage: Sendable, Equatable {
     /// Room for the request `encode` writes (unless its strings need escapes): one buffer,
     /// where growing it copied the message and, past a kilobyte, took glibc's slower path
     /// for large blocks (measured with a probe on `malloc` in a burn-down).
-    static func capacity(_ notification: PushNotification, body: String) -> Int {
+    static func capacity(_ notification: PushNotification) -> Int {
         let data = notification.data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
         return 500 + (notification.collapseID?.utf8.count ?? 0) + 2
-            * (body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
+            * (notification.body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
             + 3 * (notification.imageURL?.utf8.count ?? 0) + notification.token.utf8.count + data
     }
 
     /// `{"message": {…}}`, written directly (this runs once per delivery).
-    static func encode(_ notification: PushNotification, body: String) -> [UInt8] {
-        var json = JSONText(capacity: capacity(notification, body: body))
+    static func encode(_ notification: PushNotification) -> [UInt8] {
+        var json = JSONText(capacity: capacity(notification))
         json.openObject()
         json.openObject("message")
         json.openObject("android")
@@ -60,7 +50,7 @@ public struct FCMMessage: Sendable, Equatable {
         for (name, value) in APNsHeaders.common(notification) { json.string(name, value) }
         json.closeObject()
         json.openObject("payload")
-        APSDictionary.write(notification, body: body, into: &json)
+        APSDictionary.write(notification, into: &json)
         json.closeObject()
         json.closeObject()
         json.stringMap("data", notification.data)
@@ -68,7 +58,7 @@ public struct FCMMessage: Sendable, Equatable {
         // registration token at all (`message.token` is deprecated in FCM's own clients).
         if notification.address == .fid { json.string("fid", notification.token) }
         json.openObject("notification")
-        json.string("body", body)
+        json.string("body", notification.body)
         json.string("image", notification.imageURL)
         json.string("title", notification.title)
         json.closeObject()
@@ -103,10 +93,10 @@ enum APNsHeaders {
 /// The `aps` dictionary, shared by FCM's `apns` block and direct APNs.
 enum APSDictionary {
     /// `"aps": {…}` with sorted keys.
-    static func write(_ notification: PushNotification, body: String, into json: inout JSONText) {
+    static func write(_ notification: PushNotification, into json: inout JSONText) {
         json.openObject("aps")
         json.openObject("alert")
-        json.string("body", body)
+        json.string("body", notification.body)
         json.string("title", notification.title)
         json.closeObject()
         json.integer("badge", notification.badge)

@@ -88,8 +88,8 @@ import Testing
         for body in ["", "Hi", String(repeating: "Ship v2 by Friday. ", count: 20)] {
             var notification = Self.notification(body: body, image: image, sound: sound)
             notification.data["priority"] = "p0"
-            let encoded = FCMMessage.encode(notification, body: body)
-            #expect(encoded.count <= FCMMessage.capacity(notification, body: body), "\(encoded.count) bytes")
+            let encoded = FCMMessage.encode(notification)
+            #expect(encoded.count <= FCMMessage.capacity(notification), "\(encoded.count) bytes")
         }
     }
 

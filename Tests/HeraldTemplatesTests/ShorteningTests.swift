@@ -56,4 +56,24 @@ import Testing
         #expect(fitted.utf8.count <= 50)
         #expect(fitted.dropLast(3).allSatisfy { $0 == "👩🏽‍💻" })
     }
+
+    /// One grapheme cluster of 1,000 scalars and 3,997 bytes ("a" and 999 variation
+    /// selectors) is not one character: past `maxClusterScalars` each scalar counts, so the
+    /// preview holds 100 of them and bytes cut it like any text.
+    @Test func aClusterOfAThousandScalarsCountsByItsScalars() {
+        let text = "a" + String(repeating: "\u{E0100}", count: 999)
+        #expect(text.count == 1 && text.utf8.count == 3_997)
+        let preview = TextShortening.preview(text)
+        #expect(
+            preview.unicodeScalars.count == 100 + 3 && preview.hasSuffix("...")
+                && text.unicodeScalars.starts(with: preview.unicodeScalars.dropLast(3)))
+        let fitted = TextShortening.shorten(text) { $0.utf8.count <= 1_000 }
+        #expect(fitted.utf8.count <= 1_000 && fitted.utf8.count > 990 && fitted.unicodeScalars.first == "a")
+        // A cluster of 16 scalars is still one character, never split.
+        let family = "👨‍👩‍👧‍👦"
+        let sixteen = "x" + String(repeating: "\u{301}", count: TextShortening.maxClusterScalars - 1)
+        #expect(sixteen.count == 1)
+        let text2 = String(repeating: sixteen, count: 101) + family
+        #expect(TextShortening.preview(text2) == String(repeating: sixteen, count: 100) + "...")
+    }
 }

@@ -25,9 +25,21 @@ public struct WebPushMessage: Sendable, Equatable {
     /// The longest TTL sent: four weeks, what push services keep at most.
     public static let maxTTL = 28 * 86_400
 
-    public init(_ notification: PushNotification, expiration: Date?, now: Date) {
+    /// - Parameter maxBytes: the plaintext's limit, made to fit (`PayloadFit`): what the push
+    ///   service carries once encrypted.
+    public init(_ notification: PushNotification, expiration: Date?, now: Date, maxBytes: Int = WebPushEncryption.maxPlaintext) {
         let content = notification.content
-        var json = JSONText(capacity: 512)
+        body = PayloadFit.fit(notification, limit: maxBytes, encode: Self.encode).bytes
+        let left = expiration.map { Int($0.timeIntervalSince(now).rounded(.down)) } ?? Self.maxTTL
+        ttl = min(max(0, left), Self.maxTTL)
+        urgency = content.isTimeSensitive || content.data["conversationID"] != nil ? "high" : "normal"
+        topic = notification.collapseID.flatMap(Self.topic)
+    }
+
+    /// The Declarative Web Push body of `notification`.
+    static func encode(_ notification: PushNotification) -> [UInt8] {
+        let content = notification.content
+        var json = JSONText(capacity: 512 + content.body.utf8.count + content.title.utf8.count)
         json.openObject()
         json.integer("web_push", 8030)
         json.openObject("notification")
@@ -41,11 +53,7 @@ public struct WebPushMessage: Sendable, Equatable {
         json.closeObject()
         json.integer("app_badge", content.badge)
         json.closeObject()
-        body = json.bytes
-        let left = expiration.map { Int($0.timeIntervalSince(now).rounded(.down)) } ?? Self.maxTTL
-        ttl = min(max(0, left), Self.maxTTL)
-        urgency = content.isTimeSensitive || content.data["conversationID"] != nil ? "high" : "normal"
-        topic = notification.collapseID.flatMap(Self.topic)
+        return json.bytes
     }
 
     /// Where a click leads, relative to the web app's origin: the activity, the conversation,
