@@ -9,7 +9,7 @@ import HeraldStore
 struct DispatchMetrics: Sendable {
     /// How an acknowledged attempt left its delivery, as `herald_deliveries_total`'s `outcome`:
     /// the delivery's status, with `queued` told apart as `retry` or `held_back`.
-    static let outcomes = ["sent", "retry", "held_back", "dead_token", "failed", "expired", "cancelled"]
+    static let outcomes = ["sent", "retry", "held_back", "dead_token", "failed", "expired", "cancelled", "unanswered"]
     /// `herald_queue_depth`'s states.
     typealias QueueState = DeliveryQueue.State
 

@@ -220,6 +220,8 @@ struct DispatchStateMachine {
         case .failed: counters.failed += 1
         case .expired: counters.expired += 1
         case .cancelled: counters.cancelled += 1
+        // Sent twice, neither answered: a send with no answer, like one held back.
+        case .unanswered: counters.unanswered += 1
         case .sending: break  // an acknowledgement ends a send; never "sending"
         }
         return acknowledgements.count >= settings.acknowledgementFlush

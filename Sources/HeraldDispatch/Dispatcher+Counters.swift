@@ -19,8 +19,9 @@ extension Dispatcher {
         /// Deliveries put back unsent, or unanswered and not charged an attempt, while their
         /// provider was held back (a configuration pause or an endpoint that does not answer).
         public var heldBack = 0
-        /// Of `heldBack`: sends that left and got no answer in time, while their provider was
-        /// held back. Each may have reached the provider, so it may arrive twice (as may each of
+        /// Sends that left and got no answer in time, while their provider was held back (of
+        /// `heldBack`), or for the second time (the delivery is then `unanswered` and not sent
+        /// again). Each may have reached the provider, so it may arrive twice (as may each of
         /// `retried`; docs/notifications.md).
         public var unanswered = 0
         /// Deliveries given back unsent because too little of their lease was left to begin a

@@ -300,7 +300,12 @@ public final class Dispatcher: Sendable {
         let answered = Date()
         let settled = Settlement.of(
             answer.outcome, http: http, heldBack: heldBack, attempt: delivery.attempt, firstAttempt: delivery.firstAttemptAt, now: answered,
-            retry: configuration.retry, random: &random)
+            retry: configuration.retry, unansweredBefore: delivery.unansweredBefore, random: &random)
+        if settled.status == .unanswered {
+            logger.warning(
+                "\(delivery.provider.rawValue) answered neither send of a push; it is recorded unanswered, not sent a third time",
+                metadata: ["delivery": "\(delivery.id.lowercasedString)", "reason": "\(settled.error ?? "")"])
+        }
         if settled.status == .sent { metrics.sent(eventAt: delivery.eventAt, now: Date()) }
         if http == 413 {
             // Herald keeps every request under the providers' limits: a refusal as too large is its defect.

@@ -23,6 +23,7 @@ struct Settlement: Equatable {
     static func gateAnswer(for outcome: DeliveryOutcome, http: Int?, provider: PushProvider) -> SendGate.Answer {
         switch outcome {
         case .retry(_, let reason) where http == nil && provider != .webpush: .transportFault(reason)
+        case .unanswered(let reason) where provider != .webpush: .transportFault(reason)
         case .credentialsExpired(let reason), .configurationError(let reason): .configurationFault(reason)
         default: .answered
         }
@@ -31,11 +32,24 @@ struct Settlement: Equatable {
     /// - Parameters:
     ///   - heldBack: whether the gate holds the provider back now that it took in this answer.
     ///   - attempt: the attempt this was (counted ones, this one included).
+    ///   - unansweredBefore: the delivery's earlier sends that left and were never answered.
     static func of<Random: RandomNumberGenerator>(
         _ outcome: DeliveryOutcome, http: Int?, heldBack: Bool, attempt: Int, firstAttempt: Date, now: Date, retry: RetryPolicy,
-        random: inout Random
+        unansweredBefore: Int = 0, random: inout Random
     ) -> Settlement {
         switch outcome {
+        case .unanswered(let reason) where unansweredBefore >= 1:
+            // The provider may hold either send: a third could only repeat it.
+            return Settlement(status: .unanswered, outcome: .unanswered, error: "\(reason); sent twice, never answered: not sent again")
+        case .unanswered(let reason) where heldBack:
+            return Settlement(
+                status: .queued, outcome: .unanswered, next: now, error: "\(reason) (the endpoint is held back; not counted)", spent: false)
+        case .unanswered(let reason):
+            // Sent again once, by the usual backoff.
+            switch retry.decide(attempts: attempt, firstAttempt: firstAttempt, now: now, retryAfter: nil, random: &random) {
+            case .retry(let at): return Settlement(status: .queued, outcome: .unanswered, next: at, error: "\(reason); sent again once")
+            case .expire: return Settlement(status: .expired, outcome: .unanswered, error: "\(reason); the delivery deadline has passed")
+            }
         case .delivered(let messageID):
             return Settlement(status: .sent, outcome: .delivered, messageID: messageID)
         case .retry(_, let reason) where http == nil && heldBack:

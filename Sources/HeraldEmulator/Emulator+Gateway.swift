@@ -11,9 +11,12 @@ extension Emulator {
     /// token endpoint is on `base` too), a fresh APNs key, and the demo apps' topics; and Web
     /// Push with a fresh VAPID key (`webPushKey`), allowed to reach the emulator's push service
     /// on loopback over plain HTTP.
-    /// - Parameter base: one of the emulator's endpoints (HTTPS, h2c or HTTP/1.1).
+    /// - Parameters:
+    ///   - base: one of the emulator's endpoints (HTTPS, h2c or HTTP/1.1).
+    ///   - sendTimeout: how long a send waits for its answer (tests of a provider that does not answer).
     public func withGateway<Result>(
-        base: String, maxInFlight: Int, logger: Logger, _ body: (ProviderGateway) async throws -> Result
+        base: String, maxInFlight: Int, sendTimeout: Duration = pushSendTimeout, logger: Logger,
+        _ body: (ProviderGateway) async throws -> Result
     ) async throws -> Result {
         let caFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "herald-emulator-ca-\(getpid())-\(UUID().uuidString.prefix(8)).pem")
@@ -29,14 +32,16 @@ extension Emulator {
         defer { webPushHTTP.shutdown() }
         let vapid = try VAPIDCredentials(pem: webPushKey.pem, subject: "mailto:operator@herald.test")
         let gateway = ProviderGateway(
-            fcm: .success(FCMProvider(account: account, endpoint: base, http: http)),
+            fcm: .success(FCMProvider(account: account, endpoint: base, http: http, sendTimeout: sendTimeout)),
             apns: .success(
                 (
-                    APNsProvider(credentials: credentials, endpoint: base, http: http),
+                    APNsProvider(credentials: credentials, endpoint: base, http: http, sendTimeout: sendTimeout),
                     member: "com.example.herald.member", manager: "com.example.herald.manager"
                 )),
             webPush: .success(
-                WebPushProvider(credentials: vapid, policy: DestinationPolicy(.webPush, allowHTTP: true, allowPrivate: true), http: webPushHTTP)),
+                WebPushProvider(
+                    credentials: vapid, policy: DestinationPolicy(.webPush, allowHTTP: true, allowPrivate: true), http: webPushHTTP,
+                    sendTimeout: sendTimeout)),
             http: http)
         return try await body(gateway)
     }

@@ -319,7 +319,10 @@ final class CurlLoop: @unchecked Sendable {
             kind = .tls
         default: kind = .transfer
         }
-        return HTTPClientError(kind: kind, message: message, curlCode: Int(code.rawValue))
+        // The bytes of request head written: none means the server never saw it.
+        var requestBytes = 0
+        _ = herald_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        return HTTPClientError(kind: kind, message: message, curlCode: Int(code.rawValue), requestSent: requestBytes > 0)
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {

@@ -34,6 +34,11 @@ final class H2Exchange: @unchecked Sendable {
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>) {
+        var result = result
+        if headersSent, case .failure(var error as HTTPClientError) = result {
+            error.requestSent = true
+            result = .failure(error)
+        }
         continuation?.resume(with: result)
         continuation = nil
         connection = nil

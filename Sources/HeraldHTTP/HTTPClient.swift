@@ -134,7 +134,8 @@ public final class HTTPClient: Sendable {
                 return response
             } catch let second as HTTPClientError {
                 throw HTTPClientError(
-                    kind: second.kind, message: "\(second.message) (over HTTP/1.1: \(error.message))", curlCode: second.curlCode)
+                    kind: second.kind, message: "\(second.message) (over HTTP/1.1: \(error.message))", curlCode: second.curlCode,
+                    requestSent: second.requestSent || error.requestSent)
             }
         }
     }

@@ -77,11 +77,16 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
     public let message: String
     /// libcurl's CURLcode, when it came from libcurl.
     public let curlCode: Int?
+    /// Whether the request had left (its head was written to the server) when it failed: the
+    /// server may then have taken it and its answer be what was lost. False when it never
+    /// left (no connection, TLS refused, the address refused): sending it again is safe.
+    public var requestSent: Bool
 
-    public init(kind: Kind, message: String, curlCode: Int? = nil) {
+    public init(kind: Kind, message: String, curlCode: Int? = nil, requestSent: Bool = false) {
         self.kind = kind
         self.message = message
         self.curlCode = curlCode
+        self.requestSent = requestSent
     }
 
     public var description: String { message }

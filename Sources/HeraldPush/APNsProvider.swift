@@ -10,16 +10,20 @@ public final class APNsProvider: Sendable {
     public let endpoint: String
     private let http: HTTPClient
     private let now: @Sendable () -> Date
+    private let sendTimeout: Duration
 
-    /// - Parameter endpoint: `HERALD_APNS_ENDPOINT`; Apple's production host by default
-    ///   (`https://api.sandbox.push.apple.com` for development builds of the apps).
+    /// - Parameters:
+    ///   - endpoint: `HERALD_APNS_ENDPOINT`; Apple's production host by default
+    ///     (`https://api.sandbox.push.apple.com` for development builds of the apps).
+    ///   - sendTimeout: how long a send waits for APNs' answer.
     public init(
         credentials: APNsCredentials, endpoint: String = "https://api.push.apple.com", http: HTTPClient,
-        now: @escaping @Sendable () -> Date = { Date() }
+        sendTimeout: Duration = pushSendTimeout, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.credentials = credentials
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.http = http
+        self.sendTimeout = sendTimeout
         self.now = now
     }
 
@@ -45,7 +49,7 @@ public final class APNsProvider: Sendable {
             do {
                 response = try await http.send(
                     HTTPRequest(
-                        method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body), timeout: pushSendTimeout))
+                        method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body), timeout: sendTimeout))
             } catch let error as HTTPClientError {
                 return ProviderAnswer(FCMProvider.transportOutcome(error, what: "APNs"), httpStatus: nil)
             }

@@ -4,6 +4,10 @@ public enum DeliveryOutcome: Sendable, Equatable {
     case delivered(messageID: String?)
     /// Try again later: after the provider's `Retry-After` when given, else by backoff.
     case retry(after: Duration?, reason: String)
+    /// The request left and no answer came (a timeout, a connection lost): the provider may
+    /// have taken it. Sent again once at most, then recorded as unanswered
+    /// (docs/notifications.md#delivery).
+    case unanswered(reason: String)
     /// The token will never work again: deactivate the device, never retry.
     case deadToken(reason: String)
     /// This request is wrong and will stay wrong; do not retry it.

@@ -54,7 +54,7 @@ public final class FCMProvider: Sendable {
             } catch let error as PushConfigurationError {
                 return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
             } catch let error as HTTPClientError {
-                return ProviderAnswer(Self.transportOutcome(error, what: "the OAuth token endpoint"), httpStatus: nil)
+                return ProviderAnswer(Self.transportOutcome(error, what: "the OAuth token endpoint", isThePush: false), httpStatus: nil)
             }
             let request = HTTPRequest(
                 method: "POST", url: sendURL,
@@ -78,13 +78,17 @@ public final class FCMProvider: Sendable {
         return ProviderAnswer(.configurationError(reason: "FCM kept refusing the access token"), httpStatus: nil)
     }
 
-    /// No answer at all: worth a retry. A TLS failure counts too: it is the endpoint (a
-    /// certificate changed, a proxy in the way), not the sender's credentials, and it clears
-    /// when the endpoint or the CA file is put right (the worker rereads the CA file).
-    static func transportOutcome(_ error: HTTPClientError, what: String) -> DeliveryOutcome {
+    /// No answer at all. A request that never left is worth a retry: a TLS failure counts
+    /// too (it is the endpoint — a certificate changed, a proxy in the way — not the sender's
+    /// credentials, and it clears when the endpoint or the CA file is put right; the worker
+    /// rereads the CA file). One that left may have been taken: `unanswered`, unless it was
+    /// not the push itself (`isThePush`: the OAuth token's request).
+    static func transportOutcome(_ error: HTTPClientError, what: String, isThePush: Bool = true) -> DeliveryOutcome {
         switch error.kind {
         case .tls: .retry(after: nil, reason: "TLS with \(what) failed: \(error.message)")
-        default: .retry(after: nil, reason: "\(what): \(error.message)")
+        default:
+            error.requestSent && isThePush
+                ? .unanswered(reason: "\(what) sent no answer: \(error.message)") : .retry(after: nil, reason: "\(what): \(error.message)")
         }
     }
 

@@ -34,7 +34,9 @@ public struct HistoryFilter: Sendable {
     }
 
     /// A notification's status as history reports it.
-    public static let statuses = ["sent", "pending", "no_device", "suppressed", "digested", "dead_token", "failed", "expired", "cancelled"]
+    public static let statuses = [
+        "sent", "pending", "no_device", "suppressed", "digested", "dead_token", "failed", "expired", "cancelled", "unanswered"
+    ]
 }
 
 /// One notification: who, what, and what became of it.
@@ -47,7 +49,8 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     public let title: String
     public let body: String
     /// `sent` (at least one device accepted it), `pending`, `no_device`, `suppressed`,
-    /// `digested` (in a digest: `digestID`), `dead_token`, `failed`, `expired` or `cancelled`.
+    /// `digested` (in a digest: `digestID`), `dead_token`, `failed`, `expired`, `cancelled` or
+    /// `unanswered` (sent twice with no answer: docs/notifications.md#delivery).
     public let status: String
     /// Why it was not sent (or not to every device), when there is a reason.
     public let reason: String?

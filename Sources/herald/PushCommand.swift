@@ -63,6 +63,7 @@ struct PushCommand: AsyncParsableCommand {
                 switch outcome {
                 case .delivered(let id): ("delivered", id)
                 case .retry(let after, let reason): ("retry later", reason + (after.map { " (Retry-After \($0))" } ?? ""))
+                case .unanswered(let reason): ("no answer", reason)
                 case .deadToken(let reason): ("dead token", reason)
                 case .badRequest(let reason): ("bad request", reason)
                 case .credentialsExpired(let reason): ("credentials expired", reason)

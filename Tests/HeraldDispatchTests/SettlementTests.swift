@@ -12,11 +12,35 @@ struct SettlementTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let policy = RetryPolicy(base: .seconds(1), cap: .seconds(60), deadline: .seconds(3_600))
 
-    func settle(_ outcome: DeliveryOutcome, http: Int?, heldBack: Bool = false, attempt: Int = 1, firstAttempt: Date? = nil) -> Settlement {
+    func settle(
+        _ outcome: DeliveryOutcome, http: Int?, heldBack: Bool = false, attempt: Int = 1, firstAttempt: Date? = nil, unansweredBefore: Int = 0
+    ) -> Settlement {
         var random = SystemRandomNumberGenerator()
         return Settlement.of(
             outcome, http: http, heldBack: heldBack, attempt: attempt, firstAttempt: firstAttempt ?? now, now: now, retry: policy,
-            random: &random)
+            unansweredBefore: unansweredBefore, random: &random)
+    }
+
+    /// A send that left and was never answered may have been taken: sent again once, by
+    /// backoff, then recorded as unanswered and never sent a third time — held back or not.
+    @Test func anUnansweredSendIsRepeatedOnceAtMost() throws {
+        let first = settle(.unanswered(reason: "no answer"), http: nil)
+        #expect(first.status == .queued && first.outcome == .unanswered && first.spent && first.next != nil)
+        let heldBack = settle(.unanswered(reason: "no answer"), http: nil, heldBack: true)
+        #expect(heldBack.status == .queued && heldBack.outcome == .unanswered && !heldBack.spent)
+        for held in [false, true] {
+            let second = settle(.unanswered(reason: "no answer"), http: nil, heldBack: held, attempt: 2, unansweredBefore: 1)
+            #expect(second.status == .unanswered && second.outcome == .unanswered && second.next == nil)
+            #expect(second.error == "no answer; sent twice, never answered: not sent again")
+        }
+        // A send that never left (no connection) is retried as before, whatever came earlier.
+        let unsent = settle(.retry(after: nil, reason: "cannot connect"), http: nil, attempt: 3, unansweredBefore: 1)
+        #expect(unsent.status == .queued && unsent.outcome == .retry)
+        // Past the deadline it expires like any retry.
+        let late = settle(.unanswered(reason: "no answer"), http: nil, attempt: 9, firstAttempt: now.addingTimeInterval(-7_200))
+        #expect(late.status == .expired)
+        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, provider: .fcm) == .transportFault("x"))
+        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, provider: .webpush) == .answered)
     }
 
     @Test func deliveredIsSentWithTheProvidersId() {

@@ -11,12 +11,19 @@ public final class WebPushProvider: Sendable {
     public let policy: DestinationPolicy
     private let http: HTTPClient
     private let now: @Sendable () -> Date
+    private let sendTimeout: Duration
 
-    /// - Parameter http: a client of Web Push's own: its connections are all checked ones.
-    public init(credentials: VAPIDCredentials, policy: DestinationPolicy, http: HTTPClient, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// - Parameters:
+    ///   - http: a client of Web Push's own: its connections are all checked ones.
+    ///   - sendTimeout: how long a send waits for the push service's answer.
+    public init(
+        credentials: VAPIDCredentials, policy: DestinationPolicy, http: HTTPClient, sendTimeout: Duration = pushSendTimeout,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.credentials = credentials
         self.policy = policy
         self.http = http
+        self.sendTimeout = sendTimeout
         self.now = now
     }
 
@@ -48,7 +55,7 @@ public final class WebPushProvider: Sendable {
             }
             var request = HTTPRequest(
                 method: "POST", url: subscription.endpoint, headers: message.headers + [("authorization", authorization)], body: body,
-                timeout: pushSendTimeout)
+                timeout: sendTimeout)
             request.connectGuard = policy.connectGuard
             request.maxResponseBytes = 1_024
             let response: HTTPResponse

@@ -70,7 +70,7 @@ public struct DeliveryQueue: Sendable {
             let (badge, sound, threadID, imageURL) = (try next(Int.self), try next(Bool.self), try next(String.self), try next(String?.self))
             let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
             let liveText = try next(String?.self)
-            let (p256dh, auth) = (try next(String?.self), try next(String?.self))
+            let (p256dh, auth, unanswered) = (try next(String?.self), try next(String?.self), try next(Int.self))
             let data: [String: String]
             if let known = decoded[dataText] {
                 data = known
@@ -89,7 +89,7 @@ public struct DeliveryQueue: Sendable {
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
                 firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, address: DeviceAddress(rawValue: address) ?? .token,
                 deviceActive: deviceActive, content: content, eventAt: eventAt, claimedAt: claimedAt,
-                subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth))
+                subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth), unansweredBefore: unanswered)
         }
     }
 
@@ -162,12 +162,13 @@ public struct DeliveryQueue: Sendable {
                   AND d.id >= \(lower) AND d.id < \(upper)
                   AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
                   AND d.id = ANY(ARRAY(SELECT id FROM picked))
-                RETURNING d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at
+                RETURNING d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at,
+                          d.unanswered
             )
             SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
                    n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address,
-                   n.live::text AS live, v.webpush_p256dh, v.webpush_auth
+                   n.live::text AS live, v.webpush_p256dh, v.webpush_auth, d.unanswered
             FROM leased d
             -- Each delivery's notification by its key, in a subquery the planner keeps apart
             -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its
@@ -250,6 +251,7 @@ public struct DeliveryQueue: Sendable {
                     first_attempt_at = CASE WHEN NOT i.spent AND d.attempts = 1 THEN NULL ELSE d.first_attempt_at END,
                     http_status = coalesce(i.http_status, d.http_status), message_id = coalesce(i.message_id, d.message_id),
                     last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
+                    unanswered = d.unanswered + CASE WHEN i.outcome = 'unanswered' THEN 1 ELSE 0 END,
                     -- A first attempt that sent it is kept here, not as a row of its own
                     -- (delivery_attempt_history reads it as one).
                     sent_by = CASE WHEN i.kept THEN i.worker ELSE d.sent_by END,

@@ -44,6 +44,9 @@ public struct ClaimedDelivery: Sendable {
     public let claimedAt: Date
     /// A browser's subscription (provider `webpush`): `token` is its endpoint.
     public var subscription: WebPushSubscription? = nil
+    /// Its earlier attempts that left and were never answered: the provider may hold one,
+    /// so one is all it gets again (docs/notifications.md#delivery).
+    public var unansweredBefore = 0
 }
 
 /// What became of one attempt, as the worker acknowledges it.
