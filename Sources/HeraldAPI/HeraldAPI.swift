@@ -36,10 +36,11 @@ public struct HeraldAPI: Sendable {
         webhookPolicy: DestinationPolicy = DestinationPolicy(.webhooks), webPush: WebPushSettings = WebPushSettings(),
         additions: @escaping @Sendable (Router<APIContext>) -> Void = { _ in }
     ) {
-        self.live = LiveHub(store: store, settings: live, logger: logger)
+        let limiter = RateLimiter(limits)
+        self.live = LiveHub(store: store, settings: live, logger: logger) { limiter.admit($0, kind: $1) }
         self.store = store
         self.logger = logger
-        self.limiter = RateLimiter(limits)
+        self.limiter = limiter
         self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
         self.additions = additions
         self.webhookPolicy = webhookPolicy

@@ -72,8 +72,8 @@ extension HeraldAPI {
             let (head, horizon) = try await live.positions()
             slot.accept(
                 LivePlan(
-                    tenant: caller.tenant, person: person, credentialID: caller.credentialID, after: after, device: device, head: head,
-                    horizon: horizon))
+                    tenant: caller.tenant, person: person, credentialID: caller.credentialID, credentialKind: caller.kind, after: after,
+                    device: device, head: head, horizon: horizon))
             return Response(status: .ok)
         }
 

@@ -63,6 +63,16 @@ extension LiveHub {
                 }
             }
         case .subscribePresence(let people):
+            if let wait = requestBudget(socket.credentialID, socket.credentialKind) {
+                // The last list stays.
+                let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+                refuse(
+                    socket,
+                    .init(
+                        "rate_limited",
+                        "presence lookups count against the credential's rate, as GET /v1/presence does: subscribe again in \(seconds) s"))
+                return
+            }
             try await subscribe(socket, to: people)
         }
     }

@@ -33,11 +33,20 @@ public final class LiveHub: Sendable {
     let presenceWake = LiveWake()
     /// Asks for the presence changes heard to be told.
     let presenceHeardWake = LiveWake()
+    /// The credential's share of requests, as the REST API counts them: nil when one more may
+    /// be made now, else how long until it may. A `presence.subscribe` looks up to 100 people
+    /// up, as `GET /v1/presence` does, and takes from the same share.
+    let requestBudget: @Sendable (_ credential: UUID, _ kind: CredentialKind) -> Duration?
 
-    public init(store: Store, settings: LiveSettings = LiveSettings(), logger: Logger) {
+    /// - Parameter requestBudget: the REST API's rate limits (none by default).
+    public init(
+        store: Store, settings: LiveSettings = LiveSettings(), logger: Logger,
+        requestBudget: @escaping @Sendable (_ credential: UUID, _ kind: CredentialKind) -> Duration? = { _, _ in nil }
+    ) {
         self.store = store
         self.settings = settings
         self.logger = logger
+        self.requestBudget = requestBudget
         self.failures = LiveFailures(logger: logger)
         self.machine = Mutex(LiveStateMachine(settings: settings))
     }

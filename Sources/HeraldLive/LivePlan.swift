@@ -7,6 +7,8 @@ public struct LivePlan: Sendable {
     public let tenant: Tenant
     public let person: Person
     public let credentialID: UUID
+    /// What kind of credential it is, for its share of requests (`LiveHub.requestBudget`).
+    public let credentialKind: CredentialKind
     /// The console session it was opened in (`/console/live`): signing out closes it.
     public let consoleSession: UUID?
     /// The cursor the app resumes from, if any.
@@ -18,12 +20,13 @@ public struct LivePlan: Sendable {
     public let horizon: Int64
 
     public init(
-        tenant: Tenant, person: Person, credentialID: UUID, consoleSession: UUID? = nil, after: Int64?, device: String?, head: Int64,
-        horizon: Int64
+        tenant: Tenant, person: Person, credentialID: UUID, credentialKind: CredentialKind = .personToken, consoleSession: UUID? = nil,
+        after: Int64?, device: String?, head: Int64, horizon: Int64
     ) {
         self.tenant = tenant
         self.person = person
         self.credentialID = credentialID
+        self.credentialKind = credentialKind
         self.consoleSession = consoleSession
         self.after = after
         self.device = device

@@ -11,6 +11,9 @@ public struct LiveSettings: Sendable, Equatable {
     /// Incoming frames a second, and in a burst, before the socket is closed with 1008.
     public var floodRate: Double
     public var floodBurst: Double
+    /// Incoming frames waiting to be handled before the socket is closed with 1008: an app
+    /// that sends faster than its frames are handled, even within the flood limit.
+    public var inboxLimit: Int
     /// The largest incoming message; larger ones close the socket with 1009.
     public var maxFrameBytes: Int
     /// How long frames stay readable by cursor (at least 7 days, or history's retention).
@@ -18,7 +21,7 @@ public struct LiveSettings: Sendable, Equatable {
 
     public init(
         perPerson: Int = 20, perServer: Int = 10_000, heartbeat: Int = 15, queueLimit: Int = 1_000, floodRate: Double = 20,
-        floodBurst: Double = 100, maxFrameBytes: Int = 4_096, retention: Duration = .seconds(7 * 86_400)
+        floodBurst: Double = 100, inboxLimit: Int = 64, maxFrameBytes: Int = 4_096, retention: Duration = .seconds(7 * 86_400)
     ) {
         self.perPerson = perPerson
         self.perServer = perServer
@@ -26,6 +29,7 @@ public struct LiveSettings: Sendable, Equatable {
         self.queueLimit = queueLimit
         self.floodRate = floodRate
         self.floodBurst = floodBurst
+        self.inboxLimit = inboxLimit
         self.maxFrameBytes = maxFrameBytes
         self.retention = retention
     }

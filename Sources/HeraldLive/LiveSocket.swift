@@ -11,6 +11,7 @@ public final class LiveSocket: Sendable {
     public let tenant: Tenant
     public let person: Person
     public let credentialID: UUID
+    public let credentialKind: CredentialKind
     /// The console session it was opened in, if any: signing out closes it (4401).
     public let consoleSession: UUID?
     public let device: String?
@@ -25,13 +26,15 @@ public final class LiveSocket: Sendable {
         self.tenant = plan.tenant
         self.person = plan.person
         self.credentialID = plan.credentialID
+        self.credentialKind = plan.credentialKind
         self.consoleSession = plan.consoleSession
         self.device = plan.device
         self.connection = connection
         self.metrics = metrics
         state = Mutex(
             LiveSocketState(
-                position: position, queueLimit: settings.queueLimit, floodRate: settings.floodRate, floodBurst: settings.floodBurst, now: .now))
+                position: position, queueLimit: settings.queueLimit, floodRate: settings.floodRate, floodBurst: settings.floodBurst,
+                inboxLimit: settings.inboxLimit, now: .now))
     }
 
     var position: Int64 { state.withLock { $0.position } }
@@ -108,13 +111,19 @@ public final class LiveSocket: Sendable {
     }
 
     /// Takes a whole message the app sent; `handle` is given the socket's messages one at a
-    /// time, in order, by a task that lives only while there are some.
-    public func take(_ text: String, handle: @escaping @Sendable (String) async -> Void) {
-        guard state.withLock({ $0.take(text) }) else { return }
-        Task {
-            while let next = self.state.withLock({ $0.nextInbound() }) {
-                await handle(next)
+    /// time, in order, by a task that lives only while there are some, and none once the socket
+    /// closes. - Returns: false when too many wait unhandled (the caller closes the socket).
+    public func take(_ text: String, handle: @escaping @Sendable (String) async -> Void) -> Bool {
+        switch state.withLock({ $0.take(text) }) {
+        case .overflow: return false
+        case .queued, .closing: return true
+        case .start:
+            Task {
+                while let next = self.state.withLock({ $0.nextInbound() }) {
+                    await handle(next)
+                }
             }
+            return true
         }
     }
 

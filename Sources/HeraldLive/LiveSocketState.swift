@@ -42,11 +42,27 @@ public struct LiveSocketState: Sendable {
     private var inbox: [String] = []
     /// Whether a task handles the inbox (one at a time, only while it has something).
     private var handling = false
+    /// The most the inbox holds: past it the app sends faster than its frames are handled.
+    private let inboxLimit: Int
 
-    public init(position: Int64, queueLimit: Int, floodRate: Double, floodBurst: Double, now: ContinuousClock.Instant) {
+    public init(
+        position: Int64, queueLimit: Int, floodRate: Double, floodBurst: Double, inboxLimit: Int = 64, now: ContinuousClock.Instant
+    ) {
         self.position = position
         self.queueLimit = queueLimit
+        self.inboxLimit = inboxLimit
         self.flood = TokenBucket(rate: floodRate, burst: floodBurst, now: now)
+    }
+
+    /// What becomes of a message the app sent.
+    public enum Take: Sendable, Equatable {
+        /// Queued; a handler must start (none runs).
+        case start
+        /// Queued behind others; the running handler takes it.
+        case queued
+        /// The inbox is full, or the socket closes: dropped. When full, close the socket (1008).
+        case overflow
+        case closing
     }
 
     /// A durable frame at `position`, at `now`. More than `queueLimit` frames waiting is a
@@ -120,15 +136,22 @@ public struct LiveSocketState: Sendable {
         flood.take(at: now) == nil
     }
 
-    /// Takes a message to handle. - Returns: whether a handler must start (none runs).
-    public mutating func take(_ text: String) -> Bool {
+    /// Takes a message to handle: at most `inboxLimit` wait; a closing socket's are dropped.
+    public mutating func take(_ text: String) -> Take {
+        guard !closing else { return .closing }
+        guard inbox.count < inboxLimit else {
+            inbox = []
+            return .overflow
+        }
         inbox.append(text)
         defer { handling = true }
-        return !handling
+        return handling ? .queued : .start
     }
 
-    /// The next message for the running handler; nil ends it.
+    /// The next message for the running handler; nil ends it. A socket that closes leaves
+    /// what it had waiting unhandled.
     public mutating func nextInbound() -> String? {
+        if closing { inbox = [] }
         guard !inbox.isEmpty else {
             handling = false
             return nil

@@ -93,11 +93,27 @@ import Testing
     /// while there are some.
     @Test func theInboxHasOneHandlerAtATime() {
         var state = socket()
-        #expect(state.take("a") == true, "a handler starts")
-        #expect(state.take("b") == false, "it runs already")
+        #expect(state.take("a") == .start, "a handler starts")
+        #expect(state.take("b") == .queued, "it runs already")
         #expect(state.nextInbound() == "a")
         #expect(state.nextInbound() == "b")
         #expect(state.nextInbound() == nil)
-        #expect(state.take("c") == true, "ended: the next frame starts one again")
+        #expect(state.take("c") == .start, "ended: the next frame starts one again")
+    }
+
+    /// What waits unhandled is bounded (an app that sends faster than its frames are handled,
+    /// within the flood limit, is closed), and a closed socket's frames are not worked.
+    @Test func theInboxIsBoundedAndAClosedSocketsFramesAreDropped() {
+        var state = LiveSocketState(position: 0, queueLimit: 10, floodRate: 100, floodBurst: 100, inboxLimit: 3, now: start)
+        #expect(state.take("1") == .start)
+        #expect(state.take("2") == .queued && state.take("3") == .queued)
+        #expect(state.take("4") == .overflow, "a fourth waiting is one too many")
+        #expect(state.nextInbound() == nil, "an overflowing inbox is dropped")
+        #expect(state.take("5") == .start)
+        #expect(state.take("6") == .queued)
+        let first = state.close()
+        #expect(first)
+        #expect(state.nextInbound() == nil, "what waited when it closed is not handled")
+        #expect(state.take("7") == .closing)
     }
 }

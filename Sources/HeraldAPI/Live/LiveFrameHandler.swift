@@ -91,7 +91,13 @@ final class LiveFrameHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
             return fail("a text message must be UTF-8", code: LiveCloseCode.invalidData)
         }
-        socket.take(text) { [hub, socket] text in await hub.receive(text, from: socket) }
+        guard socket.take(text, handle: { [hub, socket] text in await hub.receive(text, from: socket) }) else {
+            refuse(
+                LiveClientFrame.Refusal("flood", "more than \(hub.settings.inboxLimit) frames wait unhandled: send each after the last is answered"))
+            draining = true
+            socket.close(code: LiveCloseCode.policyViolation, reason: "too many frames waiting")
+            return
+        }
     }
 
     /// The app closes: answered with its code, unless this side closed first (then the

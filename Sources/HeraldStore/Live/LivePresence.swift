@@ -161,7 +161,7 @@ extension Store {
     }
 
     /// One notification a change (the listener reads one change from each), in one statement.
-    private static func announce(_ changes: [LivePresenceChange], on connection: PostgresConnection) async throws {
+    static func announce(_ changes: [LivePresenceChange], on connection: PostgresConnection) async throws {
         let texts = changes.compactMap { PostgresJSON($0).postgresText }
         guard !texts.isEmpty else { return }
         try await connection.query("SELECT pg_notify(\(LivePresenceChange.channel), t) FROM unnest(\(texts)::text[]) AS t")
@@ -190,8 +190,23 @@ extension TenantSession {
         return PresenceRecord(online: online, lastSeen: lastSeen)
     }
 
-    /// Hides or shows the person's presence to others.
+    /// Hides or shows the person's presence to others, and tells those who follow them at once
+    /// (docs/live-protocol.md): hiding is "offline, no last-seen time" to every follower, showing
+    /// again is their state as it is (online, or offline since when they were last seen).
     public func setShowPresence(_ shown: Bool, for person: Person) async throws {
-        try await connection.query("UPDATE people SET show_presence = \(shown) WHERE tenant_id = \(tenantID) AND id = \(person.id)")
+        let rows = try await connection.query(
+            """
+            UPDATE people p SET show_presence = \(shown) WHERE p.tenant_id = \(tenantID) AND p.id = \(person.id) AND p.show_presence <> \(shown)
+            RETURNING p.email, p.last_seen_at,
+                      EXISTS (SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
+                              WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
+                                AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)))
+            """)
+        guard let row = rows.first else { return }
+        let (email, lastSeen, online) = try row.decode((String, Date?, Bool).self)
+        // What followers see now: a change that is told (`shown`), whatever the person hides.
+        let seen = LivePresenceChange(
+            tenant: tenantID, person: person.id, email: email, online: shown && online, lastSeen: shown ? lastSeen : nil, shown: true)
+        try await Store.announce([seen], on: connection)
     }
 }
