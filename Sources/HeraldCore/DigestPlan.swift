@@ -11,14 +11,20 @@ public struct DigestPlan: Sendable, Equatable {
         public var supersededBy: String?
         /// The person has read the message (a chat item).
         public var read: Bool
+        /// The person may still see it, by the access policy asked again now: its activity
+        /// (`AccessPolicy.maySeeActivity`: they may have left its team, or stopped managing
+        /// it) or its conversation (`mayTakePart`: they may have been removed from the group).
+        public var visible: Bool
 
-        public init(supersededBy: String? = nil, read: Bool = false) {
+        public init(supersededBy: String? = nil, read: Bool = false, visible: Bool = true) {
             self.supersededBy = supersededBy
             self.read = read
+            self.visible = visible
         }
 
         /// Why it leaves the digest, or nil when it stays.
         var leaving: String? {
+            if !visible { return "digest: left the digest before it was sent: they may no longer see it" }
             if let later = supersededBy { return "digest: left the digest before it was sent: superseded by \(later)" }
             if read { return "digest: left the digest before it was sent: they read the message" }
             return nil

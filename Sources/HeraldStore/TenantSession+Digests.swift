@@ -50,7 +50,7 @@ extension TenantSession {
         let isAdmin =
             try await connection.query("SELECT is_admin FROM people WHERE tenant_id = \(tenantID) AND id = \(person)")
             .first?.decode(Bool.self, at: 0) ?? false
-        let items = try await digestItems(id)
+        let items = try await digestItems(id, recipient: AccessPolicy(personID: person, isAdmin: isAdmin))
         let plan = DigestPlan.close(items.map(\.state), quietHours: profile?.quietHours, timeZone: profile?.timeZone ?? "UTC", now: now)
         if case .wait(let until, let reason) = plan.outcome {
             try await connection.query(
@@ -117,12 +117,21 @@ extension TenantSession {
     }
 
     /// The items still in digest `id`, oldest first, each with where it stands now: whether
-    /// its activity moved on (a later change of status: the rule fan-out's supersede asks too)
-    /// and whether its message was read.
-    func digestItems(_ id: UUID) async throws -> [DigestEntry] {
+    /// its activity moved on (a later change of status: the rule fan-out's supersede asks too),
+    /// whether its message was read, and whether `recipient` may still see it (the access
+    /// policy asked again, as a push now: the activity by `maySeeActivity`, a conversation's
+    /// message by `mayTakePart`).
+    func digestItems(_ id: UUID, recipient: AccessPolicy) async throws -> [DigestEntry] {
         let rows = try await connection.query(
             """
             SELECT n.id, n.kind, n.digest_item::text,
+                   CASE WHEN n.activity_id IS NOT NULL
+                        THEN EXISTS (SELECT FROM activities a WHERE a.tenant_id = n.tenant_id AND a.id = n.activity_id
+                                     AND \(activityVisibleTo: recipient))
+                        WHEN n.conversation_id IS NOT NULL
+                        THEN EXISTS (SELECT FROM conversation_participants cp WHERE cp.tenant_id = n.tenant_id
+                                     AND cp.conversation_id = n.conversation_id AND cp.person_id = n.recipient_id AND \(takingPart: "cp"))
+                        ELSE true END,
                    CASE WHEN n.activity_id IS NOT NULL THEN (\(laterStatusChangeOf: "n.event_id", tenant: tenantID)) END,
                    CASE WHEN n.conversation_id IS NOT NULL THEN coalesce((
                        SELECT cp.last_read_seq >= m.seq FROM messages m
@@ -135,10 +144,10 @@ extension TenantSession {
             """)
         let decoder = JSONDecoder()
         return try rows.map { row in
-            let (id, kind, item, superseded, read) = try row.decode((UUID, String, String?, String?, Bool).self)
+            let (id, kind, item, visible, superseded, read) = try row.decode((UUID, String, String?, Bool, String?, Bool).self)
             let event = EventKind(rawValue: kind) ?? .chatMessage
             let facts = try item.map { try decoder.decode(TemplateVariables.DigestItem.self, from: Data($0.utf8)) } ?? .init(event: event)
-            return DigestEntry(id: id, kind: event, item: facts, state: DigestPlan.Item(supersededBy: superseded, read: read))
+            return DigestEntry(id: id, kind: event, item: facts, state: DigestPlan.Item(supersededBy: superseded, read: read, visible: visible))
         }
     }
 }

@@ -75,6 +75,18 @@ extension DeliveryQueue {
                 closes: digest.closesAt, full: digest.isDue, timeZone: drafts[index].digest?.timeZone ?? "UTC")
             if firstDraft[digest.id] == nil { firstDraft[digest.id] = index }
         }
+        // The digests that filled up are due before any other opens: the next one of the same
+        // person, app and scope is open beside them (one open each, `digests_open`).
+        let existing = filling.changed.filter { !$0.isNew }
+        if !existing.isEmpty {
+            try await connection.query(
+                """
+                UPDATE digests d SET items = c.items, status = c.status, closes_at = c.closes_at
+                FROM unnest(\(existing.map(\.id))::uuid[], \(existing.map(\.items))::int[], \(existing.map { $0.isDue ? "due" : "open" })::text[],
+                            \(existing.map(\.closesAt))::timestamptz[]) AS c(id, items, status, closes_at)
+                WHERE d.tenant_id = \(tenant) AND d.id = c.id
+                """)
+        }
         let created = filling.changed.filter(\.isNew).compactMap { digest in firstDraft[digest.id].map { (digest, drafts[$0]) } }
         if !created.isEmpty {
             try await connection.query(
@@ -86,16 +98,6 @@ extension DeliveryQueue {
                             \(created.map { $0.1.digest?.scopeName ?? "" })::text[], \(created.map { $0.0.isDue ? "due" : "open" })::text[],
                             \(created.map(\.0.items))::int[], \(created.map(\.0.closesAt))::timestamptz[])
                     AS c(id, person_id, app, scope_id, team_id, conversation_id, scope_name, status, items, closes_at)
-                """)
-        }
-        let existing = filling.changed.filter { !$0.isNew }
-        if !existing.isEmpty {
-            try await connection.query(
-                """
-                UPDATE digests d SET items = c.items, status = c.status, closes_at = c.closes_at
-                FROM unnest(\(existing.map(\.id))::uuid[], \(existing.map(\.items))::int[], \(existing.map { $0.isDue ? "due" : "open" })::text[],
-                            \(existing.map(\.closesAt))::timestamptz[]) AS c(id, items, status, closes_at)
-                WHERE d.tenant_id = \(tenant) AND d.id = c.id
                 """)
         }
     }
