@@ -32,13 +32,12 @@ extension Console {
                         "digestWindow": preferences.digestWindow ?? DigestWindow.default.description,
                         // Their own page: the form that changes them.
                         "mine": session.authentication.person.map { AccessPolicy($0).mayChangePreferences(of: person.id) } ?? false,
-                        "windows": ["1m", "5m", "15m", "1h", "4h", "daily 07:00", "daily 08:00", "daily 09:00", "daily 18:00"].map { window in
-                            ["value": window, "selected": window == (preferences.digestWindow ?? "1h")]
-                        },
+                        "windows": Self.windowChoices(current: preferences.digestWindow ?? DigestWindow.default.description),
+                        // Each with the value shown, so that saving writes only what the person changed.
                         "choices": preferences.entries.map { entry -> [String: Any] in
                             [
                                 "name": "mode.\(entry.event.rawValue).\(entry.app.rawValue)", "event": entry.event.rawValue,
-                                "app": entry.app.rawValue,
+                                "app": entry.app.rawValue, "shown": entry.mode.rawValue,
                                 "options": PushMode.allCases.map { ["value": $0.rawValue, "selected": $0 == entry.mode] }
                             ]
                         },
@@ -85,5 +84,12 @@ extension Console {
                     ], session: session)
             }
         }
+    }
+
+    /// The digest windows the form offers: the common ones, and the person's own whatever it
+    /// is (one set by the API or the CLI, such as `daily 06:30`), selected.
+    static func windowChoices(current: String) -> [[String: Any]] {
+        let common = ["1m", "5m", "15m", "1h", "4h", "daily 07:00", "daily 08:00", "daily 09:00", "daily 18:00"]
+        return (common.contains(current) ? common : [current] + common).map { ["value": $0, "selected": $0 == current] }
     }
 }

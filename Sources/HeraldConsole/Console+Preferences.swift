@@ -7,7 +7,9 @@ import Hummingbird
 extension Console {
     /// A person's own choices on their page (docs/notifications.md#digests): how each event is
     /// pushed to them and how long their digest gathers. Only they may change them
-    /// (`AccessPolicy.mayChangePreferences`); every field is checked before anything is written.
+    /// (`AccessPolicy.mayChangePreferences`); every field is checked before anything is written,
+    /// and only what the person changed is written (each field comes with the value the page
+    /// showed, `shown.NAME`): a tenant's default the page showed stays a default.
     func addPreferences(to console: RouterGroup<APIContext>) {
         console.post("people/:email/preferences") { request, context in
             await page {
@@ -21,11 +23,16 @@ extension Console {
                     throw ConsoleRefusal(
                         status: .forbidden, heading: "Refused", detail: "Only they may change what is pushed to them.", session: session)
                 }
+                /// A field's value when the person changed it (or the form did not say what it showed).
+                func changed(_ name: String) -> String? {
+                    guard let value = form[name], value != form["shown." + name] else { return nil }
+                    return value
+                }
                 let (window, modes) = try Self.refusingInput(session) {
-                    let window = try DigestWindow.parse(form["window"] ?? "")
+                    let window = try changed("window").map { try DigestWindow.parse($0) }
                     let modes = try EventKind.allCases.flatMap { event in
                         try event.apps.compactMap { app -> (EventKind, AppKind, PushMode)? in
-                            try form["mode.\(event.rawValue).\(app.rawValue)"].map {
+                            try changed("mode.\(event.rawValue).\(app.rawValue)").map {
                                 (event, app, try PushMode.parse($0, field: "\(event.rawValue) on \(app.rawValue)"))
                             }
                         }
@@ -33,7 +40,7 @@ extension Console {
                     return (window, modes)
                 }
                 try await store.withTenant(session.authentication.tenant) { tenant in
-                    try await tenant.setDigestWindow(window, for: person)
+                    if let window { try await tenant.setDigestWindow(window, for: person) }
                     for (event, app, mode) in modes { try await tenant.setPreference(event, app: app, mode: mode, for: person, by: person) }
                 }
                 // (An email is checked when it is added: no character a header may not hold.)
