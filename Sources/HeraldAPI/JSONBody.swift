@@ -29,7 +29,7 @@ enum JSONBody {
         else {
             throw Problem(.badRequest, "Malformed JSON", detail: "the body is not a JSON object in UTF-8")
         }
-        let unknown = object.keys.filter { !Body.fieldNames.contains($0) }.sorted()
+        let unknown = Body.unknownFields(of: object)
         guard unknown.isEmpty else {
             throw Problem(
                 .unprocessableContent, "Unknown fields", detail: "the body has fields this request does not take",
@@ -123,7 +123,38 @@ extension PageBody: SizedJSON {
     var capacityHint: Int { 64 + items.count * 640 }
 }
 
-/// A request body that says which fields it has, so that others are refused.
+/// A request body that says which fields it has, so that others are refused: at the top, and
+/// in each object within it that the contract closes (`additionalProperties: false`).
 protocol FieldNamed {
     static var fieldNames: Set<String> { get }
+    /// The fields of objects within the body, by where they are: a field's name (`quietHours`),
+    /// and `[]` after it for each item of a list (`events[]`). An object absent, or of another
+    /// form there (a string, a map), is not looked at.
+    static var nestedFieldNames: [String: Set<String>] { get }
+}
+
+extension FieldNamed {
+    static var nestedFieldNames: [String: Set<String>] { [:] }
+
+    /// The fields `object` has that the body does not take, each named by its place
+    /// (`quietHours.dayz`, `events[0].appp`), in order.
+    static func unknownFields(of object: [String: Any]) -> [String] {
+        var unknown = object.keys.filter { !fieldNames.contains($0) }.sorted()
+        for (path, names) in nestedFieldNames.sorted(by: { $0.key < $1.key }) {
+            let isList = path.hasSuffix("[]")
+            let field = isList ? String(path.dropLast(2)) : path
+            let found: [(String, [String: Any])]
+            if isList {
+                found = ((object[field] as? [Any]) ?? []).enumerated().compactMap { index, item in
+                    (item as? [String: Any]).map { ("\(field)[\(index)]", $0) }
+                }
+            } else {
+                found = (object[field] as? [String: Any]).map { [(field, $0)] } ?? []
+            }
+            for (place, nested) in found {
+                unknown += nested.keys.filter { !names.contains($0) }.sorted().map { "\(place).\($0)" }
+            }
+        }
+        return unknown
+    }
 }

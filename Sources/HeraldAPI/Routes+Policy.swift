@@ -3,7 +3,10 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 
-extension ReminderPolicy: FieldNamed {}
+extension ReminderPolicy: FieldNamed {
+    static let nestedFieldNames: [String: Set<String>] = Dictionary(
+        uniqueKeysWithValues: ["approvalReminder", "escalateAfter"].map { ($0, Set(Priority.allCases.map(\.rawValue))) })
+}
 
 extension HeraldAPI {
     /// `GET /v1/policy` (anyone in the tenant) and `PUT /v1/policy` (admins and tenant keys):

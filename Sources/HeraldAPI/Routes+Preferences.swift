@@ -7,6 +7,9 @@ extension HeraldAPI {
     /// `PUT /v1/me/preferences`: what it names changes, the rest stays.
     struct PreferencesBody: Decodable, FieldNamed {
         static let fieldNames: Set<String> = ["events", "digest", "conversations", "quietHours", "showPresence"]
+        static let nestedFieldNames: [String: Set<String>] = [
+            "events[]": ["event", "app", "mode", "enabled"], "digest": ["window"], "quietHours": ["window", "days"]
+        ]
 
         /// One setting: `{"event", "app"?, "mode"}` (or `"enabled"`, as before modes).
         struct Event: Decodable {
