@@ -59,11 +59,14 @@ public struct DestinationPolicy: Sendable, Equatable {
 
     /// A URL as it is given, stored as given: a URL as RFC 3986 writes it
     /// (ASCII, every other character percent-encoded, every `%` followed by two hex digits),
-    /// absolute, `https` (or `http` when allowed), a host, a port from 1 to 65535 if any, no
-    /// user name or password (they would be shown and logged with it), no fragment, at most
-    /// 2,048 characters; an address written in it, in any notation a connection would read it
-    /// in (`127.1`, `0x7f000001`, `[::ffff:127.0.0.1]`…), is checked as a connection to it would
-    /// be, and an IPv6 zone (`%25lo`) is refused.
+    /// absolute, `https` (or `http` when allowed), a host that can be connected to, a port from
+    /// 1 to 65535 if any, no user name or password (they would be shown and logged with it), no
+    /// fragment, at most 2,048 characters. The host is a name (labels of letters, digits, `-`
+    /// and `_`, none empty, at most 63 characters each and 253 in all) or an address: one in
+    /// brackets is IPv6 (not IPvFuture, nor with a zone, `%25lo`), and a host whose last label
+    /// is a number is IPv4 and must read as one (`4294967297` does not); an address, in any
+    /// notation a connection would read it in (`127.1`, `0x7f000001`,
+    /// `[::ffff:127.0.0.1]`…), is checked as a connection to it would be.
     /// - Throws: `InputError` that says what is wrong.
     public func url(_ text: String) throws -> URL {
         guard text.utf8.count <= Self.maxURLLength else { throw InputError("\(purpose.noun) is at most \(Self.maxURLLength) characters") }
@@ -81,9 +84,44 @@ public struct DestinationPolicy: Sendable, Equatable {
         guard !host.contains("%") else { throw InputError("\(purpose.noun)'s host is a name or an address, without % (nor an IPv6 zone)") }
         guard parts.user == nil, parts.password == nil else { throw InputError("\(purpose.noun) carries no user name or password") }
         guard parts.fragment == nil else { throw InputError("\(purpose.noun) has no #fragment") }
-        if let port = parts.port, !(1...65_535).contains(port) { throw InputError("\(purpose.noun)'s port is from 1 to 65535") }
-        if let address = IPAddress(urlHost: host), let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
+        // A port too large for an integer is no port at all to `port`: read from the text.
+        if let range = parts.rangeOfPort, !text[range].isEmpty {
+            guard let port = Int(text[range]), (1...65_535).contains(port) else { throw InputError("\(purpose.noun)'s port is from 1 to 65535") }
+        }
+        let address = IPAddress(urlHost: host)
+        if address == nil, let problem = Self.hostProblem(host) { throw InputError("\(purpose.noun)'s host \(problem)") }
+        if let address, let refusal = refusal(connectingTo: address) { throw InputError(refusal) }
         return url
+    }
+
+    /// Why `host`, which is no address, cannot be connected to; nil for a name that can be.
+    static func hostProblem(_ host: String) -> String? {
+        if host.hasPrefix("[") { return "is in brackets but not an IPv6 address" }
+        var name = Substring(host)
+        if name.hasSuffix(".") { name = name.dropLast() }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard name.utf8.count <= 253, labels.allSatisfy({ (1...63).contains($0.utf8.count) }) else {
+            return "is not a name: its labels are 1 to 63 characters, 253 in all, none empty"
+        }
+        guard name.utf8.allSatisfy({ Self.nameBytes[Int($0)] }) else { return "is not a name: letters, digits, - and _ only" }
+        if let last = labels.last, Self.isNumber(last) {
+            return "ends in a number, so it is an IPv4 address, and it is not one"
+        }
+        return nil
+    }
+
+    /// A label a URL reads as a number (the WHATWG URL standard's "ends in a number"): decimal
+    /// digits, or `0x` and hexadecimal ones.
+    static func isNumber(_ label: Substring) -> Bool {
+        let lower = label.lowercased()
+        if lower.hasPrefix("0x") { return lower.dropFirst(2).allSatisfy(\.isHexDigit) }
+        return !lower.isEmpty && lower.allSatisfy { ("0"..."9").contains($0) }
+    }
+
+    /// The bytes a host name is written with (its labels, and the dots between them).
+    private static let nameBytes: [Bool] = (0..<256).map { byte in
+        let scalar = Unicode.Scalar(UInt8(byte))
+        return ("0"..."9").contains(scalar) || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || "-_.".unicodeScalars.contains(scalar)
     }
 
     /// Why a connection to `address` is refused; nil when it is allowed.

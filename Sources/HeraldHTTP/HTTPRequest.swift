@@ -70,6 +70,9 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
         public static let transfer = Kind("transfer")
         /// The request's `connectGuard` refused the address its host resolved to.
         public static let refused = Kind("refused")
+        /// The URL cannot be sent to as it is (malformed, or a scheme the client does not
+        /// speak): trying again cannot help.
+        public static let badURL = Kind("bad URL")
         public var description: String { name }
     }
 

@@ -86,6 +86,7 @@ public final class FCMProvider: Sendable {
     static func transportOutcome(_ error: HTTPClientError, what: String, isThePush: Bool = true) -> DeliveryOutcome {
         switch error.kind {
         case .tls: .retry(after: nil, reason: "TLS with \(what) failed: \(error.message)")
+        case .badURL: .badRequest(reason: "\(what) cannot be reached at that URL: \(error.message)")
         default:
             error.requestSent && isThePush
                 ? .unanswered(reason: "\(what) sent no answer: \(error.message)") : .retry(after: nil, reason: "\(what): \(error.message)")

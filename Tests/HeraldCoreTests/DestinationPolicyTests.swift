@@ -92,6 +92,26 @@ import Testing
         #expect(try strict.url(given).absoluteString == given)
     }
 
+    /// What passed registration and could never be connected to, then retried for 24 h (Web
+    /// Push): a port past any integer, IPvFuture, empty labels, a number that is no IPv4
+    /// address. Names that can be connected to still pass.
+    @Test func aHostOrPortThatCannotBeConnectedToIsRefused() throws {
+        let policy = DestinationPolicy(.webPush, allowHTTP: true, allowPrivate: true)
+        for bad in [
+            "https://push.example.com:99999999999999999999/x", "https://[v1.x]/x", "https://127.0.0.1../x", "https://4294967297/x",
+            "https://push..example.com/x", "https://.example.com/x", "https://" + String(repeating: "a", count: 64) + ".example.com/x",
+            "https://push.example.123/x", "https://push_.exa!mple.com/x"
+        ] {
+            #expect(throws: InputError.self, "\(bad)") { try policy.url(bad) }
+        }
+        for good in [
+            "https://push.example.com./x", "https://fcm.googleapis.com/fcm/send/abc", "https://web.push.apple.com:443/x", "https://a-b_c.example/x",
+            "https://123abc.example/x", "https://example.123abc/x", "https://127.0.0.1:8080/x", "https://[::1]/x", "https://push.example.com:/x"
+        ] {
+            #expect(throws: Never.self, "\(good)") { _ = try policy.url(good) }
+        }
+    }
+
     @Test func theOperatorsSwitchesAreReadStrictly() throws {
         #expect(try DestinationPolicy(.webhooks, environment: [:]) == DestinationPolicy(.webhooks))
         #expect(

@@ -75,5 +75,8 @@ import Testing
         #expect(FCMProvider.transportOutcome(lost, what: "FCM") == .unanswered(reason: "FCM sent no answer: no answer"))
         // The OAuth token's request is not the push: the push never left.
         #expect(isRetry(FCMProvider.transportOutcome(lost, what: "the token endpoint", isThePush: false)))
+        // A URL that cannot be sent to is never retried.
+        let malformed = HTTPClientError(kind: .badURL, message: "URL using bad/illegal format")
+        #expect(!isRetry(FCMProvider.transportOutcome(malformed, what: "the push service")))
     }
 }
