@@ -14,9 +14,10 @@ func field<Value>(_ name: String, _ check: () throws -> Value) throws -> Value {
 
 private let upperHexDigits = Array("0123456789ABCDEF".utf8)
 
-/// A path segment as it may appear in a `Location`: the unreserved characters, `@` and `:`
-/// as they are, every other byte of the UTF-8 as `%XX`.
-func pathSegment(_ text: String) -> String {
+/// A path segment as it may appear in a `Location` (or a console link): the unreserved
+/// characters, `@` and `:` as they are, every other byte of the UTF-8 as `%XX`
+/// (`Parameters.decoded` reads it back).
+public func pathSegment(_ text: String) -> String {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(text.utf8.count)
     for byte in text.utf8 {

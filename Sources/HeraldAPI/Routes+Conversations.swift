@@ -118,10 +118,10 @@ extension HeraldAPI {
         }
         group.post("conversations/:id/leave") { _, context in try await change(context, .leave) }
         group.put("conversations/:id/participants/:email") { _, context in
-            try await change(context, .add(email: try context.parameters.require("email")))
+            try await change(context, .add(email: try context.parameters.decoded("email")))
         }
         group.delete("conversations/:id/participants/:email") { _, context in
-            try await change(context, .remove(email: try context.parameters.require("email")))
+            try await change(context, .remove(email: try context.parameters.decoded("email")))
         }
     }
 

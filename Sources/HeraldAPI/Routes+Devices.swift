@@ -69,10 +69,9 @@ extension HeraldAPI {
 
         group.delete("devices/:token") { _, context in
             let caller = try context.requireCaller()
-            // Percent-decoded: a Web Push device's token is its endpoint, a URL (its `Location`
-            // encodes it as one segment); FCM and APNs tokens have no `%` to decode.
-            let given = try context.parameters.require("token")
-            let token = given.removingPercentEncoding ?? given
+            // A Web Push device's token is its endpoint, a URL (its `Location` encodes it as one
+            // segment); FCM and APNs tokens have no `%` to decode.
+            let token = try context.parameters.decoded("token")
             try await store.withTenant(caller.tenant) { _ = try await $0.removeDevice(token: token, viewer: caller.policy) }
             return Response(status: .noContent)
         }

@@ -53,7 +53,7 @@ extension HeraldAPI {
 
         group.get("people/:email") { _, context in
             let caller = try context.requireCaller()
-            let email = try context.parameters.require("email")
+            let email = try context.parameters.decoded("email")
             let person = try await store.withTenant(caller.tenant) { session in
                 do {
                     return try await session.person(email: email)
@@ -83,7 +83,7 @@ extension HeraldAPI {
 
         group.get("teams/:slug/members") { _, context in
             let caller = try context.requireCaller()
-            let slug = try context.parameters.require("slug")
+            let slug = try context.parameters.decoded("slug")
             let members = try await store.withTenant(caller.tenant) { try await $0.members(team: slug) }
             return try JSONBody.response(["items": members])
         }
@@ -93,12 +93,22 @@ extension HeraldAPI {
             try caller.requireAdmin("change teams")
             let body = try await JSONBody.decode(MembershipBody.self, from: request, context: context)
             let role = try field("role") { try Input.choice(body.role, field: "role", as: TeamRole.self) }
-            let slug = try context.parameters.require("slug")
-            let email = try context.parameters.require("email")
+            let slug = try context.parameters.decoded("slug")
+            let email = try context.parameters.decoded("email")
             let (membership, previous) = try await store.withTenant(caller.tenant) {
                 try await $0.setMembership(team: slug, email: email, role: role)
             }
             return try JSONBody.response(membership, status: previous == nil ? .created : .ok)
+        }
+
+        // Someone leaves a team (docs/concepts.md#people-leave-teams): admins and tenant keys.
+        group.delete("teams/:slug/members/:email") { _, context in
+            let caller = try context.requireCaller()
+            try caller.requireAdmin("change teams")
+            let slug = try context.parameters.decoded("slug")
+            let email = try context.parameters.decoded("email")
+            _ = try await store.withTenant(caller.tenant) { try await $0.removeMembership(team: slug, email: email) }
+            return Response(status: .noContent)
         }
     }
 }

@@ -95,7 +95,7 @@ extension HeraldAPI {
 
         group.get("people/:email/presence") { _, context in
             let (caller, viewer) = try Self.person(context)
-            let email = try context.parameters.require("email")
+            let email = try context.parameters.decoded("email")
             let presence = try await store.withTenant(caller.tenant) { try await $0.presence(of: email, viewer: viewer) }
             return try JSONBody.response(presence)
         }

@@ -25,7 +25,7 @@ extension HeraldAPI {
         group.post("people/:email/tokens") { request, context in
             let caller = try context.requireCaller()
             try caller.requireAdmin("create a person's token")
-            let email = try field("email") { try Input.email(try context.parameters.require("email")) }
+            let email = try field("email") { try Input.email(try context.parameters.decoded("email")) }
             let body = try await JSONBody.decode(TokenBody.self, from: request, context: context)
             let lifetime = try body.expiresIn.map { text in try field("expiresIn") { try Input.duration(text, field: "expiresIn") } }
             let creator = caller.person.map { "person \($0.email)" } ?? "tenant key \(caller.credentialID.lowercasedString)"
@@ -40,7 +40,7 @@ extension HeraldAPI {
         group.get("people/:email/tokens") { _, context in
             let caller = try context.requireCaller()
             try caller.requireAdmin("list a person's tokens")
-            let email = try field("email") { try Input.email(try context.parameters.require("email")) }
+            let email = try field("email") { try Input.email(try context.parameters.decoded("email")) }
             let tokens = try await store.withTenant(caller.tenant) { try await $0.credentials(kind: .personToken, person: email) }
             return try JSONBody.response(["items": tokens])
         }
@@ -63,7 +63,7 @@ extension HeraldAPI {
 
     /// The token the path names, if it is that person's.
     private func personToken(_ context: APIContext, caller: Caller) async throws -> CredentialRecord {
-        let email = try context.parameters.require("email").lowercased()
+        let email = try context.parameters.decoded("email").lowercased()
         guard let id = UUID(uuidString: try context.parameters.require("id")) else { throw Problem.notFound("no such token") }
         let token = try await store.withTenant(caller.tenant) { try await $0.credential(id: id) }
         guard token.kind == .personToken, token.person?.email == email else { throw Problem.notFound("no such token") }

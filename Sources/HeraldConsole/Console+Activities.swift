@@ -73,7 +73,8 @@ extension Console {
                         "pageTitle": activity.name, "name": activity.name, "id": activity.id.lowercasedString, "team": activity.team.name,
                         "priority": activity.priority.rawValue,
                         "deadline": activity.deadline.description, "status": activity.status.rawValue, "version": activity.version,
-                        "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email, "managerName": activity.manager.name,
+                        "assigneeName": activity.assignee.name, "assigneeEmail": activity.assignee.email,
+                        "assigneePath": pathSegment(activity.assignee.email), "managerName": activity.manager.name,
                         "steps": steps, "reminders": reminders, "hasReminders": !reminders.isEmpty
                     ], session: session)
             }

@@ -82,7 +82,8 @@ extension Console {
     static func row(_ entry: HistoryEntry) -> [String: Any] {
         var row: [String: Any] = [
             "id": entry.id.lowercasedString, "event": entry.event, "recipientName": entry.recipient.name,
-            "recipientEmail": entry.recipient.email, "app": entry.app.rawValue, "title": entry.title, "body": entry.body,
+            "recipientEmail": entry.recipient.email, "recipientPath": pathSegment(entry.recipient.email), "app": entry.app.rawValue,
+            "title": entry.title, "body": entry.body,
             "status": entry.status, "devices": entry.devices, "devicesSent": entry.devicesSent, "createdAt": shown(entry.createdAt)
         ]
         if let reason = entry.reason { row["reason"] = reason }

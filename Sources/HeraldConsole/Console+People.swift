@@ -12,24 +12,27 @@ extension Console {
         console.get("people/:email") { request, context in
             await page {
                 let session = try await requireSession(request)
-                let email = try context.parameters.require("email").lowercased()
+                let email = try context.parameters.decoded("email").lowercased()
                 let viewer = AccessPolicy(session.authentication.person)
                 // Someone the viewer may not see is not found, like someone who does not exist (the store's rule).
-                let (person, devices, preferences, digests) = try await Self.refusingAsPages(session) {
+                let (person, devices, preferences, digests, teams) = try await Self.refusingAsPages(session) {
                     try await store.withTenant(session.authentication.tenant) { tenant in
                         let person = try await tenant.person(email: email, viewer: viewer)
                         return (
                             person, try await tenant.devices(viewer: viewer, email: email), try await tenant.preferences(for: person, viewer: viewer),
-                            try await tenant.digests(of: person, viewer: viewer)
+                            try await tenant.digests(of: person, viewer: viewer), try await tenant.memberships(of: person)
                         )
                     }
                 }
                 return html(
                     "person",
                     [
-                        "pageTitle": person.name, "name": person.name, "email": person.email, "emailQuery": Self.queryEscaped(person.email),
+                        "pageTitle": person.name, "name": person.name, "email": person.email, "emailPath": pathSegment(person.email),
+                        "emailQuery": Self.queryEscaped(person.email),
                         "locale": person.locale, "timeZone": person.timeZone, "isAdmin": person.isAdmin,
                         "digestWindow": preferences.digestWindow ?? DigestWindow.default.description,
+                        // Those who run the tenant may take them out of a team (docs/concepts.md#people-leave-teams).
+                        "teams": teams.map { ["slug": $0.team, "role": $0.role.rawValue] }, "mayChangeTeams": viewer.runsTheTenant,
                         // Their own page: the form that changes them.
                         "mine": session.authentication.person.map { AccessPolicy($0).mayChangePreferences(of: person.id) } ?? false,
                         "windows": Self.windowChoices(current: preferences.digestWindow ?? DigestWindow.default.description),

@@ -16,7 +16,7 @@ extension Console {
                 let session = try await requireSession(request)
                 let form = try await Form(request, context: context)
                 try requireCSRF(form, session)
-                let email = try context.parameters.require("email").lowercased()
+                let email = try context.parameters.decoded("email").lowercased()
                 guard let person = session.authentication.person, person.email == email,
                     AccessPolicy(person).mayChangePreferences(of: person.id)
                 else {
@@ -44,7 +44,7 @@ extension Console {
                     for (event, app, mode) in modes { try await tenant.setPreference(event, app: app, mode: mode, for: person, by: person) }
                 }
                 // (An email is checked when it is added: no character a header may not hold.)
-                return Self.redirect(to: "/console/people/\(person.email)")
+                return Self.redirect(to: "/console/people/\(pathSegment(person.email))")
             }
         }
     }

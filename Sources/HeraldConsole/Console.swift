@@ -50,6 +50,7 @@ public struct Console: Sendable {
         addActivities(to: console)
         addPeople(to: console)
         addPreferences(to: console)
+        addTeams(to: console)
         addStats(to: console)
         addWebhooks(to: console)
     }

@@ -41,6 +41,7 @@ extension LiveHub: Service {
                     self.roundWake.finish()
                     self.presenceWake.finish()
                     self.presenceHeardWake.finish()
+                    self.recheckWake.finish()
                 }
                 group.addTask {
                     for await event in listener.events {
@@ -51,6 +52,7 @@ extension LiveHub: Service {
                             self.machine.withLock { $0.heard(change) }
                             self.presenceHeardWake.wake()
                         case .typing(let typing): await self.typing(typing)
+                        case .membership: self.recheckWake.wake()
                         case .connected:
                             sequencerWake.yield()
                             self.wake()
@@ -70,6 +72,9 @@ extension LiveHub: Service {
                 }
                 group.addTask {
                     await self.failures.rounds.forEach(self.roundWake.wakes) { try await self.round() }
+                }
+                group.addTask {
+                    for await _ in self.recheckWake.wakes { await self.recheckSubscriptions() }
                 }
                 group.addTask {
                     while !self.isStopping {

@@ -225,7 +225,7 @@ extension TenantSession {
     }
 
     /// A system message, and the live frames of it and of the conversation's change.
-    private func addSystemMessage(_ text: String, conversation: UUID, actor: UUID) async throws {
+    func addSystemMessage(_ text: String, conversation: UUID, actor: UUID) async throws {
         let id = UUID.v7()
         try await connection.query(
             """
@@ -342,7 +342,7 @@ extension TenantSession {
 
     /// `person` leaves (or is removed): what they go on seeing of the conversation is kept as
     /// it is now, without them (`DepartureSnapshot`).
-    private func setLeft(_ person: Person, conversation: UUID) async throws {
+    func setLeft(_ person: Person, conversation: UUID) async throws {
         let now = try await self.conversation(id: conversation, viewer: person)
         let snapshot = DepartureSnapshot(leaving: person.id, from: now)
         let rows = try await connection.query(

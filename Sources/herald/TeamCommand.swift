@@ -6,7 +6,7 @@ import HeraldStore
 struct TeamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "team", abstract: "Create teams and manage who is in them.",
-        subcommands: [Create.self, AddMember.self, List.self, Members.self])
+        subcommands: [Create.self, AddMember.self, RemoveMember.self, List.self, Members.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a team.")
@@ -44,6 +44,23 @@ struct TeamCommand: AsyncParsableCommand {
             case role?: print("\(membership.person.email) was already a \(role.rawValue) of \(membership.team)")
             case let old?: print("\(membership.person.email) is now a \(role.rawValue) of \(membership.team) (was \(old.rawValue))")
             }
+        }
+    }
+
+    struct RemoveMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-member",
+            abstract: "Take a person out of a team: they see nothing new of it, and leave its group conversations.")
+
+        @Argument(help: "The team's slug.") var team: String
+        @Argument(help: "The person's email.") var email: String
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let membership = try await withTenant(tenant) { try await $0.removeMembership(team: team, email: email) }
+            if options.json { return try printJSON(membership) }
+            print("\(membership.person.email) is no longer in \(membership.team) (was a \(membership.role.rawValue))")
         }
     }
 

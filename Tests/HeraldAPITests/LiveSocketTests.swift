@@ -84,9 +84,10 @@ import Testing
     }
 
     /// A subscription is checked again against the access policy (the full credentials check
-    /// does it every minute): Alice subscribes to Chidi and Dana, her team's members; Chidi is
-    /// taken out of the team (in SQL: no surface removes a member yet), and once the check ran
-    /// Alice is not told of him, while Dana, whom she still may see, is.
+    /// does it every minute): Alice subscribes to Chidi and Dana, her team's members; Chidi
+    /// loses his membership behind the server's back (in SQL, with no word to the live servers,
+    /// as `removeMembership` gives), and once the check ran Alice is not told of him, while
+    /// Dana, whom she still may see, is.
     @Test func aSubscriptionToSomeoneNoLongerVisibleEnds() async throws {
         try await APIHarness.with(.live, hub: true) { api in
             let alice = try await api.token("alice@acme.test")

@@ -192,6 +192,18 @@ import Testing
         }
     }
 
+    /// `team remove-member`: one line; the person is no longer listed; again is one clear error.
+    @Test func someoneIsTakenOutOfATeam() async throws {
+        try await withCLI { cli, _ in
+            try await setUp(cli)
+            let removed = try await ok(cli, ["team", "remove-member", "ops", "dana@acme.test"])
+            #expect(removed.contains("dana@acme.test is no longer in ops (was a member)"), "\(removed)")
+            #expect(!(try await ok(cli, ["team", "members", "ops"])).contains("dana@acme.test"))
+            let again = try await cli.run(["team", "remove-member", "ops", "dana@acme.test"])
+            #expect(again.status != 0 && again.stderr.split(separator: "\n").count == 1 && again.stderr.contains("not in team ops"), "\(again.stderr)")
+        }
+    }
+
     @Test func devicesShowTruncatedTokens() async throws {
         try await withCLI { cli, _ in
             try await setUp(cli)

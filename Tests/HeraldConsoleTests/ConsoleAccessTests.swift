@@ -78,4 +78,15 @@ import Testing
             }
         }
     }
+
+    /// A person whose address holds `?`, `/`, `#` and `%` has a page, reached by its
+    /// percent-encoded segment, and links to it are written so.
+    @Test func aPersonWithReservedCharactersInTheirAddressHasAPage() async throws {
+        try await Self.with { store, acme, _, open in
+            let ada = try await Self.token(store, acme, "root@acme.test")
+            _ = try await store.withTenant(acme) { try await $0.addPerson(email: "o'neil?x/y#z%w@acme.test", name: "Odd Neil") }
+            let page = try await open(ada, "/console/people/o%27neil%3Fx%2Fy%23z%25w@acme.test")
+            #expect(page.status == 200 && page.body.contains("Odd Neil"), "\(page.status)")
+        }
+    }
 }

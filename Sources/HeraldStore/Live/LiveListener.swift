@@ -13,17 +13,25 @@ public final class LiveListener: Sendable {
         case feed
         case presence(LivePresenceChange)
         case typing(LiveTyping)
+        /// Someone left a team of this tenant: what presence subscriptions follow is to be
+        /// checked again now, not at the next minute's check.
+        case membership(tenant: UUID)
         /// Listening; after a lost connection came back, hints may have been missed.
         case connected(reconnected: Bool)
         case disconnected(reason: String)
     }
+
+    /// Where a departure from a team is told (`TenantSession.removeMembership`).
+    public static let membershipChannel = "herald_membership"
 
     public let events: AsyncStream<Event>
     private let listener: PostgresListener
 
     /// Starts listening at once, on `store`'s database.
     public init(store: Store, logger: Logger) {
-        let listener = store.notifier.listen(to: [LiveFeed.pendingChannel, LiveFeed.feedChannel, LivePresenceChange.channel, LiveTyping.channel])
+        let listener = store.notifier.listen(to: [
+            LiveFeed.pendingChannel, LiveFeed.feedChannel, LivePresenceChange.channel, LiveTyping.channel, Self.membershipChannel
+        ])
         self.listener = listener
         events = AsyncStream { continuation in
             let task = Task {
@@ -39,6 +47,8 @@ public final class LiveListener: Sendable {
                         if let typing = try? PostgresJSON<LiveTyping>(postgresText: payload, type: .jsonb).value {
                             continuation.yield(.typing(typing))
                         }
+                    case .notification(Self.membershipChannel, let payload):
+                        if let tenant = UUID(uuidString: payload) { continuation.yield(.membership(tenant: tenant)) }
                     case .notification: break
                     case .connected(let reconnected): continuation.yield(.connected(reconnected: reconnected))
                     case .disconnected(let reason): continuation.yield(.disconnected(reason: reason))
