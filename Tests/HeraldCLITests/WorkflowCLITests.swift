@@ -200,7 +200,8 @@ import Testing
             #expect(removed.contains("dana@acme.test is no longer in ops (was a member)"), "\(removed)")
             #expect(!(try await ok(cli, ["team", "members", "ops"])).contains("dana@acme.test"))
             let again = try await cli.run(["team", "remove-member", "ops", "dana@acme.test"])
-            #expect(again.status != 0 && again.stderr.split(separator: "\n").count == 1 && again.stderr.contains("not in team ops"), "\(again.stderr)")
+            #expect(
+                again.status != 0 && again.stderr.split(separator: "\n").count == 1 && again.stderr.contains("not in team ops"), "\(again.stderr)")
         }
     }
 
