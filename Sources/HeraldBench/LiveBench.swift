@@ -23,6 +23,10 @@ public final class LiveBench: Sendable {
         public var conversations = 0
         public var conversationSize = 6
         public var phases: Set<Phase> = Set(Phase.allCases)
+        /// The group (and its team) start with this many people and grow to `group` while
+        /// the server runs, before the group phase: its connections' plans were made when the
+        /// team was small, as a team that grows over months (nil: built whole beforehand).
+        public var grownFrom: Int?
         /// Print each line as it is measured (else only return them).
         public var printing = true
 
@@ -105,6 +109,15 @@ public final class LiveBench: Sendable {
 
     private func groupPhase() async throws {
         let group = settings.group
+        if let small = settings.grownFrom {
+            // Messages to the small group first (the server's plans are made now), then it grows.
+            let warm = try await post(to: crowd.group, as: crowd.emails[0], count: 10)
+            try await until(seconds: 30, "the small group's frames") {
+                self.ledger.state.withLock { $0.groupLatency.count } >= warm.count * small
+            }
+            try await store.withTenant(tenant) { try await $0.growLiveGroup(crowd.group, to: group) }
+            say("the group grew from \(small) to \(group) people while the server ran")
+        }
         let before = ledger.state.withLock { $0.groupLatency.count }
         let (cost, posted) = try await measure {
             try await self.post(to: self.crowd.group, as: self.crowd.emails[0], rate: self.settings.rate, group: true)

@@ -74,6 +74,25 @@ extension TenantSession {
         return LiveCrowd(emails: emails, group: groupID, direct: direct.id, pair: (emails[pair.0], emails[pair.1]))
     }
 
+    /// `group` (a crowd's, of `addLiveCrowd`) and its team grown to the first `size` people of
+    /// the crowd, in two statements and with no ANALYZE, as a team grows while servers run.
+    public func growLiveGroup(_ group: UUID, to size: Int) async throws {
+        try await connection.query(
+            """
+            WITH grown AS (
+                SELECT id FROM people
+                WHERE tenant_id = \(tenantID) AND email LIKE 'live%' AND split_part(split_part(email, '@', 1), 'live', 2)::int < \(size)
+            ), joined AS (
+                INSERT INTO team_members (tenant_id, team_id, person_id, role)
+                SELECT \(tenantID), (SELECT team_id FROM conversations WHERE tenant_id = \(tenantID) AND id = \(group)), id, 'member' FROM grown
+                ON CONFLICT DO NOTHING
+            )
+            INSERT INTO conversation_participants (tenant_id, conversation_id, person_id)
+            SELECT \(tenantID), \(group), id FROM grown
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
     static func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {
         b == 0 ? a : greatestCommonDivisor(b, a % b)
     }

@@ -202,10 +202,18 @@ extension TenantSession {
             throw StoreError(.notFound, "the message just stored cannot be read back")
         }
 
+        // Each participant's role looked up by its whole key (a subquery a row: the team's
+        // primary key), whatever the statistics said when the connection's plan was made. Joined,
+        // a plan made while the team and the group were a few people looked the team up by
+        // (tenant, team) alone and matched the person as a filter: the whole team read for
+        // every participant, 4 million rows and a second for a message to a group of 2,000
+        // (docs/operating/database.md, "Statistics of young tables").
         let participants = try await connection.query(
             """
-            SELECT p.person_id, m.role FROM conversation_participants p
-            LEFT JOIN team_members m ON m.tenant_id = p.tenant_id AND m.team_id = \(conversation.team.id) AND m.person_id = p.person_id
+            SELECT p.person_id,
+                   (SELECT m.role FROM team_members m
+                    WHERE m.tenant_id = p.tenant_id AND m.team_id = \(conversation.team.id) AND m.person_id = p.person_id)
+            FROM conversation_participants p
             WHERE p.tenant_id = \(tenantID) AND p.conversation_id = \(conversationID) AND p.left_at IS NULL
             ORDER BY p.joined_at, p.person_id
             """

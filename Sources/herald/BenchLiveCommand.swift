@@ -30,6 +30,11 @@ struct BenchLiveCommand: AsyncParsableCommand {
     @Option(help: "Teammates each socket subscribes to (presence).") var followers = 50
     @Option(help: "Small conversations each person is in (presence).") var conversations = 5
     @Option(help: "Phases, comma-separated: group, direct, storm, presence.") var phases = "group,direct,storm,presence"
+    @Flag(
+        help:
+            "The group and its team start with three people and grow to --group while herald serve runs, before the group phase (one big team grown over time)."
+    )
+    var grown = false
     @Flag(help: "Leave the bench tenant in the database.") var keep = false
     @Option(
         name: .customLong("serve-binary"),
@@ -64,6 +69,7 @@ struct BenchLiveCommand: AsyncParsableCommand {
         settings.team = team
         settings.followers = followers
         settings.conversations = conversations
+        if grown { settings.grownFrom = min(3, group) }
         settings.phases = Set(phases.split(separator: ",").compactMap { LiveBench.Phase(rawValue: String($0)) })
         settings.printing = !options.json
         APIServer.raiseFileLimit()
@@ -74,7 +80,8 @@ struct BenchLiveCommand: AsyncParsableCommand {
             do {
                 let (crowd, key) = try await store.withTenant(tenant) { session in
                     let crowd = try await session.addLiveCrowd(
-                        people: sockets, teamSize: team, group: group, conversationsEach: conversations, conversationSize: settings.conversationSize)
+                        people: sockets, teamSize: team, group: settings.grownFrom ?? group, conversationsEach: conversations,
+                        conversationSize: settings.conversationSize)
                     return (crowd, try await session.createTenantKey(name: "bench", lifetime: nil, by: "bench").secret)
                 }
                 try await store.analyze(.directory)
