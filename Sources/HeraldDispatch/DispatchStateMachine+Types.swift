@@ -91,5 +91,5 @@ extension DispatchStateMachine {
     /// How often a worker reads again where live deliveries begin (`LiveWindow`).
     static let windowEvery: Duration = .seconds(1)
     /// How often a worker looks for tables whose statistics are older than their rows.
-    static let statisticsEvery: Duration = .seconds(5)
+    static let statisticsEvery: Duration = Store.youngTablesCheckEvery
 }

@@ -149,11 +149,16 @@ extension LiveHub: Service {
         #endif
     }
 
-    /// Stamps this server, takes dead servers' people offline, renews `viewing`.
+    /// Stamps this server, takes dead servers' people offline, renews `viewing`, and looks for
+    /// tables whose statistics are older than their rows (`Store.analyzeYoungTables`, every
+    /// five seconds as the upkeep is): `herald serve` may run where no worker does, and the
+    /// plans its connections keep were made when the tables were small (a group's participants
+    /// joined to a team of 2,000 by a plan made for a team of 4: a second a message).
     private func upkeep() async {
         do {
             try await background.stampLiveServer(server)
             metrics.presenceChanges.increment(by: try await background.reapLiveServers().count)
+            try await background.analyzeYoungTables()
             failures.upkeep.succeeded()
         } catch {
             if Task.isCancelled { return }

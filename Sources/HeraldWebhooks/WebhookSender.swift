@@ -124,7 +124,7 @@ public final class WebhookSender: Sendable {
                             tick += 1
                             self.askToFeed()
                             await self.renewLeases()
-                            await self.upkeep(prune: tick % 3_600 == 15)
+                            await self.upkeep(prune: tick % 3_600 == 15, statistics: tick % Self.statisticsEvery == 1)
                         }
                     }
                     for await _ in stopped {}
@@ -144,7 +144,7 @@ public final class WebhookSender: Sendable {
                 for message in claimed {
                     group.addTask { await self.deliver(message) }
                 }
-                gathering = claimed.isEmpty ? Self.gathering : Self.busyGathering
+                gathering = Self.gathering(claimed: claimed.count, inFlight: slots.inFlight)
                 // A round that failed waits before the next (the ticker wakes it every second).
                 if fed == nil || claimed.isEmpty && failures.claims.failures > 0 {
                     let inARow = max(failures.feed.failures, failures.claims.failures)
@@ -246,18 +246,35 @@ public final class WebhookSender: Sendable {
     }
 
     /// Queues again what a dead worker held (every second: its leases are short), and prunes.
-    private func upkeep(prune: Bool) async {
+    /// - Parameter statistics: look for tables whose statistics are older than their rows
+    ///   (`Store.analyzeYoungTables`): a sender may run where no dispatcher does (the bench), and
+    ///   its claims' plans on a new database were made while the queue was empty.
+    private func upkeep(prune: Bool, statistics: Bool) async {
         do {
             let reclaimed = try await store.reclaimExpiredWebhookLeases()
             if reclaimed > 0 { logger.notice("webhook messages queued again after their lease ran out", metadata: ["count": "\(reclaimed)"]) }
             if prune { try await store.pruneWebhookRecords(olderThan: configuration.retention) }
+            // Last: a failure here leaves the reclaiming above done.
+            if statistics { try await store.analyzeYoungTables() }
             failures.upkeep.succeeded()
         } catch {
             if !Task.isCancelled { failures.upkeep.failed(error) }
         }
     }
 
+    /// How long the next round waits after its wake-up: long when nothing is to be sent, so
+    /// that many wake-ups (every transition NOTIFYs) are one round; short while anything was
+    /// claimed or is in flight, for an answer, once recorded, frees a slot of its endpoint (in
+    /// the database, not before) and the round its record wakes must claim the next message at
+    /// once. A claim that found nothing because every slot was still held had waited 20 ms: ten
+    /// messages a round, about 350 a second on a new machine whatever the receiver's speed.
+    static func gathering(claimed: Int, inFlight: Int) -> Duration {
+        claimed == 0 && inFlight == 0 ? gathering : busyGathering
+    }
+
     static let feedBatch = 1_000
+    /// Every how many seconds of the ticker the statistics are looked at.
+    static let statisticsEvery = Int(Store.youngTablesCheckEvery.components.seconds)
     /// How long a round waits after its wake-up, for the ones that follow.
     static let gathering: Duration = .milliseconds(20)
     /// How long a round waits while the last one found messages to send.

@@ -27,6 +27,33 @@ import Testing
         }
     }
 
+    /// `herald serve`, with no worker beside it, keeps the statistics of tables that outgrew
+    /// them (docs/operating/database.md, "Statistics of young tables"): its connections' plans
+    /// are made again when a team and its group grew from four people to thousands.
+    @Test func theHubAnalyzesTablesThatChangedMoreThanTheyHeld() async throws {
+        try await TestDatabase.withStore { store, _ in
+            try await store.pool.query("ALTER TABLE people SET (autovacuum_enabled = false)")
+            let tenant = try await store.createTenant(slug: "young", name: "Young")
+            _ = try await store.withTenant(tenant) { session in
+                try await session.connection.query(
+                    """
+                    INSERT INTO people (tenant_id, id, email, display_name)
+                    SELECT \(session.tenantID), gen_random_uuid(), 'p' || g || '@young.test', 'P' || g FROM generate_series(1, 1500) g
+                    """)
+            }
+            func analyzed() async throws -> Int {
+                try await store.pool.query("SELECT analyze_count::int FROM pg_stat_user_tables WHERE relname = 'people'").single().decode(
+                    Int.self, at: 0)
+            }
+            #expect(try await analyzed() == 0)
+            let hub = LiveHub(store: store, logger: testLogger)
+            let run = Task { try await hub.run() }
+            #expect(await eventually { (try? await analyzed()) == 1 })
+            run.cancel()
+            #expect(await finishes(run, within: .seconds(30)))
+        }
+    }
+
     @Test func aDatabaseThatGoesAwayIsFewLinesThenOneWhenItIsBack() async throws {
         try await TestDatabase.withStore { store, configuration in
             let log = CapturedLog()

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldRuntime
 import HeraldTestSupport
 import HeraldTesting
 import Testing
@@ -66,6 +67,23 @@ import Testing
                 // More changes than the rows it held: analyzed again.
                 #expect(try await Self.analyzedAfterAdding(400, prefix: "d-", changes: 1_600, harness, dispatcher))
                 #expect(try await Self.devicesAnalyzed(harness) == 2)
+            }
+        }
+    }
+
+    /// The webhooks' sender does it too, where no dispatcher runs (`herald bench webhooks`,
+    /// whose claims ran on plans made for an empty queue on a new database).
+    @Test func aRunningWebhookSenderAnalyzesThemToo() async throws {
+        try await DispatchHarness.with { harness in
+            try await Self.devicesLeftToTheWorkers(harness)
+            try await harness.registerMany("chidi@acme.test", count: 1_500, prefix: "phone-")
+            try await HeraldEnvironment([:], logger: testLogger).withWebhookSender(
+                store: harness.store, worker: "young-tables", retention: .seconds(86_400)
+            ) { sender in
+                let run = Task { await sender.run() }
+                #expect(await eventually { (try? await Self.devicesAnalyzed(harness)).map { $0 == 1 } ?? false })
+                sender.shutdown()
+                #expect(await finishes(run, within: .seconds(30)))
             }
         }
     }

@@ -19,6 +19,12 @@ public enum WebhookQueue {
     static let feederLock: Int64 = 0x4865_7261_6C64_5746
     static let claimLock: Int64 = 0x4865_7261_6C64_5743
     static let setup = DatabaseRole.webhooks.forTransaction
+    /// For the statements whose every plan is the same (rows looked up by key from the arrays
+    /// they are given: recording attempts, renewing leases), planned once per connection
+    /// rather than at every call. A worker's pool plans each statement anew by default
+    /// (`force_custom_plan`, for the claims), and planning the record took as long as running
+    /// it: 0.6 ms a call, 0.2 ms an event.
+    static let keyedSetup = setup + "; SET LOCAL plan_cache_mode = force_generic_plan"
 }
 
 extension Store {
@@ -180,7 +186,7 @@ extension Store {
             case .disable(let reason): ("disable", nil, reason)
             }
         }
-        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
+        try await pool.withTransaction(setup: WebhookQueue.keyedSetup) { connection in
             try await connection.query(
                 """
                 WITH input AS (
@@ -215,17 +221,24 @@ extension Store {
         }
     }
 
-    /// Renews `worker`'s leases on `messages` (those whose requests are in flight).
+    /// Renews `worker`'s leases on `messages` (those whose requests are in flight). A message
+    /// its attempt is being recorded for right now is passed over (its lease ends with the
+    /// record): the renewal never waits for a record's locks, so the two never deadlock, as
+    /// they did on a new machine every few seconds when each locked its rows in its own order.
     public func renewWebhookLeases(_ messages: [WebhookMessageKey], worker: String) async throws {
         guard !messages.isEmpty else { return }
-        try await pool.withTransaction(setup: WebhookQueue.setup) { connection in
+        try await pool.withTransaction(setup: WebhookQueue.keyedSetup) { connection in
             try await connection.query(
                 """
+                WITH held AS (
+                    SELECT m.tenant_id, m.endpoint_id, m.id FROM webhook_messages m
+                    JOIN unnest(\(messages.map(\.tenantID))::uuid[], \(messages.map(\.endpointID))::uuid[], \(messages.map(\.id))::uuid[])
+                         AS i(tenant_id, endpoint_id, id) ON m.tenant_id = i.tenant_id AND m.endpoint_id = i.endpoint_id AND m.id = i.id
+                    WHERE m.status = 'sending' AND m.lease_owner = \(worker)
+                    FOR NO KEY UPDATE OF m SKIP LOCKED
+                )
                 UPDATE webhook_messages m SET lease_expires_at = now() + make_interval(secs => \(WebhookQueue.lease.timeInterval))
-                FROM unnest(\(messages.map(\.tenantID))::uuid[], \(messages.map(\.endpointID))::uuid[], \(messages.map(\.id))::uuid[])
-                     AS i(tenant_id, endpoint_id, id)
-                WHERE m.tenant_id = i.tenant_id AND m.endpoint_id = i.endpoint_id AND m.id = i.id
-                  AND m.status = 'sending' AND m.lease_owner = \(worker)
+                FROM held h WHERE m.tenant_id = h.tenant_id AND m.endpoint_id = h.endpoint_id AND m.id = h.id
                 """)
         }
     }
