@@ -13,10 +13,21 @@ public let testLogger = Logger(label: "herald.test", factory: { _ in SwiftLogNoO
 /// The server is `HERALD_TEST_DATABASE_URL` (scripts/test starts one); without it, a shared
 /// embedded cluster under `/tmp/herald-tests-<uid>` is started on first use.
 public enum TestDatabase {
+    /// Tests on a database at once (`TestSlots`): at most about 15 connections each (a store's
+    /// pool, a dispatcher's, a live hub's, the listener, `herald` processes), well within the
+    /// test server's 600 (scripts/test).
+    static let slots = TestSlots(32)
+
     /// Creates an empty database, lends `body` a pool on it and its connection settings,
-    /// and drops the database afterwards.
+    /// and drops the database afterwards. Waits for a slot first (`slots`).
     public static func with<Result>(
         poolSize: Int = 4, _ body: (PostgresPool, PostgresConfiguration) async throws -> Result
+    ) async throws -> Result {
+        try await slots.withSlot { try await withDatabase(poolSize: poolSize, body) }
+    }
+
+    private static func withDatabase<Result>(
+        poolSize: Int, _ body: (PostgresPool, PostgresConfiguration) async throws -> Result
     ) async throws -> Result {
         let admin = try PostgresConfiguration(try await AdminServer.shared.connectionString())
         let name = "herald_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
