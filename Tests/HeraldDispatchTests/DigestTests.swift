@@ -188,21 +188,22 @@ extension DigestTests {
                 _ = try await session.changeConversation(actor: "chidi@acme.test", conversation: group.id, .readUpTo(sent[0].sequence))
             }
             let server = UUID()
-            try await harness.store.stampLiveServer(server)
-            let chidi = try await person(harness, "chidi@acme.test")
-            try await harness.store.withTenant(harness.tenant) { session in
-                try await session.setLiveForeground(true, device: "chidi-member", of: chidi, server: server)
-                _ = try await session.sendMessage(actor: "alice@acme.test", conversation: group.id, text: "Line 3", clientID: "m3", sentAt: nil)
-            }
-            _ = try await harness.drain(horizon: .seconds(1))
-            // (His own history: an admin who is not in the group sees the trace, not the words.)
-            let shown = try #require(
-                try await harness.history(as: "chidi@acme.test").first { $0.recipient.email == "chidi@acme.test" && $0.body.contains("Line 3") })
-            #expect(shown.status == "suppressed" && shown.decision == .digest && shown.digestID == nil)
-            #expect(shown.reason == "digest: left the digest: shown in the open app (a live socket had it in the foreground)")
-            // He puts the app away before the window ends.
-            try await harness.store.withTenant(harness.tenant) { session in
-                try await session.setLiveForeground(false, device: "chidi-member", of: chidi, server: server)
+            try await harness.store.whileLiveServerRuns(server) {
+                let chidi = try await person(harness, "chidi@acme.test")
+                try await harness.store.withTenant(harness.tenant) { session in
+                    try await session.setLiveForeground(true, device: "chidi-member", of: chidi, server: server)
+                    _ = try await session.sendMessage(actor: "alice@acme.test", conversation: group.id, text: "Line 3", clientID: "m3", sentAt: nil)
+                }
+                _ = try await harness.drain(horizon: .seconds(1))
+                // (His own history: an admin who is not in the group sees the trace, not the words.)
+                let shown = try #require(
+                    try await harness.history(as: "chidi@acme.test").first { $0.recipient.email == "chidi@acme.test" && $0.body.contains("Line 3") })
+                #expect(shown.status == "suppressed" && shown.decision == .digest && shown.digestID == nil)
+                #expect(shown.reason == "digest: left the digest: shown in the open app (a live socket had it in the foreground)")
+                // He puts the app away before the window ends.
+                try await harness.store.withTenant(harness.tenant) { session in
+                    try await session.setLiveForeground(false, device: "chidi-member", of: chidi, server: server)
+                }
             }
 
             let closings = try await close(harness, at: Date().addingTimeInterval(3700))

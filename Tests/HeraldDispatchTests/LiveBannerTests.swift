@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @testable import HeraldStore
@@ -41,31 +42,32 @@ import Testing
             try await harness.register("chidi@acme.test", token: "chidi-tablet", app: .member)
             try await harness.register("dana@acme.test", token: "dana-pixel", app: .member)
             let (server, dead) = (UUID.v7(), UUID.v7())
-            try await harness.store.stampLiveServer(server)
             try await harness.store.stampLiveServer(dead)
             try await harness.store.pool.query("UPDATE live_servers SET seen_at = now() - interval '1 minute' WHERE id = \(dead)")
-            try await harness.store.withTenant(harness.tenant) { session in
-                let (chidi, dana) = (try await session.person(email: "chidi@acme.test"), try await session.person(email: "dana@acme.test"))
-                try await session.setLiveForeground(true, device: "chidi-pixel", of: chidi, server: server)
-                try await session.setLiveForeground(true, device: "dana-pixel", of: dana, server: dead)
-                let group = try await session.createConversation(
-                    actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Live", photoURL: nil, team: nil)
-                _ = try await session.sendMessage(actor: "alice@acme.test", conversation: group.id, text: "Seen live", clientID: nil, sentAt: nil)
+            try await harness.store.whileLiveServerRuns(server) {
+                try await harness.store.withTenant(harness.tenant) { session in
+                    let (chidi, dana) = (try await session.person(email: "chidi@acme.test"), try await session.person(email: "dana@acme.test"))
+                    try await session.setLiveForeground(true, device: "chidi-pixel", of: chidi, server: server)
+                    try await session.setLiveForeground(true, device: "dana-pixel", of: dana, server: dead)
+                    let group = try await session.createConversation(
+                        actor: "alice@acme.test", with: ["chidi@acme.test", "dana@acme.test"], name: "Live", photoURL: nil, team: nil)
+                    _ = try await session.sendMessage(actor: "alice@acme.test", conversation: group.id, text: "Seen live", clientID: nil, sentAt: nil)
+                }
+                _ = try await harness.drain(horizon: .seconds(1))
+                let pushed = Set(await harness.emulator.messages().map(\.token))
+                #expect(!pushed.contains("chidi-pixel"), "the phone showing it was pushed")
+                #expect(pushed.contains("chidi-tablet"))
+                #expect(pushed.contains("dana-pixel"), "a dead server's socket suppressed a push")
+                let skipped = try await harness.count(
+                    "SELECT count(*) FROM deliveries WHERE status = 'cancelled' AND last_error LIKE 'live:%'")
+                #expect(skipped == 1)
+                // The app went to the background: pushed again.
+                try await harness.store.withTenant(harness.tenant) { session in
+                    let chidi = try await session.person(email: "chidi@acme.test")
+                    try await session.setLiveForeground(false, device: "chidi-pixel", of: chidi, server: server)
+                }
+                #expect(try await harness.count("SELECT count(*) FROM live_devices") == 1)
             }
-            _ = try await harness.drain(horizon: .seconds(1))
-            let pushed = Set(await harness.emulator.messages().map(\.token))
-            #expect(!pushed.contains("chidi-pixel"), "the phone showing it was pushed")
-            #expect(pushed.contains("chidi-tablet"))
-            #expect(pushed.contains("dana-pixel"), "a dead server's socket suppressed a push")
-            let skipped = try await harness.count(
-                "SELECT count(*) FROM deliveries WHERE status = 'cancelled' AND last_error LIKE 'live:%'")
-            #expect(skipped == 1)
-            // The app went to the background: pushed again.
-            try await harness.store.withTenant(harness.tenant) { session in
-                let chidi = try await session.person(email: "chidi@acme.test")
-                try await session.setLiveForeground(false, device: "chidi-pixel", of: chidi, server: server)
-            }
-            #expect(try await harness.count("SELECT count(*) FROM live_devices") == 1)
         }
     }
 

@@ -160,23 +160,25 @@ import Testing
             let chidi = try await acme.run { try await $0.person(email: "chidi@acme.test") }
             let (dead, alive) = (UUID.v7(), UUID.v7())
             try await store.stampLiveServer(dead)
-            try await store.stampLiveServer(alive)
-            let key = LivePersonKey(tenant: acme.tenant.id, person: chidi.id)
-            #expect(try await store.liveRecordPresence(server: dead, online: [key], offline: []).map(\.online) == [true])
-            #expect(try await store.liveRecordPresence(server: alive, online: [key], offline: []).isEmpty, "online already")
-            let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
-            #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }.online)
-            try await store.pool.query("UPDATE live_servers SET seen_at = now() - interval '1 minute' WHERE id = \(dead)")
-            #expect(try await store.reapLiveServers().isEmpty, "still online on the other server")
-            #expect(try await store.liveRecordPresence(server: alive, online: [], offline: [key]).map(\.online) == [false])
-            let presence = try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }
-            #expect(!presence.online)
-            #expect(presence.lastSeen != nil)
-            // Hidden: offline to others, with no time; themselves still see theirs.
-            try await acme.run { try await $0.setShowPresence(false, for: chidi) }
-            #expect(
-                try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) } == PresenceRecord(online: false, lastSeen: nil))
-            #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: chidi) }.lastSeen != nil)
+            try await store.whileLiveServerRuns(alive) {
+                let key = LivePersonKey(tenant: acme.tenant.id, person: chidi.id)
+                #expect(try await store.liveRecordPresence(server: dead, online: [key], offline: []).map(\.online) == [true])
+                #expect(try await store.liveRecordPresence(server: alive, online: [key], offline: []).isEmpty, "online already")
+                let alice = try await acme.run { try await $0.person(email: "alice@acme.test") }
+                #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }.online)
+                try await store.pool.query("UPDATE live_servers SET seen_at = now() - interval '1 minute' WHERE id = \(dead)")
+                #expect(try await store.reapLiveServers().isEmpty, "still online on the other server")
+                #expect(try await store.liveRecordPresence(server: alive, online: [], offline: [key]).map(\.online) == [false])
+                let presence = try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) }
+                #expect(!presence.online)
+                #expect(presence.lastSeen != nil)
+                // Hidden: offline to others, with no time; themselves still see theirs.
+                try await acme.run { try await $0.setShowPresence(false, for: chidi) }
+                #expect(
+                    try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: alice) } == PresenceRecord(online: false, lastSeen: nil)
+                )
+                #expect(try await acme.run { try await $0.presence(of: "chidi@acme.test", viewer: chidi) }.lastSeen != nil)
+            }
         }
     }
 
