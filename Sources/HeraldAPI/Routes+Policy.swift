@@ -3,10 +3,8 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 
-extension ReminderPolicy: FieldNamed {
-    static let nestedFieldNames: [String: Set<String>] = Dictionary(
-        uniqueKeysWithValues: ["approvalReminder", "escalateAfter"].map { ($0, Set(Priority.allCases.map(\.rawValue))) })
-}
+// (Its per-priority objects name an unknown priority themselves, with the priorities it may be.)
+extension ReminderPolicy: FieldNamed {}
 
 extension HeraldAPI {
     /// `GET /v1/policy` (anyone in the tenant) and `PUT /v1/policy` (admins and tenant keys):
