@@ -72,8 +72,26 @@ extension DispatchCLITests {
             await emulator.clearMessages()
             try await ok(cli, ["chat", "read", group, "--as", "bob@acme.test"])
             let direct = try await ok(cli, ["chat", "create", "--with", "bob@acme.test", "--as", "dave@acme.test"])
-            try await ok(cli, ["chat", "send", direct, "--text", "psst", "--as", "dave@acme.test"])
+            let psst = try await ok(cli, ["chat", "send", direct, "--text", "psst", "--as", "dave@acme.test"])
             try await ok(cli, ["dispatch", "--drain"])
+            // Content and trace (docs/notifications.md#content-and-trace): Alice manages the
+            // family and Ada is an admin; neither is in Dave and Bob's conversation. They see that
+            // the message reached Bob's phone, never what it said: in the list, in one
+            // notification, and (Ada, who may trace any message) in why.
+            try await ok(cli, ["user", "add", "ada@acme.test", "--name", "Ada Admin", "--admin"])
+            let trace = try await ok(cli, ["history", "--conversation", direct, "--as", "alice@acme.test", "--json"])
+            let traced = try #require(try JSONSerialization.jsonObject(with: Data(trace.utf8)) as? [[String: Any]])
+            #expect(traced.count == 1 && (traced.first?["recipient"] as? [String: Any])?["email"] as? String == "bob@acme.test", "\(trace)")
+            #expect(traced.first?["status"] as? String == "sent" && traced.first?["wordsWithheld"] as? Bool == true)
+            #expect(traced.first?["body"] as? String == "a message in a conversation you are not in")
+            let notification = try #require(traced.first?["id"] as? String)
+            let shownToAlice = try await ok(cli, ["history", "show", notification, "--as", "alice@acme.test", "--json"])
+            let shownToAda = try await ok(cli, ["history", "show", notification, "--as", "ada@acme.test", "--json"])
+            let whyToAda = try await ok(cli, ["why", "--message", psst, "--as", "ada@acme.test", "--json"])
+            #expect(![trace, shownToAlice, shownToAda, whyToAda].contains { $0.contains("psst") })
+            #expect(shownToAda.contains("a message in a conversation you are not in"))
+            #expect(whyToAda.contains("bob@acme.test") && whyToAda.contains("bob-phone-token".prefix(6)), "the trace is whole: \(whyToAda)")
+            #expect(try await ok(cli, ["history", "show", notification, "--as", "bob@acme.test", "--json"]).contains("psst"))
             messages = await emulator.messages()
             #expect(messages.map(\.token) == ["bob-phone-token"])
             #expect(messages.first?.title == "Dave Ng" && messages.first?.body == "psst")

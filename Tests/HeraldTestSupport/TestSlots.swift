@@ -6,7 +6,10 @@ import Synchronization
 /// run took more connections than the test server allows ("sorry, too many clients already",
 /// a dozen tests failing at random). Past the limit, a test waits for a slot before its
 /// database is made; a test already holding one (a database within a database) takes no other.
-final class TestSlots: Sendable {
+/// A test also gates its own bursts with one (`take`, `give`): a thousand sockets connecting at
+/// once overflow a listening socket's backlog on a loaded machine, and a dropped SYN is retried
+/// only after seconds.
+public final class TestSlots: Sendable {
     private struct State {
         var free: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -14,7 +17,7 @@ final class TestSlots: Sendable {
 
     private let state: Mutex<State>
 
-    init(_ limit: Int) {
+    public init(_ limit: Int) {
         state = Mutex(State(free: limit))
     }
 
@@ -28,7 +31,8 @@ final class TestSlots: Sendable {
 
     @TaskLocal private static var held = false
 
-    private func take() async {
+    /// Waits for a slot and takes it.
+    public func take() async {
         if state.withLock({ state in
             guard state.free > 0 else { return false }
             state.free -= 1
@@ -49,8 +53,8 @@ final class TestSlots: Sendable {
         }
     }
 
-    /// Hands the slot to the first test waiting, or frees it.
-    private func give() {
+    /// Hands the slot to the first one waiting, or frees it.
+    public func give() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.free += 1
