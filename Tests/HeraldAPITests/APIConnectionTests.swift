@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPI
 import HeraldEmulator
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 #if canImport(Glibc)
@@ -70,11 +71,7 @@ import Testing
             #expect(held.allSatisfy { $0.isOpen }, "the four stay open")
             for socket in held { socket.close() }
             // Their places are given back as they close.
-            var answered = false
-            for _ in 0..<300 where !answered {
-                answered = (try? await api.call("GET", "/healthz", token: nil).status) == 200
-                if !answered { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            let answered = await eventually { (try? await api.call("GET", "/healthz", token: nil).status) == 200 }
             #expect(answered)
         }
     }

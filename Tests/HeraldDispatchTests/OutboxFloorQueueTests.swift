@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 import HeraldTestSupport
+import HeraldTesting
 import Testing
 
 @testable import HeraldStore
@@ -15,15 +16,16 @@ import Testing
             "WITH done AS (UPDATE outbox SET fanned_out_at = now() WHERE fanned_out_at IS NULL RETURNING 1) SELECT count(*) FROM done")
     }
 
-    /// Refreshes until the floor is `expected` (transactions of other tests on the same
-    /// server, in progress when a refresh noted its snapshot, hold it back until they end).
+    /// Refreshes until the floor is `expected`. A transaction in progress anywhere on the test
+    /// server when a refresh noted its snapshot (every test's database shares the server's
+    /// transaction ids) holds it back until it ends: on a loaded machine running the whole suite,
+    /// longer than the 30 s this once allowed. The limit only keeps a broken build from hanging.
     func refresh(_ queue: DeliveryQueue, until expected: Int64) async throws {
-        for _ in 0..<600 {
+        let risen = try await eventually {
             try await queue.refreshWindow()
-            if queue.outboxFloor.value == expected { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return queue.outboxFloor.value == expected
         }
-        Issue.record("the floor stayed at \(queue.outboxFloor.value), not \(expected)")
+        #expect(risen, "the floor stayed at \(queue.outboxFloor.value), not \(expected)")
     }
 
     @Test func theFloorRisesPastFannedOutEventsButNotPastOneStillToCommit() async throws {

@@ -50,8 +50,10 @@ import Testing
                 try await store.pool.withConnection { try await Store.committed(ledger, tenant: tenantID, on: $0) }
             }
             // The check waits on the writer's transaction (a lock wait), however long it takes.
+            // (The limit only keeps a broken build from hanging.)
             var waiting = false
-            for _ in 0..<600 where !waiting {
+            let deadline = ContinuousClock.now + .seconds(300)
+            while !waiting, ContinuousClock.now < deadline {
                 // (Not on the writer: in a transaction, pg_stat_activity is read once.)
                 waiting = try await store.pool.query(
                     """

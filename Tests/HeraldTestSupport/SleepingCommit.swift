@@ -20,13 +20,15 @@ public enum SleepingCommit {
         """
     }
 
-    /// Waits (up to 30 s) for a backend of the database to sleep in `COMMIT`, and terminates it.
+    /// Waits for a backend of the database to sleep in `COMMIT`, and terminates it (up to
+    /// 300 s, which only keeps a broken build from hanging: a loaded machine is slow to get there).
     /// - Returns: whether one was terminated.
     @discardableResult
     public static func terminate(_ configuration: PostgresConfiguration) async throws -> Bool {
         let killer = try await PostgresConnection.connect(configuration, logger: testLogger)
         defer { Task { await killer.close() } }
-        for _ in 0..<600 {
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
             let killed = try await killer.query(
                 """
                 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
