@@ -76,7 +76,7 @@ public struct DeliveryDecision: Sendable, Equatable {
         case .immediate:
             break
         }
-        let zone = TimeZone(identifier: recipient.timeZone) ?? .gmt
+        let zone = TimeZone.named(recipient.timeZone)
         if !NotificationPreferences.breaksThrough(event, priority: priority), let until = recipient.quietHours?.deferral(at: now, in: zone) {
             let waiting = conversation?.deferred ?? 0
             return DeliveryDecision(

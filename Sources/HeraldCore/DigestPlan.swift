@@ -53,7 +53,7 @@ public struct DigestPlan: Sendable, Equatable {
     /// The plan for a digest of `items` due at `now`, for a person with `quietHours` on the
     /// clock of `timeZone`.
     public static func close(_ items: [Item], quietHours: QuietHours?, timeZone: String, now: Date) -> DigestPlan {
-        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        let zone = TimeZone.named(timeZone)
         if let until = quietHours?.deferral(at: now, in: zone) {
             return DigestPlan(
                 outcome: .wait(
@@ -71,7 +71,7 @@ public struct DigestPlan: Sendable, Equatable {
     /// What history says of an item sent in a digest: "in the digest sent at 10:00 with 6
     /// others" (on the person's clock).
     public static func sentReason(at instant: Date, others: Int, timeZone: String) -> String {
-        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        let zone = TimeZone.named(timeZone)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.hour, .minute], from: instant)

@@ -58,7 +58,7 @@ public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
     /// The days partitions should exist for at `now` (the weeks holding them): today through
     /// `daysAhead` days ahead.
     public static func daysToCreate(at now: Date) -> (first: LocalDate, last: LocalDate) {
-        (LocalDate(now, in: utc), LocalDate(now.addingTimeInterval(Double(daysAhead) * 86_400), in: utc))
+        (LocalDate(now, in: .utc), LocalDate(now.addingTimeInterval(Double(daysAhead) * 86_400), in: .utc))
     }
 
     /// An id above every id made by now: two days ahead (of every clock that makes ids, with
@@ -77,11 +77,9 @@ public struct HistoryRetention: Sendable, Hashable, CustomStringConvertible {
         return "\(seconds)s"
     }
 
-    static let utc = TimeZone.gmt
-
     static func start(of day: LocalDate) -> Date {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = utc
+        calendar.timeZone = .utc
         return calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day)) ?? .distantFuture
     }
 }

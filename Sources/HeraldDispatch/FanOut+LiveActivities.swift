@@ -25,7 +25,7 @@ extension FanOut {
         let assignee = profiles[DeliveryQueue.Key(id: activity.assignee.id, app: .member)]
         let manager = profiles[DeliveryQueue.Key(id: activity.manager.id, app: .manager)]
         guard assignee?.followsLiveActivities == true || manager?.followsLiveActivities == true else { return nil }
-        let clock = assignee.flatMap { TimeZone(identifier: $0.timeZone) } ?? .gmt
+        let clock = assignee.map { TimeZone.named($0.timeZone) } ?? .utc
         guard let push = LiveActivityPlan.push(for: activity, assigneeTimeZone: clock) else { return nil }
         let variables = TemplateVariables.Activity(activity)
         var starts: [LiveActivityDraft.Start] = []

@@ -145,7 +145,8 @@ extension TenantSession {
         let decoder = JSONDecoder()
         return try rows.map { row in
             let (id, kind, item, visible, superseded, read) = try row.decode((UUID, String, String?, Bool, String?, Bool).self)
-            let event = EventKind(rawValue: kind) ?? .chatMessage
+            // An unknown kind is the database's error, as everywhere (`decodeEnum`).
+            let event: EventKind = try Self.decodeEnum(kind)
             let facts = try item.map { try decoder.decode(TemplateVariables.DigestItem.self, from: Data($0.utf8)) } ?? .init(event: event)
             return DigestEntry(id: id, kind: event, item: facts, state: DigestPlan.Item(supersededBy: superseded, read: read, visible: visible))
         }

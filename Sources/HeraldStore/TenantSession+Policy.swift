@@ -91,7 +91,7 @@ extension TenantSession {
                 planned.append((id, timer, updatedAt))
             }
             guard let date = LocalDate(deadline) else { continue }
-            for timer in ActivityTimers.deadlineTimers(deadline: date, timeZone: TimeZone(identifier: zone) ?? .gmt, policy: policy)
+            for timer in ActivityTimers.deadlineTimers(deadline: date, timeZone: TimeZone.named(zone), policy: policy)
             where timer.dueAt > createdAt {
                 planned.append((id, timer, createdAt))
             }

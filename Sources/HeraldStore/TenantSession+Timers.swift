@@ -54,7 +54,7 @@ extension TenantSession {
         let zone = try row.decode(String.self, column: "assignee_zone")
         let activity = try Self.activity(row)
         let subject = ActivityTimers.Subject(
-            status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone(identifier: zone) ?? .gmt)
+            status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone.named(zone))
         switch ActivityTimers.decide(kind, period: period, activity: subject, now: now) {
         case .skip(let reason):
             try await connection.query(

@@ -32,7 +32,7 @@ struct TimerChanges: Sendable {
     /// after the assignment (the assignment's push already names a deadline that is today
     /// or past).
     static func assignment(of activity: ActivityRecord, timeZone: String, policy: ReminderPolicy) -> TimerChanges {
-        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        let zone = TimeZone.named(timeZone)
         return TimerChanges(
             activityID: activity.id, ended: [], reason: "",
             started: ActivityTimers.deadlineTimers(deadline: activity.deadline, timeZone: zone, policy: policy)

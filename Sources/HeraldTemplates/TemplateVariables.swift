@@ -101,14 +101,14 @@ public enum TemplateVariables {
 
     /// An instant as a date on the recipient's calendar: `Nov 28, 2026` in `en`.
     public static func formatInstant(_ date: Date, for recipient: Recipient) -> String {
-        let zone = TimeZone(identifier: recipient.timeZone) ?? TimeZone(identifier: "UTC") ?? .current
+        let zone = TimeZone.named(recipient.timeZone)
         return date.formatted(style(locale: recipient.locale, timeZone: zone))
     }
 
     /// An instant as a date and a 24-hour time on the recipient's clock: `Nov 21, 2026, 10:00`
     /// in `en`, `21. Nov. 2026, 11:00` in `de` (Berlin).
     public static func formatInstantWithTime(_ date: Date, for recipient: Recipient) -> String {
-        let zone = TimeZone(identifier: recipient.timeZone) ?? TimeZone(identifier: "UTC") ?? .current
+        let zone = TimeZone.named(recipient.timeZone)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.hour, .minute], from: date)
@@ -119,7 +119,7 @@ public enum TemplateVariables {
 
     /// A calendar date (a deadline has no zone): the same day everywhere.
     public static func formatDate(_ date: LocalDate, locale: String) -> String {
-        let utc = TimeZone(identifier: "UTC") ?? .current
+        let utc = TimeZone.utc
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = utc
         let noon = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day, hour: 12)) ?? Date(timeIntervalSince1970: 0)
@@ -162,5 +162,5 @@ public enum TemplateVariables {
 
     /// 2026-11-28, a week after the sample event (2026-11-21 23:30 UTC).
     static let sampleEventTime = Date(timeIntervalSince1970: 1_795_303_800)
-    static let sampleDeadline = LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: TimeZone(identifier: "UTC") ?? .current)
+    static let sampleDeadline = LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .utc)
 }

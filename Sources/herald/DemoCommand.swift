@@ -259,7 +259,7 @@ struct DemoStory {
 
     /// Today plus a week, as the deadline.
     static func deadline() -> LocalDate {
-        LocalDate(Date().addingTimeInterval(7 * 86_400), in: .gmt)
+        LocalDate(Date().addingTimeInterval(7 * 86_400), in: .utc)
     }
 
     /// Runs `action` in the tenant, delivers, and prints what reached the phones.

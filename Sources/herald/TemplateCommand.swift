@@ -121,7 +121,7 @@ struct TemplateCommand: AsyncParsableCommand {
                 let activity = TemplateVariables.Activity(
                     name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor",
                     actor: memberActs.contains { .activity($0) == event } ? "Chidi Okafor" : "Alice Moreau",
-                    team: "Field Ops", priority: priority, deadline: LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .gmt),
+                    team: "Field Ops", priority: priority, deadline: LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .utc),
                     occurredAt: occurredAt, reason: event == .activity(.activityRejected) ? "needs tests" : nil,
                     waitingSince: event == .activity(.activityApprovalReminder) || event == .activity(.activityEscalated)
                         ? occurredAt.addingTimeInterval(-7200) : nil)

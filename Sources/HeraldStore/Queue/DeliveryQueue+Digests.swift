@@ -64,7 +64,7 @@ extension DeliveryQueue {
                 drafts[index].digest.map { digest in
                     DigestFilling.Item(
                         key: DigestKey(person: drafts[index].recipientID, app: drafts[index].app, scope: digest.scopeID),
-                        windowEnd: digest.window.closes(openedAt: now, in: TimeZone(identifier: digest.timeZone) ?? .gmt))
+                        windowEnd: digest.window.closes(openedAt: now, in: TimeZone.named(digest.timeZone)))
                 }
             }, open: open, now: now, newID: { .v7(at: now) })
         // A new digest's team, conversation and name: its first item's.
@@ -122,7 +122,7 @@ extension DeliveryQueue {
 
     /// Why a gathered notification waits, for history and `why`.
     static func gatheredReason(closes: Date, full: Bool, timeZone: String) -> String {
-        let zone = TimeZone(identifier: timeZone) ?? .gmt
+        let zone = TimeZone.named(timeZone)
         return full
             ? "digest: gathered into a digest that is full (\(DigestWindow.maximumItems) items) and is sent now"
             : "digest: gathered into the digest sent at \(DeliveryDecision.local(closes, in: zone)) (\(timeZone))"
