@@ -71,7 +71,7 @@ extension LiveHub: Service {
                     await self.failures.tellPresence.forEach(self.presenceHeardWake.wakes) { try await self.tellPresence() }
                 }
                 group.addTask {
-                    await self.failures.rounds.forEach(self.roundWake.wakes) { try await self.round() }
+                    await self.failures.rounds.forEach(self.roundWake.wakes) { try await self.roundOrAgain() }
                 }
                 group.addTask {
                     for await _ in self.recheckWake.wakes { await self.recheckSubscriptions() }

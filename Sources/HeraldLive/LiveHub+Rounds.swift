@@ -36,6 +36,18 @@ extension LiveHub {
         machine.withLock { $0.roundEnded(head: head, caughtUp: round.joining.map(\.id)) }
     }
 
+    /// A round that fails (the database) leaves the cursor where it was and asks for another
+    /// round, which runs after the loop's pause: a frame is delivered, never skipped (a socket
+    /// takes each position once, so the rows the failed round gave it are not given twice).
+    func roundOrAgain() async throws {
+        do {
+            try await round()
+        } catch {
+            roundWake.wake()
+            throw error
+        }
+    }
+
     /// The rows after `after` up to `through` for `people` (their sockets by person), each to
     /// their sockets.
     private func deliver(
@@ -54,9 +66,15 @@ extension LiveHub {
                 guard let targets = people[row.reader] else { continue }
                 let text: String
                 if case .conversation(let id) = row.payload {
-                    guard let reader = targets.first?.person,
-                        let conversation = try? await background.withTenant(tenant, { try await $0.liveConversation(id, viewer: reader) })
-                    else { continue }
+                    guard let reader = targets.first?.person else { continue }
+                    let conversation: ConversationRecord
+                    do {
+                        conversation = try await background.withTenant(tenant) { try await $0.liveConversation(id, viewer: reader) }
+                    } catch let error as StoreError where error.code == .notFound {
+                        // They take part no longer: the frame is not theirs. Any other error
+                        // ends the round, which runs again from the same cursor (`roundOrAgain`).
+                        continue
+                    }
                     text = LiveFrame.text(LiveFrame.Conversation(cursor: LiveFrame.cursor(row.position), conversation: conversation))
                 } else if let cached = texts[row.position] {
                     text = cached
