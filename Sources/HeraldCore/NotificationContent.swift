@@ -3,8 +3,8 @@
 public struct NotificationContent: Sendable, Equatable {
     public var title: String
     public var body: String
-    /// Deep-link data; strings only, never secrets.
-    public var data: [String: String]
+    /// Deep-link data (`PushPayload`); strings only, never secrets.
+    public var data: PushPayload
     /// Unread chat messages plus activities waiting on the recipient.
     public var badge: Int
     /// False when the recipient muted the conversation: no `sound` at all.
@@ -26,7 +26,7 @@ public struct NotificationContent: Sendable, Equatable {
     private var live: LiveActivityBox?
 
     public init(
-        title: String, body: String, data: [String: String], badge: Int, sound: Bool, threadID: String, imageURL: String? = nil,
+        title: String, body: String, data: PushPayload, badge: Int, sound: Bool, threadID: String, imageURL: String? = nil,
         liveActivity: LiveActivityContent? = nil
     ) {
         self.title = title
@@ -43,15 +43,15 @@ public struct NotificationContent: Sendable, Equatable {
     /// Android's `tag` is the thread already): the activity, for an activity's pushes, so
     /// the phone shows its newest state rather than a stack of stale ones. Chat messages
     /// have none: they stack by conversation.
-    public var collapseKey: String? { data["activityId"] }
+    public var collapseKey: String? { data[.activityId] }
 
     /// The buttons the push offers (`aps.category`; in `data` for Android apps), as
     /// fan-out chose them: `NotificationCategory`.
-    public var category: String? { data["category"] }
+    public var category: String? { data[.category] }
 
     /// A P0 activity's push: it breaks through quiet hours and Focus (APNs
     /// `interruption-level: time-sensitive`; Android pushes go at high priority already).
-    public var isTimeSensitive: Bool { data["priority"] == Priority.p0.rawValue }
+    public var isTimeSensitive: Bool { data[.priority] == Priority.p0.rawValue }
 }
 
 /// A Live Activity's content, by reference (see `NotificationContent.live`).

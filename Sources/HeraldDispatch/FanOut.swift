@@ -93,18 +93,14 @@ struct FanOut: Sendable {
         // The same for every recipient: made once, and shared (a dictionary and three UUID
         // strings a recipient otherwise, and every draft's copy hashed again to be written).
         let activity = payload.activityID.lowercasedString
-        var shared = [
-            "type": payload.event.payloadType, "activityId": activity, "teamId": payload.teamID.lowercasedString,
-            "priority": payload.priority.rawValue, "status": payload.status.rawValue
-        ]
         // What the app needs to offer buttons on the push (docs/apps.md): the version a button
         // acts on (`If-Match`), and per app the category of the buttons its recipient may use.
-        if let version = payload.version { shared["version"] = String(version) }
+        let shared = PushPayload.activity(
+            payload.event, activityID: payload.activityID, teamID: payload.teamID, priority: payload.priority, status: payload.status,
+            version: payload.version)
         let dataByApp = Dictionary(
             uniqueKeysWithValues: AppKind.allCases.map { app in
-                var data = shared
-                data["category"] = NotificationCategory.offered(for: payload.status, on: app)?.rawValue
-                return (app, data)
+                (app, shared.offering(NotificationCategory.offered(for: payload.status, on: app)))
             })
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
@@ -145,11 +141,9 @@ struct FanOut: Sendable {
             sender: payload.sender.name, group: payload.groupName, isGroup: payload.isGroup, text: payload.text)
         let conversation = payload.conversationID.lowercasedString
         // The same for every recipient: made once, and shared (see `activityDrafts`).
-        let data = [
-            "type": EventKind.chatMessage.payloadType, "conversationID": conversation,
-            "messageID": payload.messageID.lowercasedString, "senderID": payload.sender.id.lowercasedString,
-            "isGroup": payload.isGroup ? "true" : "false", "timestamp": String(payload.sentAtMilliseconds)
-        ]
+        let data = PushPayload.chatMessage(
+            conversationID: payload.conversationID, messageID: payload.messageID, senderID: payload.sender.id, isGroup: payload.isGroup,
+            sentAtMilliseconds: payload.sentAtMilliseconds)
         var drafts: [NotificationDraft] = []
         drafts.reserveCapacity(recipients.count)
         var rendered: [String: RenderedMessage] = [:]

@@ -32,13 +32,13 @@ public struct APNsRequest: Sendable, Equatable {
     private static func encode(_ notification: PushNotification) -> [UInt8] {
         var json = JSONText(capacity: 512 + notification.body.utf8.count)
         json.openObject()
-        for key in (notification.data.keys.filter { $0 != "aps" } + ["aps"]).sorted() {
+        for key in (notification.data.fields.keys.filter { $0 != "aps" } + ["aps"]).sorted() {
             if key == "aps", let live = notification.content.liveActivity {
                 LiveActivityPayload.write(live, title: notification.title, body: notification.body, into: &json)
             } else if key == "aps" {
                 APSDictionary.write(notification, into: &json)
             } else {
-                json.string(key, notification.data[key] ?? "")
+                json.string(key, notification.data.fields[key] ?? "")
             }
         }
         json.closeObject()

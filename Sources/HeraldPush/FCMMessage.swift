@@ -19,7 +19,7 @@ public struct FCMMessage: Sendable, Equatable {
     /// where growing it copied the message and, past a kilobyte, took glibc's slower path
     /// for large blocks (measured with a probe on `malloc` in a burn-down).
     static func capacity(_ notification: PushNotification) -> Int {
-        let data = notification.data.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
+        let data = notification.data.fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 6 }
         return 500 + (notification.collapseID?.utf8.count ?? 0) + 2
             * (notification.body.utf8.count + notification.title.utf8.count + notification.threadID.utf8.count)
             + 3 * (notification.imageURL?.utf8.count ?? 0) + notification.token.utf8.count + data
@@ -53,7 +53,7 @@ public struct FCMMessage: Sendable, Equatable {
         APSDictionary.write(notification, into: &json)
         json.closeObject()
         json.closeObject()
-        json.stringMap("data", notification.data)
+        json.stringMap("data", notification.data.fields)
         // An app on the newest Firebase SDKs is addressed by its installation id, and has no
         // registration token at all (`message.token` is deprecated in FCM's own clients).
         if notification.address == .fid { json.string("fid", notification.token) }

@@ -12,9 +12,6 @@ import HeraldTemplates
 /// Whatever a user may write into a push (a message, a name, a group's name) is bounded by
 /// its input rules, so the words alone always fit (tests at each limit with the worst characters).
 enum PayloadFit {
-    /// `data` keys an app can do without: it fetches what they list by the push's other ids.
-    static let byReference = ["notificationIds"]
-
     /// `notification` as it fits `limit` bytes of what `encode` writes, and those bytes.
     static func fit(
         _ notification: PushNotification, limit: Int, encode: (PushNotification) -> [UInt8]
@@ -22,6 +19,7 @@ enum PayloadFit {
         var fitted = notification
         var bytes = encode(fitted)
         guard bytes.count > limit else { return (fitted, bytes) }
+        let byReference = PushPayload.Field.byReference
         if byReference.contains(where: { fitted.data[$0] != nil }) {
             for key in byReference { fitted.data[key] = nil }
             bytes = encode(fitted)

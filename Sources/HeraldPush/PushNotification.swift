@@ -26,7 +26,7 @@ public struct PushNotification: Sendable, Equatable {
     }
 
     public init(
-        token: String, message: RenderedMessage, imageURL: String? = nil, data: [String: String], badge: Int, sound: Bool,
+        token: String, message: RenderedMessage, imageURL: String? = nil, data: PushPayload, badge: Int, sound: Bool,
         threadID: String, collapseID: String? = nil
     ) {
         self.init(

@@ -9,10 +9,12 @@ extension Store {
     /// workers may call this at once: each digest is closed once, and its push written once.
     /// - Parameters:
     ///   - deadline: how long the digest's deliveries may be tried.
+    ///   - wording: how its push is worded (HeraldDispatch's, which words every push).
     ///   - tenants: only these tenants (empty: all).
     /// - Returns: what each digest it took did (digests another worker held are left out).
     public func closeDueDigests(
-        at now: Date = Date(), limit: Int = 100, deadline: Duration, templates: TemplateCatalog, tenants: [UUID] = []
+        at now: Date = Date(), limit: Int = 100, deadline: Duration, templates: TemplateCatalog, tenants: [UUID] = [],
+        wording: DigestWording
     ) async throws -> [DigestClosing] {
         // Across tenants, as the timers: which are due (a peek; the closing locks each).
         let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
@@ -32,7 +34,7 @@ extension Store {
                 let tenant = try Self.tenant(
                     try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
                 return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger, freshness: deviceFreshness)
-                    .closeDigest(id, now: now, deadline: deadline, templates: templates)
+                    .closeDigest(id, now: now, deadline: deadline, templates: templates, wording: wording)
             }
             if closing != .notDue { closings.append(closing) }
         }

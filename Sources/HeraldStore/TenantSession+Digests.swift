@@ -3,6 +3,25 @@ import HeraldCore
 import HeraldPostgres
 import HeraldTemplates
 
+/// A digest about to be sent, for its push to be worded (`DigestWording`): the store keeps
+/// what was gathered, fan-out's code says it (HeraldDispatch, `FanOut.digestContent`).
+public struct DigestToSend: Sendable {
+    public let id: UUID
+    /// What it gathers: a team or a conversation, its name, and its stack on the phone.
+    public let scopeID: UUID
+    public let scopeName: String
+    public let teamID: UUID?
+    public let conversationID: UUID?
+    /// The notifications it sends, oldest first, each with what it was about.
+    public let items: [(notificationID: UUID, item: TemplateVariables.DigestItem)]
+    /// The person's language and badge.
+    public let locale: String
+    public let badge: Int
+}
+
+/// How a digest's push is worded: in the tenant's templates, by the code that words every push.
+public typealias DigestWording = @Sendable (DigestToSend, TenantTemplates) throws -> NotificationContent
+
 /// What closing one digest did.
 public enum DigestClosing: Sendable, Equatable {
     /// Pushed as one notification (`notification`) of `items`; `left` items had left it.
@@ -23,7 +42,9 @@ extension TenantSession {
     /// that it is empty, or the one notification of what is left with a delivery to each of
     /// the app's devices: the same write as fan-out's, so the digest is retried, expires and
     /// is reported like any notification. The items still in it say which digest, and when.
-    func closeDigest(_ id: UUID, now: Date, deadline: Duration, templates: TemplateCatalog) async throws -> DigestClosing {
+    func closeDigest(
+        _ id: UUID, now: Date, deadline: Duration, templates: TemplateCatalog, wording: DigestWording
+    ) async throws -> DigestClosing {
         guard
             let person = try await connection.query(
                 "SELECT person_id FROM digests WHERE tenant_id = \(tenantID) AND id = \(id) AND status IN ('open', 'due') AND closes_at <= \(now)"
@@ -75,20 +96,15 @@ extension TenantSession {
             return .empty(digest: id, left: plan.leaving.count)
         }
         let sent = kept.map { items[$0] }
-        let template = try await templates.templates(for: tenantID) { try await TemplateOverrideRows.read(tenant: $0, on: connection) }
-            .template(for: .digest, locale: profile.locale)
-        let message = template.render(TemplateVariables.Digest(scope: scopeName, isChat: conversation != nil, items: sent.map(\.item)))
-        var data = [
-            "type": "digest", "digestId": id.lowercasedString, "count": String(sent.count),
-            "notificationIds": sent.map(\.id.lowercasedString).joined(separator: ",")
-        ]
-        if let team { data["teamId"] = team.lowercasedString }
-        if let conversation { data["conversationID"] = conversation.lowercasedString }
+        let tenantTemplates = try await templates.templates(for: tenantID) { try await TemplateOverrideRows.read(tenant: $0, on: connection) }
+        let content = try wording(
+            DigestToSend(
+                id: id, scopeID: scope, scopeName: scopeName, teamID: team, conversationID: conversation,
+                items: sent.map { ($0.id, $0.item) }, locale: profile.locale, badge: profile.badge),
+            tenantTemplates)
         var draft = NotificationDraft(
             eventID: id, kind: sent[0].kind, recipientID: person, app: app, teamID: team, activityID: nil, conversationID: conversation,
-            content: NotificationContent(
-                title: message.title, body: message.body, data: data, badge: profile.badge, sound: true, threadID: scope.lowercasedString),
-            eventAt: now, suppressedReason: nil)
+            content: content, eventAt: now, suppressedReason: nil)
         draft.kindName = "digest"
         _ = try await DeliveryQueue.write([draft], events: [], tenant: tenantID, deadline: deadline, claim: nil, freshness: freshness, on: connection)
         let notification = try await connection.query(

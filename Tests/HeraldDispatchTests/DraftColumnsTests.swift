@@ -14,7 +14,7 @@ import Testing
     static let at = Date(timeIntervalSince1970: 1_795_000_000)
 
     static func draft(
-        _ recipient: UUID, title: String = "Ops", body: String = "Alice: hi", data: [String: String] = ["type": "message"],
+        _ recipient: UUID, title: String = "Ops", body: String = "Alice: hi", data: PushPayload = ["type": "message"],
         badge: Int = 1, sound: Bool = true, event: UUID = event
     ) -> NotificationDraft {
         NotificationDraft(
@@ -88,7 +88,7 @@ import Testing
                 let row = try #require(written[draft.recipientID])
                 #expect(row.0 == draft.content.title)
                 #expect(row.1 == draft.content.body)
-                #expect(try JSONDecoder().decode([String: String].self, from: Data(row.2.utf8)) == draft.content.data)
+                #expect(try JSONDecoder().decode(PushPayload.self, from: Data(row.2.utf8)) == draft.content.data)
                 #expect(row.3 == draft.content.badge)
                 #expect(row.4 == draft.content.sound)
                 #expect(row.5 == Self.at)

@@ -28,7 +28,7 @@ import Testing
         }
     }
 
-    func push(_ subscription: WebPushSubscription, title: String = "Approved", data: [String: String]? = nil, collapse: String? = nil)
+    func push(_ subscription: WebPushSubscription, title: String = "Approved", data: PushPayload? = nil, collapse: String? = nil)
         -> PushNotification
     {
         let activity = "0193a1b2-0000-7000-8000-00000000abcd"

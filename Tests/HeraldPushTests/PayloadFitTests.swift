@@ -41,16 +41,12 @@ import Testing
                     scope: group, isChat: true,
                     items: (0..<50).map { _ in .init(event: .chatMessage, sender: sender, text: TextShortening.preview(text)) }))
             : template.render(TemplateVariables.Chat(sender: sender, group: group, isGroup: true, text: text))
-        var data = [
-            "type": "new_message", "conversationID": UUID().lowercasedString, "messageID": UUID().lowercasedString,
-            "senderID": UUID().lowercasedString, "isGroup": "true", "timestamp": "1795303800000"
-        ]
-        if digest {
-            data = [
-                "type": "digest", "digestId": UUID().lowercasedString, "count": "50", "conversationID": UUID().lowercasedString,
-                "notificationIds": (0..<50).map { _ in UUID().lowercasedString }.joined(separator: ",")
-            ]
-        }
+        // The payloads fan-out and digests build.
+        let data =
+            digest
+            ? PushPayload.digest(id: UUID(), notificationIDs: (0..<50).map { _ in UUID() }, teamID: nil, conversationID: UUID())
+            : PushPayload.chatMessage(
+                conversationID: UUID(), messageID: UUID(), senderID: UUID(), isGroup: true, sentAtMilliseconds: 1_795_303_800_000)
         return PushNotification(
             token: String(repeating: "f", count: 163), message: message, imageURL: "https://img.acme.test/" + String(repeating: "p", count: 200),
             data: data, badge: 999, sound: true, threadID: UUID().lowercasedString)

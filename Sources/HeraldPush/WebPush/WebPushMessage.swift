@@ -32,7 +32,7 @@ public struct WebPushMessage: Sendable, Equatable {
         body = PayloadFit.fit(notification, limit: maxBytes, encode: Self.encode).bytes
         let left = expiration.map { Int($0.timeIntervalSince(now).rounded(.down)) } ?? Self.maxTTL
         ttl = min(max(0, left), Self.maxTTL)
-        urgency = content.isTimeSensitive || content.data["conversationID"] != nil ? "high" : "normal"
+        urgency = content.isTimeSensitive || content.data[.conversationID] != nil ? "high" : "normal"
         topic = notification.collapseID.flatMap(Self.topic)
     }
 
@@ -45,25 +45,15 @@ public struct WebPushMessage: Sendable, Equatable {
         json.openObject("notification")
         json.string("title", content.title)
         json.string("body", content.body)
-        json.string("navigate", Self.navigate(content.data))
+        json.string("navigate", content.data.path)
         json.string("tag", content.threadID)
         json.boolean("silent", !content.sound)
         json.string("image", content.imageURL)
-        json.stringMap("data", content.data)
+        json.stringMap("data", content.data.fields)
         json.closeObject()
         json.integer("app_badge", content.badge)
         json.closeObject()
         return json.bytes
-    }
-
-    /// Where a click leads, relative to the web app's origin: the activity, the conversation,
-    /// or the app's start page (a digest, anything else).
-    static func navigate(_ data: [String: String]) -> String {
-        if data["type"] != "digest" {
-            if let activity = data["activityId"] { return "/activities/\(activity)" }
-            if let conversation = data["conversationID"] { return "/conversations/\(conversation)" }
-        }
-        return "/"
     }
 
     /// RFC 8030 §5.4: at most 32 characters of the base64url alphabet; a UUID's hex digits are.

@@ -52,7 +52,7 @@ public struct DeliveryQueue: Sendable {
         let rows = try await pool.query(claim(limit: limit, paused: paused))
         let decoder = JSONDecoder()
         // A notification's deliveries share its data: each text is decoded once a batch.
-        var decoded: [String: [String: String]] = [:]
+        var decoded: [String: PushPayload] = [:]
         return try rows.map { row in
             // By position, in the order `claim` selects them (by name, each column was a hash
             // of its name, twenty a delivery).
@@ -71,11 +71,11 @@ public struct DeliveryQueue: Sendable {
             let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
             let liveText = try next(String?.self)
             let (p256dh, auth, unanswered) = (try next(String?.self), try next(String?.self), try next(Int.self))
-            let data: [String: String]
+            let data: PushPayload
             if let known = decoded[dataText] {
                 data = known
             } else {
-                data = (try? decoder.decode([String: String].self, from: Data(dataText.utf8))) ?? [:]
+                data = (try? decoder.decode(PushPayload.self, from: Data(dataText.utf8))) ?? PushPayload()
                 decoded[dataText] = data
             }
             // A Live Activity's push (rare): what its ActivityKit request is made of (written by

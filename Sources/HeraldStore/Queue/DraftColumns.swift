@@ -36,13 +36,13 @@ struct DraftColumns {
         encoder.outputFormatting = .sortedKeys
         // A group's drafts carry the same data: encoded once, not per recipient
         // (JSONEncoder was a tenth of a group message's fan-out, measured with `perf`).
-        var texts: [[String: String]: String] = [:]
+        var texts: [PushPayload: String] = [:]
         var positions: [Shared: Int] = [:]
         // A draft is most often like the one before it (a group's, in one language): compared
         // first with that one, where equal strings and dictionaries that share their storage
         // compare at once, it is not hashed (hashing each draft's words and data twice was
         // the largest piece of the worker's CPU in building a part's statement, `perf`).
-        var last: (data: [String: String], text: String, entry: Shared, position: Int)?
+        var last: (data: PushPayload, text: String, entry: Shared, position: Int)?
         content.reserveCapacity(drafts.count)
         for draft in drafts {
             let data: String
