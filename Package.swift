@@ -376,9 +376,11 @@ let package = Package(
                 "HeraldCore",
                 "HeraldTemplates",
                 "HeraldPush",
+                "HeraldHTTP",
                 "HeraldTesting",
                 server("Crypto", "swift-crypto"),
-                server("_CryptoExtras", "swift-crypto")
+                server("_CryptoExtras", "swift-crypto"),
+                server("Logging", "swift-log")
             ]
         ),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTestSupport", "HeraldTesting"]),

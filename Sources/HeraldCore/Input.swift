@@ -187,7 +187,7 @@ public enum Input {
     /// segment of the request path `/3/device/<token>`. FCM tokens are opaque: `token(_:)`.
     public static func token(_ value: String, provider: PushProvider) throws -> String {
         let token = try token(value)
-        guard provider == .apns else { return token }
+        guard provider.hasHexTokens else { return token }
         guard (16...400).contains(token.utf8.count), token.utf8.count % 2 == 0, token.utf8.allSatisfy({ $0.isHexDigit }) else {
             throw InputError("an APNs device token is an even number (16-400) of hexadecimal digits, such as the 64 an iPhone reports")
         }
@@ -221,7 +221,7 @@ public enum Input {
         switch address {
         case .token: return try token(value, provider: provider)
         case .fid:
-            guard provider == .fcm else { throw InputError("an installation id (fid) is FCM's: APNs devices register a token") }
+            guard provider.takesInstallationID else { throw InputError("an installation id (fid) is FCM's: APNs devices register a token") }
             return try fid(value)
         }
     }
@@ -234,7 +234,7 @@ public enum Input {
         guard let kind = DeviceKind(rawValue: value.lowercased()), DeviceKind.registered.contains(kind) else {
             throw InputError("kind \"\(printable(value))\" is not one of \(DeviceKind.registered.map(\.rawValue).joined(separator: ", "))")
         }
-        if kind == .liveActivity, platform != .ios || provider != .apns || address != .token {
+        if kind == .liveActivity, platform != .ios || !provider.carriesLiveActivities || address != .token {
             throw InputError("a Live Activity push-to-start token is an iPhone's APNs token: give platform ios and provider apns")
         }
         return kind
@@ -316,7 +316,7 @@ public enum TokenDisplay {
     /// subscription, the push service's origin (the endpoint's path names the browser, and is
     /// as secret as a token).
     public static func preview(_ token: String, provider: PushProvider) -> String {
-        provider == .webpush ? WebPushSubscription.origin(of: token) : truncated(token)
+        provider.addressIsEndpoint ? WebPushSubscription.origin(of: token) : truncated(token)
     }
 
     public static func truncated(_ token: String) -> String {

@@ -292,7 +292,8 @@ public final class Dispatcher: Sendable {
         metrics.answered(delivery.provider, took: sendStarted.duration(to: .now))
         let http = answer.httpStatus
         let heldBack = gate(
-            Settlement.gateAnswer(for: answer.outcome, http: http, provider: delivery.provider), delivery.provider, probe: verdict == .probe)
+            Settlement.gateAnswer(for: answer.outcome, http: http, gate: gateway.gate(of: delivery.provider)), delivery.provider,
+            probe: verdict == .probe)
         var random = SystemRandomNumberGenerator()
         // One instant for the answer: the retry is due a Retry-After from when the attempt is
         // recorded as finished, not from a moment before it (on a loaded machine the two

@@ -17,13 +17,13 @@ struct Settlement: Equatable {
 
     /// How an answer counts for the provider's `SendGate`: no HTTP answer at all is a
     /// transport fault; refused credentials are a configuration fault; anything else (even
-    /// a 503) means the endpoint answered. Web Push has no one endpoint: each subscription
-    /// names its push service, and one that does not answer holds back only its own
-    /// deliveries (retried by backoff), never every browser's.
-    static func gateAnswer(for outcome: DeliveryOutcome, http: Int?, provider: PushProvider) -> SendGate.Answer {
+    /// a 503) means the endpoint answered. A channel whose devices each name their own
+    /// endpoint (`ChannelGate.perDevice`) has no one endpoint to hold back: one that does not
+    /// answer holds back only its own deliveries (retried by backoff), never every device's.
+    static func gateAnswer(for outcome: DeliveryOutcome, http: Int?, gate: ChannelGate) -> SendGate.Answer {
         switch outcome {
-        case .retry(_, let reason) where http == nil && provider != .webpush: .transportFault(reason)
-        case .unanswered(let reason) where provider != .webpush: .transportFault(reason)
+        case .retry(_, let reason) where http == nil && gate == .oneEndpoint: .transportFault(reason)
+        case .unanswered(let reason) where gate == .oneEndpoint: .transportFault(reason)
         case .credentialsExpired(let reason), .configurationError(let reason): .configurationFault(reason)
         default: .answered
         }

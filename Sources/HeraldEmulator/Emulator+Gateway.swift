@@ -32,16 +32,15 @@ extension Emulator {
         defer { webPushHTTP.shutdown() }
         let vapid = try VAPIDCredentials(pem: webPushKey.pem, subject: "mailto:operator@herald.test")
         let gateway = ProviderGateway(
-            fcm: .success(FCMProvider(account: account, endpoint: base, http: http, sendTimeout: sendTimeout)),
-            apns: .success(
-                (
-                    APNsProvider(credentials: credentials, endpoint: base, http: http, sendTimeout: sendTimeout),
-                    member: "com.example.herald.member", manager: "com.example.herald.manager"
-                )),
-            webPush: .success(
+            channels: [
+                FCMProvider(account: account, endpoint: base, http: http, sendTimeout: sendTimeout),
+                APNsProvider(
+                    credentials: credentials, endpoint: base, http: http, sendTimeout: sendTimeout,
+                    topics: APNsTopics(member: "com.example.herald.member", manager: "com.example.herald.manager")),
                 WebPushProvider(
                     credentials: vapid, policy: DestinationPolicy(.webPush, allowHTTP: true, allowPrivate: true), http: webPushHTTP,
-                    sendTimeout: sendTimeout)),
+                    sendTimeout: sendTimeout)
+            ],
             http: http)
         return try await body(gateway)
     }

@@ -19,10 +19,15 @@ public protocol PushGateway: Sendable {
     /// Rereads credentials and CA files that changed since they were read.
     /// - Returns: what was reloaded (empty when nothing changed).
     func reloadIfChanged() -> [GatewayReload]
+
+    /// How the provider's unanswered sends count for the dispatcher's gate (`PushChannel.gate`).
+    func gate(of provider: PushProvider) -> ChannelGate
 }
 
 extension PushGateway {
     public func reloadIfChanged() -> [GatewayReload] { [] }
+
+    public func gate(of provider: PushProvider) -> ChannelGate { ProviderGateway.gate(of: provider) }
 }
 
 /// Something a gateway read again.
@@ -33,228 +38,118 @@ public enum GatewayReload: Sendable, Equatable {
     case certificateAuthorities
 }
 
-/// FCM and APNs as the environment configures them (docs/operating/configuration.md). A provider that is not
-/// configured answers every send with a configuration error that says what is missing, so
-/// its work stays queued and `herald stats` shows why.
+/// Every channel (`PushChannel`) as the environment configures it
+/// (docs/operating/configuration.md). A channel that is not configured answers every send with
+/// a configuration error that says what is missing, so its work stays queued and `herald
+/// stats` shows why.
 ///
-/// Built from the environment, it watches the files named there (the service account, the
-/// APNs key, `HERALD_CA_FILE`): `reloadIfChanged()` reads a changed one again, so a rotated
-/// key or CA needs no restart.
+/// Built from the environment, it watches the files named there (each channel's credentials,
+/// `HERALD_CA_FILE`): `reloadIfChanged()` reads a changed one again, so a rotated key or CA
+/// needs no restart.
 public final class ProviderGateway: PushGateway {
-    typealias APNsSetup = (APNsProvider, member: String, manager: String)
+    /// Every channel Herald sends through, in the order the start line names them: adding a
+    /// channel is adding its conformer here (docs/architecture.md, "Add a channel").
+    public static let channelTypes: [any PushChannel.Type] = [FCMProvider.self, APNsProvider.self, WebPushProvider.self]
 
-    private struct Providers {
-        var fcm: Result<FCMProvider, PushConfigurationError>
-        var apns: Result<APNsSetup, PushConfigurationError>
-        var webPush: Result<WebPushProvider, PushConfigurationError>
-    }
+    private static let byProvider = Dictionary(uniqueKeysWithValues: channelTypes.map { ($0.provider, $0) })
 
-    private let providers: Mutex<Providers>
-    /// The environment it was built from (nil: given providers, nothing to watch) and the
-    /// stamps of the credential files as last read.
-    private let environment: [String: String]?
+    private let channels: Mutex<[PushProvider: Result<any PushChannel, PushConfigurationError>]>
+    /// The environment it was built from and its clients (nil: given channels, nothing to
+    /// watch), and the stamps of the credential files as last read.
+    private let environment: (variables: [String: String], http: ChannelHTTP)?
     private let stamps: Mutex<[PushProvider: FileStamp?]>
     public let http: HTTPClient
-    /// Web Push's own client: every connection it makes is checked (`DestinationPolicy`).
-    public let webPushHTTP: HTTPClient?
 
-    public init(
-        fcm: Result<FCMProvider, PushConfigurationError>,
-        apns: Result<(APNsProvider, member: String, manager: String), PushConfigurationError>,
-        webPush: Result<WebPushProvider, PushConfigurationError> = .failure(notConfiguredWebPush), http: HTTPClient
-    ) {
-        self.providers = Mutex(Providers(fcm: fcm, apns: apns, webPush: webPush))
+    /// A gateway of the channels given; a provider with none is not configured.
+    public init(channels: [any PushChannel], http: HTTPClient) {
+        var configured: [PushProvider: Result<any PushChannel, PushConfigurationError>] = [:]
+        for channel in channels { configured[type(of: channel).provider] = .success(channel) }
+        self.channels = Mutex(configured)
         self.environment = nil
         self.stamps = Mutex([:])
         self.http = http
-        self.webPushHTTP = nil
     }
 
-    private init(environment: [String: String], http: HTTPClient, webPushHTTP: HTTPClient) {
+    private init(environment: [String: String], http: ChannelHTTP) {
         var stamps: [PushProvider: FileStamp?] = [:]
-        for provider in PushProvider.allCases {
-            stamps[provider] = Self.credentialsFile(of: provider, in: environment).map { FileStamp(path: $0) }
+        var channels: [PushProvider: Result<any PushChannel, PushConfigurationError>] = [:]
+        for type in Self.channelTypes {
+            stamps[type.provider] = type.credentialsFile(in: environment).map { FileStamp(path: $0) }
+            channels[type.provider] = Self.configure(type, environment, http)
         }
-        self.providers = Mutex(
-            Providers(
-                fcm: Self.fcm(environment, http: http), apns: Self.apns(environment, http: http),
-                webPush: Self.webPush(environment, http: webPushHTTP)))
-        self.environment = environment
+        self.channels = Mutex(channels)
+        self.environment = (environment, http)
         self.stamps = Mutex(stamps)
-        self.http = http
-        self.webPushHTTP = webPushHTTP
+        self.http = http.shared
     }
 
-    /// Each provider and, when it cannot send, what is missing or wrong (nil: configured).
-    public var readiness: [(provider: PushProvider, problem: String?)] {
-        let current = providers.withLock { $0 }
-        func problem<Value>(_ result: Result<Value, PushConfigurationError>) -> String? {
-            if case .failure(let error) = result { return error.description }
-            return nil
+    private static func configure(
+        _ type: any PushChannel.Type, _ environment: [String: String], _ http: ChannelHTTP
+    ) -> Result<any PushChannel, PushConfigurationError> {
+        func configured<Channel: PushChannel>(_ type: Channel.Type) -> Result<any PushChannel, PushConfigurationError> {
+            type.configured(by: environment, http: http).map { $0 as any PushChannel }
         }
-        return [(.fcm, problem(current.fcm)), (.apns, problem(current.apns)), (.webpush, problem(current.webPush))]
+        return configured(type)
     }
 
-    /// The public key pages subscribe with (`GET /v1/webpush/key`); nil when Web Push is not configured.
-    public var webPushPublicKey: String? {
-        if case .success(let provider) = providers.withLock({ $0.webPush }) { return provider.credentials.publicKey }
-        return nil
-    }
-
-    /// Reads `GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`, the `HERALD_APNS_*` and
-    /// `HERALD_WEBPUSH_*` variables and `HERALD_CA_FILE`.
-    /// - Parameter webPushHTTP: Web Push's own client (`DestinationPolicy` checks each of its
-    ///   connections, and a connection another request opened would not be checked); `http`
+    /// Reads each channel's variables (`GOOGLE_APPLICATION_CREDENTIALS`, `HERALD_FCM_ENDPOINT`,
+    /// the `HERALD_APNS_*` and `HERALD_WEBPUSH_*` variables) and `HERALD_CA_FILE`.
+    /// - Parameter webPushHTTP: the client whose every connection is checked
+    ///   (`ChannelHTTP.checked`: a connection another request opened would not be); `http`
     ///   when nil, for tests that send to no browser.
     public static func fromEnvironment(_ environment: [String: String], http: HTTPClient, webPushHTTP: HTTPClient? = nil) -> ProviderGateway {
-        ProviderGateway(environment: environment, http: http, webPushHTTP: webPushHTTP ?? http)
+        ProviderGateway(environment: environment, http: ChannelHTTP(shared: http, checked: webPushHTTP))
     }
 
-    /// What a gateway without Web Push answers.
-    public static let notConfiguredWebPush = PushConfigurationError(
-        "Web Push is not configured: set HERALD_WEBPUSH_KEY_FILE (herald webpush keys --out FILE makes one) and HERALD_WEBPUSH_SUBJECT")
-
-    private static func value(_ name: String, in environment: [String: String]) -> String? {
-        environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    /// How `provider`'s unanswered sends count for the gate.
+    public static func gate(of provider: PushProvider) -> ChannelGate {
+        byProvider[provider]?.gate ?? .oneEndpoint
     }
 
-    private static func credentialsFile(of provider: PushProvider, in environment: [String: String]) -> String? {
-        switch provider {
-        case .fcm: value("GOOGLE_APPLICATION_CREDENTIALS", in: environment)
-        case .apns: value("HERALD_APNS_KEY_FILE", in: environment)
-        case .webpush: value("HERALD_WEBPUSH_KEY_FILE", in: environment)
-        }
+    private func channel(_ provider: PushProvider) -> Result<any PushChannel, PushConfigurationError> {
+        channels.withLock { $0[provider] } ?? .failure(PushConfigurationError("\(provider.rawValue) is not configured on this gateway"))
     }
 
-    private static func webPush(_ environment: [String: String], http: HTTPClient) -> Result<WebPushProvider, PushConfigurationError> {
-        webPushSetup(environment).map { WebPushProvider(credentials: $0.credentials, policy: $0.policy, http: http) }
-    }
-
-    /// Web Push as `HERALD_WEBPUSH_KEY_FILE`, `HERALD_WEBPUSH_SUBJECT` and the
-    /// `HERALD_WEBPUSH_ALLOW_*` variables configure it (the API answers the key from it too).
-    public static func webPushSetup(_ environment: [String: String]) -> Result<
-        (credentials: VAPIDCredentials, policy: DestinationPolicy), PushConfigurationError
-    > {
-        guard let keyFile = value("HERALD_WEBPUSH_KEY_FILE", in: environment) else { return .failure(notConfiguredWebPush) }
-        do {
-            guard let subject = value("HERALD_WEBPUSH_SUBJECT", in: environment) else {
-                throw PushConfigurationError("Web Push needs HERALD_WEBPUSH_SUBJECT: a mailto: or https: URL push services can reach you at")
+    /// Each channel, in order: what is missing or wrong when it cannot send (nil: configured),
+    /// and what the start line says of it when it can.
+    public var readiness: [(provider: PushProvider, problem: String?, note: String?)] {
+        Self.channelTypes.map { type in
+            switch channel(type.provider) {
+            case .success(let channel): (type.provider, nil, channel.startNote)
+            case .failure(let error): (type.provider, error.description, nil)
             }
-            let policy: DestinationPolicy
-            do {
-                policy = try DestinationPolicy(.webPush, environment: environment)
-            } catch {
-                throw PushConfigurationError("\(error)")
-            }
-            return .success((try VAPIDCredentials(keyFile: keyFile, subject: subject), policy))
-        } catch let error as PushConfigurationError {
-            return .failure(error)
-        } catch {
-            return .failure(PushConfigurationError("cannot load the Web Push key: \(error)"))
-        }
-    }
-
-    private static func fcm(_ environment: [String: String], http: HTTPClient) -> Result<FCMProvider, PushConfigurationError> {
-        guard let path = value("GOOGLE_APPLICATION_CREDENTIALS", in: environment) else {
-            return .failure(PushConfigurationError("FCM is not configured: set GOOGLE_APPLICATION_CREDENTIALS to the service account JSON"))
-        }
-        do {
-            let account = try ServiceAccount.load(path: path)
-            let endpoint = value("HERALD_FCM_ENDPOINT", in: environment) ?? "https://fcm.googleapis.com"
-            return .success(FCMProvider(account: account, endpoint: endpoint, http: http))
-        } catch let error as PushConfigurationError {
-            return .failure(error)
-        } catch {
-            return .failure(PushConfigurationError("cannot load the FCM service account: \(error)"))
-        }
-    }
-
-    private static func apns(_ environment: [String: String], http: HTTPClient) -> Result<APNsSetup, PushConfigurationError> {
-        guard let keyFile = value("HERALD_APNS_KEY_FILE", in: environment) else {
-            return .failure(
-                PushConfigurationError(
-                    "APNs is not configured: set HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and the topics"))
-        }
-        do {
-            guard let member = value("HERALD_APNS_TOPIC_MEMBER", in: environment),
-                let manager = value("HERALD_APNS_TOPIC_MANAGER", in: environment)
-            else {
-                throw PushConfigurationError("APNs needs HERALD_APNS_TOPIC_MEMBER and HERALD_APNS_TOPIC_MANAGER (the apps' bundle ids)")
-            }
-            let credentials = try APNsCredentials(
-                keyFile: keyFile, keyID: value("HERALD_APNS_KEY_ID", in: environment) ?? "",
-                teamID: value("HERALD_APNS_TEAM_ID", in: environment) ?? "")
-            let provider = APNsProvider(
-                credentials: credentials, endpoint: value("HERALD_APNS_ENDPOINT", in: environment) ?? "https://api.push.apple.com",
-                http: http)
-            return .success((provider, member, manager))
-        } catch let error as PushConfigurationError {
-            return .failure(error)
-        } catch {
-            return .failure(PushConfigurationError("cannot load the APNs key: \(error)"))
         }
     }
 
     /// What is wrong with a provider's configuration, if anything.
     public func configurationError(for provider: PushProvider) -> PushConfigurationError? {
-        providers.withLock { providers in
-            switch provider {
-            case .fcm: if case .failure(let error) = providers.fcm { return error }
-            case .apns: if case .failure(let error) = providers.apns { return error }
-            case .webpush: if case .failure(let error) = providers.webPush { return error }
-            }
-            return nil
-        }
+        if case .failure(let error) = channel(provider) { return error }
+        return nil
     }
 
     public func reloadIfChanged() -> [GatewayReload] {
         var reloaded: [GatewayReload] = []
         if (try? http.reloadCAFile()) == true { reloaded.append(.certificateAuthorities) }
         guard let environment else { return reloaded }
-        for provider in PushProvider.allCases {
-            guard let path = Self.credentialsFile(of: provider, in: environment) else { continue }
+        for type in Self.channelTypes {
+            guard let path = type.credentialsFile(in: environment.variables) else { continue }
             let stamp = FileStamp(path: path)
             let changed = stamps.withLock { stamps in
-                defer { stamps[provider] = stamp }
-                return stamps[provider] != .some(stamp)
+                defer { stamps[type.provider] = stamp }
+                return stamps[type.provider] != .some(stamp)
             }
             guard changed else { continue }
-            switch provider {
-            case .fcm:
-                let fcm = Self.fcm(environment, http: http)
-                providers.withLock { $0.fcm = fcm }
-            case .apns:
-                let apns = Self.apns(environment, http: http)
-                providers.withLock { $0.apns = apns }
-            case .webpush:
-                guard let webPushHTTP else { continue }
-                let webPush = Self.webPush(environment, http: webPushHTTP)
-                providers.withLock { $0.webPush = webPush }
-            }
-            reloaded.append(.credentials(provider))
+            let channel = Self.configure(type, environment.variables, environment.http)
+            channels.withLock { $0[type.provider] = channel }
+            reloaded.append(.credentials(type.provider))
         }
         return reloaded
     }
 
     public func send(_ notification: PushNotification, provider: PushProvider, app: AppKind, expiration: Date?) async throws -> ProviderAnswer {
-        switch provider {
-        case .fcm:
-            switch providers.withLock({ $0.fcm }) {
-            case .success(let fcm): return try await fcm.deliver(notification)
-            case .failure(let error): return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
-            }
-        case .apns:
-            switch providers.withLock({ $0.apns }) {
-            case .success(let (apns, member, manager)):
-                return try await apns.deliver(notification, topic: app == .manager ? manager : member, expiration: expiration)
-            case .failure(let error):
-                return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
-            }
-        case .webpush:
-            switch providers.withLock({ $0.webPush }) {
-            case .success(let webPush): return try await webPush.deliver(notification, expiration: expiration)
-            case .failure(let error): return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
-            }
+        switch channel(provider) {
+        case .success(let channel): try await channel.deliver(notification, app: app, expiration: expiration)
+        case .failure(let error): ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
         }
     }
 }

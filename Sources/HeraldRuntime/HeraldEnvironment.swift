@@ -120,10 +120,8 @@ public struct HeraldEnvironment: Sendable {
     private func logReadiness(of gateway: ProviderGateway) {
         let readiness = gateway.readiness
         var metadata: Logger.Metadata = [:]
-        for (provider, problem) in readiness { metadata["provider.\(provider.rawValue)"] = "\(problem ?? "configured")" }
-        // Web Push's key is what pages subscribe with: said at start, where operators look.
-        if let key = gateway.webPushPublicKey {
-            metadata["provider.webpush"] = "configured; pages subscribe with the public key \(key)"
+        for (provider, problem, note) in readiness {
+            metadata["provider.\(provider.rawValue)"] = "\(problem ?? note.map { "configured; \($0)" } ?? "configured")"
         }
         let configured = readiness.filter { $0.problem == nil }.map(\.provider.rawValue)
         if configured.isEmpty {

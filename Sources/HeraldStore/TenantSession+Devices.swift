@@ -76,7 +76,7 @@ extension TenantSession {
     static func webPushKeys(_ subscription: WebPushSubscription?, platform: Platform, provider: PushProvider) throws -> (
         p256dh: String, auth: String
     )? {
-        guard provider == .webpush else {
+        guard provider.takesSubscription else {
             guard subscription == nil else { throw InputError("a subscription is a browser's: give provider webpush", field: "provider") }
             return nil
         }

@@ -43,7 +43,7 @@ struct PushCommand: AsyncParsableCommand {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
             let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
             let subscription = try self.subscription.map(DeviceCommand.Register.subscription)
-            guard (subscription != nil) == (provider == .webpush) else {
+            guard (subscription != nil) == provider.takesSubscription else {
                 throw InputError("--subscription goes with --provider webpush, and webpush needs it")
             }
             let (value, address) = try subscription.map { ($0.endpoint, DeviceAddress.token) } ?? Input.deviceAddress(token: token, fid: fid)

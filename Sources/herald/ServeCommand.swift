@@ -144,7 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// - Throws: `InputError` for a `HERALD_WEBPUSH_ALLOW_*` value other than 1 or 0.
     static func webPushSettings(_ variables: [String: String]) throws -> WebPushSettings {
         let policy = try DestinationPolicy(.webPush, environment: variables)
-        switch ProviderGateway.webPushSetup(variables) {
+        switch WebPushProvider.setup(variables) {
         case .success(let setup): return WebPushSettings(policy: policy, publicKey: setup.credentials.publicKey)
         case .failure(let problem): return WebPushSettings(policy: policy, problem: problem.description)
         }

@@ -27,8 +27,8 @@ struct HoldBackTests {
             object["client_email"] = "someone-else@other-project.iam.gserviceaccount.com"
             let account = try ServiceAccount(json: try JSONSerialization.data(withJSONObject: object))
             let wrong = ProviderGateway(
-                fcm: .success(FCMProvider(account: account, endpoint: harness.endpoints.http1, http: harness.gateway.http)),
-                apns: .failure(PushConfigurationError("APNs is not configured")), http: harness.gateway.http)
+                channels: [FCMProvider(account: account, endpoint: harness.endpoints.http1, http: harness.gateway.http)],
+                http: harness.gateway.http)
 
             let bad = try await harness.withDispatcher(.init(worker: "misconfigured"), gateway: wrong) { dispatcher in
                 try await dispatcher.run(.drain(horizon: .zero))
@@ -102,9 +102,7 @@ final class OutageGateway: PushGateway {
         self.healthy = healthy
         let nowhere = "http://127.0.0.1:9"  // the discard port: nothing listens on loopback
         let account = try ServiceAccount(json: harness.emulator.serviceAccountJSON(tokenURI: nowhere + "/token"))
-        down = ProviderGateway(
-            fcm: .success(FCMProvider(account: account, endpoint: nowhere, http: healthy.http)),
-            apns: .failure(PushConfigurationError("APNs is not configured")), http: healthy.http)
+        down = ProviderGateway(channels: [FCMProvider(account: account, endpoint: nowhere, http: healthy.http)], http: healthy.http)
     }
 
     func endOutage() {

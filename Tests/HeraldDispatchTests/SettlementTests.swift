@@ -39,8 +39,8 @@ struct SettlementTests {
         // Past the deadline it expires like any retry.
         let late = settle(.unanswered(reason: "no answer"), http: nil, attempt: 9, firstAttempt: now.addingTimeInterval(-7_200))
         #expect(late.status == .expired)
-        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, provider: .fcm) == .transportFault("x"))
-        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, provider: .webpush) == .answered)
+        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, gate: .oneEndpoint) == .transportFault("x"))
+        #expect(Settlement.gateAnswer(for: .unanswered(reason: "x"), http: nil, gate: .perDevice) == .answered)
     }
 
     @Test func deliveredIsSentWithTheProvidersId() {
@@ -85,15 +85,15 @@ struct SettlementTests {
     }
 
     @Test func whatTheGateHears() {
-        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, provider: .fcm) == .transportFault("refused"))
-        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "503"), http: 503, provider: .fcm) == .answered)
-        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, provider: .fcm) == .configurationFault("no key"))
-        #expect(Settlement.gateAnswer(for: .credentialsExpired(reason: "401"), http: 401, provider: .fcm) == .configurationFault("401"))
-        #expect(Settlement.gateAnswer(for: .delivered(messageID: nil), http: 200, provider: .fcm) == .answered)
-        #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404, provider: .fcm) == .answered)
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, gate: .oneEndpoint) == .transportFault("refused"))
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "503"), http: 503, gate: .oneEndpoint) == .answered)
+        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, gate: .oneEndpoint) == .configurationFault("no key"))
+        #expect(Settlement.gateAnswer(for: .credentialsExpired(reason: "401"), http: 401, gate: .oneEndpoint) == .configurationFault("401"))
+        #expect(Settlement.gateAnswer(for: .delivered(messageID: nil), http: 200, gate: .oneEndpoint) == .answered)
+        #expect(Settlement.gateAnswer(for: .deadToken(reason: "gone"), http: 404, gate: .oneEndpoint) == .answered)
         // Each browser names its own push service: one that does not answer holds back none but its own.
-        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, provider: .webpush) == .answered)
-        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, provider: .webpush) == .configurationFault("no key"))
+        #expect(Settlement.gateAnswer(for: .retry(after: nil, reason: "refused"), http: nil, gate: .perDevice) == .answered)
+        #expect(Settlement.gateAnswer(for: .configurationError(reason: "no key"), http: nil, gate: .perDevice) == .configurationFault("no key"))
     }
 
     @Test func loopsBackOffUpToTwoSeconds() {

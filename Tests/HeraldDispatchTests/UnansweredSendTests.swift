@@ -70,13 +70,13 @@ import Testing
             return false
         }
         let refused = HTTPClientError(kind: .connect, message: "cannot connect")
-        #expect(isRetry(FCMProvider.transportOutcome(refused, what: "FCM")))
+        #expect(isRetry(DeliveryOutcome.transport(refused, what: "FCM")))
         let lost = HTTPClientError(kind: .timeout, message: "no answer", requestSent: true)
-        #expect(FCMProvider.transportOutcome(lost, what: "FCM") == .unanswered(reason: "FCM sent no answer: no answer"))
+        #expect(DeliveryOutcome.transport(lost, what: "FCM") == .unanswered(reason: "FCM sent no answer: no answer"))
         // The OAuth token's request is not the push: the push never left.
-        #expect(isRetry(FCMProvider.transportOutcome(lost, what: "the token endpoint", isThePush: false)))
+        #expect(isRetry(DeliveryOutcome.transport(lost, what: "the token endpoint", isThePush: false)))
         // A URL that cannot be sent to is never retried.
         let malformed = HTTPClientError(kind: .badURL, message: "URL using bad/illegal format")
-        #expect(!isRetry(FCMProvider.transportOutcome(malformed, what: "the push service")))
+        #expect(!isRetry(DeliveryOutcome.transport(malformed, what: "the push service")))
     }
 }

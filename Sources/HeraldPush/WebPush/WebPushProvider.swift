@@ -65,7 +65,7 @@ public final class WebPushProvider: Sendable {
                 if error.kind == .refused {
                     return ProviderAnswer(.badRequest(reason: "the endpoint is refused at connect time: \(error.message)"), httpStatus: nil)
                 }
-                return ProviderAnswer(FCMProvider.transportOutcome(error, what: "the push service \(origin)"), httpStatus: nil)
+                return ProviderAnswer(DeliveryOutcome.transport(error, what: "the push service \(origin)"), httpStatus: nil)
             }
             let outcome = WebPushClassifier.classify(
                 ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())

@@ -11,6 +11,8 @@ public final class APNsProvider: Sendable {
     private let http: HTTPClient
     private let now: @Sendable () -> Date
     private let sendTimeout: Duration
+    /// The apps' bundle ids, for `deliver(_:app:expiration:)` (nil: only `deliver(_:topic:)`).
+    public let topics: APNsTopics?
 
     /// - Parameters:
     ///   - endpoint: `HERALD_APNS_ENDPOINT`; Apple's production host by default
@@ -18,8 +20,9 @@ public final class APNsProvider: Sendable {
     ///   - sendTimeout: how long a send waits for APNs' answer.
     public init(
         credentials: APNsCredentials, endpoint: String = "https://api.push.apple.com", http: HTTPClient,
-        sendTimeout: Duration = pushSendTimeout, now: @escaping @Sendable () -> Date = { Date() }
+        sendTimeout: Duration = pushSendTimeout, now: @escaping @Sendable () -> Date = { Date() }, topics: APNsTopics? = nil
     ) {
+        self.topics = topics
         self.credentials = credentials
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.http = http
@@ -51,7 +54,7 @@ public final class APNsProvider: Sendable {
                     HTTPRequest(
                         method: "POST", url: endpoint + request.path, headers: headers, body: Array(request.body), timeout: sendTimeout))
             } catch let error as HTTPClientError {
-                return ProviderAnswer(FCMProvider.transportOutcome(error, what: "APNs"), httpStatus: nil)
+                return ProviderAnswer(DeliveryOutcome.transport(error, what: "APNs"), httpStatus: nil)
             }
             let outcome = APNsClassifier.classify(
                 ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())

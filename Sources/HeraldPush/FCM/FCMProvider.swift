@@ -54,7 +54,7 @@ public final class FCMProvider: Sendable {
             } catch let error as PushConfigurationError {
                 return ProviderAnswer(.configurationError(reason: error.description), httpStatus: nil)
             } catch let error as HTTPClientError {
-                return ProviderAnswer(Self.transportOutcome(error, what: "the OAuth token endpoint", isThePush: false), httpStatus: nil)
+                return ProviderAnswer(DeliveryOutcome.transport(error, what: "the OAuth token endpoint", isThePush: false), httpStatus: nil)
             }
             let request = HTTPRequest(
                 method: "POST", url: sendURL,
@@ -64,7 +64,7 @@ public final class FCMProvider: Sendable {
             do {
                 response = try await http.send(request)
             } catch let error as HTTPClientError {
-                return ProviderAnswer(Self.transportOutcome(error, what: "FCM"), httpStatus: nil)
+                return ProviderAnswer(DeliveryOutcome.transport(error, what: "FCM"), httpStatus: nil)
             }
             let outcome = FCMClassifier.classify(
                 ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
@@ -76,21 +76,6 @@ public final class FCMProvider: Sendable {
             }
         }
         return ProviderAnswer(.configurationError(reason: "FCM kept refusing the access token"), httpStatus: nil)
-    }
-
-    /// No answer at all. A request that never left is worth a retry: a TLS failure counts
-    /// too (it is the endpoint — a certificate changed, a proxy in the way — not the sender's
-    /// credentials, and it clears when the endpoint or the CA file is put right; the worker
-    /// rereads the CA file). One that left may have been taken: `unanswered`, unless it was
-    /// not the push itself (`isThePush`: the OAuth token's request).
-    static func transportOutcome(_ error: HTTPClientError, what: String, isThePush: Bool = true) -> DeliveryOutcome {
-        switch error.kind {
-        case .tls: .retry(after: nil, reason: "TLS with \(what) failed: \(error.message)")
-        case .badURL: .badRequest(reason: "\(what) cannot be reached at that URL: \(error.message)")
-        default:
-            error.requestSent && isThePush
-                ? .unanswered(reason: "\(what) sent no answer: \(error.message)") : .retry(after: nil, reason: "\(what): \(error.message)")
-        }
     }
 
     /// The JWT-bearer grant: POST the signed assertion to the account's `token_uri`.
