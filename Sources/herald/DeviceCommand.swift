@@ -16,7 +16,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 the newest Firebase SDKs reports instead; FCM only). Apps should register again about monthly: a device \
                 not registered for HERALD_DEVICE_STALE_AFTER (60d) is stale and sent nothing until it registers again. \
                 --kind liveactivity registers an iPhone's ActivityKit push-to-start token (with --platform ios --provider \
-                apns): a P0 activity assigned to or by its owner starts a Live Activity on it. A browser registers its                 Web Push subscription instead of a token: --platform web --provider webpush --subscription JSON, the                 PushSubscription the page's pushManager.subscribe() returned, as JSON.stringify writes it.
+                apns): a P0 activity assigned to or by its owner starts a Live Activity on it. A browser registers its \
+                Web Push subscription instead of a token: --platform web --provider webpush --subscription JSON, the \
+                PushSubscription the page's pushManager.subscribe() returned, as JSON.stringify writes it.
                 """)
 
         @Option(help: "The owner's email.") var user: String

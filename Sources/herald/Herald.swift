@@ -7,7 +7,7 @@ import HeraldStore
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "Multi-tenant team workflow notifier: activities and chat, delivered over FCM and APNs.",
+        abstract: "Multi-tenant team workflow notifier: activities and chat, delivered over FCM, APNs and Web Push.",
         discussion: """
             With no HERALD_DATABASE_URL, herald runs a private PostgreSQL cluster under HERALD_HOME \
             (default ~/.herald), started on demand.
