@@ -336,7 +336,7 @@ let package = Package(
         .testTarget(name: "CCurlTests", dependencies: ["CCurl"]),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"]),
         .testTarget(name: "HeraldLoopsTests", dependencies: ["HeraldLoops", "HeraldTesting"]),
-        .testTarget(name: "HeraldLiveTests", dependencies: ["HeraldLive", "HeraldCore", "HeraldStore", "HeraldTesting"]),
+        .testTarget(name: "HeraldLiveTests", dependencies: ["HeraldLive", "HeraldCore", "HeraldStore", "HeraldTesting", "HeraldTestSupport"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
         .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore"]),
         .testTarget(

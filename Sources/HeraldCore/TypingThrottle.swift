@@ -16,17 +16,18 @@ public struct TypingThrottle: Sendable {
     }
 
     public let interval: Duration
-    private var told: [Key: ContinuousClock.Instant] = [:]
+    private var told: [Key: Date] = [:]
 
     public init(interval: Duration = .seconds(3)) {
         self.interval = interval
     }
 
     /// Whether `key`'s typing is told now; if so, it is not again before `interval` has passed.
-    public mutating func admit(_ key: Key, at now: ContinuousClock.Instant) -> Bool {
-        if let last = told[key], last.duration(to: now) < interval { return false }
+    public mutating func admit(_ key: Key, at now: Date) -> Bool {
+        let interval = interval.timeInterval
+        if let last = told[key], now.timeIntervalSince(last) < interval { return false }
         // Forget what no longer holds anything back, now and then (a server sees many people).
-        if told.count >= 1_024 { told = told.filter { $0.value.duration(to: now) < interval } }
+        if told.count >= 1_024 { told = told.filter { now.timeIntervalSince($0.value) < interval } }
         told[key] = now
         return true
     }

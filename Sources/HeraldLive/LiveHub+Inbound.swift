@@ -37,9 +37,7 @@ extension LiveHub {
                     try await $0.setLiveViewing(person, conversation: conversation, seconds: Self.viewingSeconds)
                 }
             }
-            if let left = machine.withLock({ $0.view(socket.id, conversation) }) {
-                try await store.withTenant(socket.tenant) { try await $0.setLiveViewing(person, conversation: left, seconds: nil) }
-            }
+            await perform(machine.withLock { $0.view(socket.id, conversation) })
         case .received(let conversation, let sequence):
             _ = try await store.withTenant(socket.tenant) {
                 try await $0.changeConversation(actor: person.email, conversation: conversation, .received(upTo: sequence))
@@ -50,9 +48,7 @@ extension LiveHub {
             }
         case .typing(let conversation):
             // One frame every few seconds is told; the rest cost nothing (no transaction).
-            let key = TypingThrottle.Key(person: person.id, conversation: conversation)
-            guard typingThrottle.withLock({ $0.admit(key, at: .now) }) else { return }
-            try await store.withTenant(socket.tenant) { try await $0.announceTyping(person, in: conversation) }
+            await perform(machine.withLock { $0.typing(socket.id, in: conversation, now: clock()) })
         case .foreground(let value):
             machine.withLock { $0.foreground(socket.id, value) }
             // A socket for one phone: while its app is in the foreground, chat pushes to that

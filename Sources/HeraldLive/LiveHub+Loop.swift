@@ -48,9 +48,7 @@ extension LiveHub: Service {
                         switch event {
                         case .pending: sequencerWake.yield()
                         case .feed: self.wake()
-                        case .presence(let change):
-                            self.machine.withLock { $0.heard(change) }
-                            self.presenceHeardWake.wake()
+                        case .presence(let change): self.performSoon(self.machine.withLock { $0.heard(change) })
                         case .typing(let typing): await self.typing(typing)
                         case .membership: self.recheckWake.wake()
                         case .connected:
@@ -79,7 +77,7 @@ extension LiveHub: Service {
                 group.addTask {
                     while !self.isStopping {
                         do { try await Task.sleep(for: .seconds(1)) } catch { break }
-                        await self.second(store: store)
+                        await self.perform(self.machine.withLock { $0.second(now: self.clock()) })
                         // Hints can be lost (a reconnect); the tables are read anyway.
                         sequencerWake.yield()
                     }
@@ -102,32 +100,9 @@ extension LiveHub: Service {
 
     var isStopping: Bool { machine.withLock { $0.stopping } }
 
-    /// How far back each check reaches before the last one (seconds).
-    static let credentialsCheckMargin: TimeInterval = 5
-
-    /// One second of the hub (`LiveStateMachine.second`): the heartbeat of the sockets whose
-    /// second it is (a ping, or the close when the last ping went unanswered), the `presence`
-    /// frames the batching held back, and the upkeep that is due. One loop instead of a
-    /// sleeping task a socket.
-    func second(store: Store) async {
-        let tick = machine.withLock { $0.second(now: Date()) }
-        for socket in tick.beating { socket.beat() }
-        send(tick.presence)
-        wake()
-        // A recording that failed is tried again.
-        presenceWake.wake()
-        if tick.checkCredentials { await closeRevoked(full: tick.fullCredentialsCheck) }
-        if tick.fullCredentialsCheck { await recheckSubscriptions() }
-        if tick.upkeep { await upkeep() }
-        if tick.trim { trim() }
-        if tick.prune { _ = try? await store.pruneLive(olderThan: settings.retention) }
-    }
-
     /// Closes every socket with 1001 and ends the loops.
     func stop() {
-        for socket in machine.withLock({ $0.stop() }) {
-            socket.close(code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor")
-        }
+        performSoon(machine.withLock { $0.stop() })
     }
 
     /// After `stop`: waits (at most `limit`) for the sockets' closes to go out and their
@@ -143,7 +118,7 @@ extension LiveHub: Service {
     /// since back to the system: each socket's upgrade leaves short-lived allocations between
     /// the long-lived ones, and glibc keeps the freed pages between them otherwise (measured:
     /// 200 MB taken for 68 MB in use after 2,000 sockets opened at once).
-    private func trim() {
+    func trim() {
         #if os(Linux)
             _ = mallocTrim(0)
         #endif
@@ -154,7 +129,7 @@ extension LiveHub: Service {
     /// five seconds as the upkeep is): `herald serve` may run where no worker does, and the
     /// plans its connections keep were made when the tables were small (a group's participants
     /// joined to a team of 2,000 by a plan made for a team of 4: a second a message).
-    private func upkeep() async {
+    func upkeep() async {
         do {
             try await background.stampLiveServer(server)
             metrics.presenceChanges.increment(by: try await background.reapLiveServers().count)
@@ -172,25 +147,24 @@ extension LiveHub: Service {
     }
 
     /// Closes, within seconds, the sockets of credentials revoked or expired since they opened, and
-    /// those of console sessions signed out or expired:
-    /// a call asks for what ended since the last (`credentialsEnded`); a `full` one (the first,
-    /// then every `LiveStateMachine.fullCheckEvery` seconds) for the standing of every credential
-    /// held, which also finds those removed outright, and checks every presence subscription again.
-    private func closeRevoked(full: Bool) async {
+    /// those of console sessions signed out or expired: what ended `since` then
+    /// (`credentialsEnded`), or (nil: the first check, then every
+    /// `LiveStateMachine.fullCheckEvery` seconds) the standing of every credential held, which
+    /// also finds those removed outright.
+    func checkCredentials(since: Date?) async {
         let all = sockets
         guard !all.isEmpty else { return }
         do {
             var ended: [UUID: AuthenticationFailure] = [:]
-            if let since = credentialsCheckedAt.withLock({ $0 }), !full {
-                // A margin for revoking transactions still open at the last check.
-                let (found, checkedAt) = try await background.credentialsEnded(since: since - Self.credentialsCheckMargin)
-                credentialsCheckedAt.withLock { $0 = checkedAt }
+            if let since {
+                let (found, checkedAt) = try await background.credentialsEnded(since: since)
+                machine.withLock { $0.credentialsChecked(at: checkedAt) }
                 for (key, failure) in found { ended[key.id] = failure }
             } else {
                 let (failures, checkedAt) = try await background.credentialStanding(
                     Array(Set(all.map { CredentialKey(tenant: $0.tenant.id, id: $0.credentialID) })),
                     sessions: Array(Set(all.compactMap { socket in socket.consoleSession.map { CredentialKey(tenant: socket.tenant.id, id: $0) } })))
-                credentialsCheckedAt.withLock { $0 = checkedAt }
+                machine.withLock { $0.credentialsChecked(at: checkedAt) }
                 ended = failures
             }
             failures.credentials.succeeded()

@@ -34,7 +34,7 @@ extension LiveHub {
                 let followers = try await background.withTenant(tenant) { session in
                     try await session.presenceFollowers(of: changes.map(\.person))
                 }
-                send(machine.withLock { $0.tell(changes, followers: followers, now: Date()) })
+                send(machine.withLock { $0.tell(changes, followers: followers, now: clock()) })
             } catch {
                 failure = error
             }

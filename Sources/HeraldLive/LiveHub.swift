@@ -6,8 +6,8 @@ import Synchronization
 
 /// The live channel of one `herald serve` (docs/live-protocol.md): the runner of its
 /// `LiveStateMachine`. It reads the shared feed from PostgreSQL and writes each socket what its
-/// person may see; every lock it takes is one event of the machine, and what the machine says
-/// to do it does outside the lock. Servers share nothing but the database: NOTIFY wakes them,
+/// person may see; every lock it takes is one event of the machine, and what the machine
+/// answers (`LiveAction`) it does outside the lock, in one place (`perform`). Servers share nothing but the database: NOTIFY wakes them,
 /// the feed is the data.
 public final class LiveHub: Sendable {
     let store: Store
@@ -23,10 +23,8 @@ public final class LiveHub: Sendable {
     let metrics = LiveMetrics()
     /// Each loop's failures, told once a streak.
     let failures: LiveFailures
-    /// Typing told at most once every few seconds per person and conversation.
-    let typingThrottle = Mutex(TypingThrottle())
-    /// The database's time of the last credentials check (`closeRevoked`).
-    let credentialsCheckedAt = Mutex<Date?>(nil)
+    /// The time the machine's events are given (a test may move it).
+    let clock: @Sendable () -> Date
     /// Asks for a round (new feed rows, or a socket to catch up).
     let roundWake = LiveWake()
     /// Asks for presence to be recorded.
@@ -41,11 +39,15 @@ public final class LiveHub: Sendable {
     /// up, as `GET /v1/presence` does, and takes from the same share.
     let requestBudget: @Sendable (_ credential: UUID, _ kind: CredentialKind) -> Duration?
 
-    /// - Parameter requestBudget: the REST API's rate limits (none by default).
+    /// - Parameters:
+    ///   - requestBudget: the REST API's rate limits (none by default).
+    ///   - clock: the time the state machine's events are given.
     public init(
         store: Store, settings: LiveSettings = LiveSettings(), logger: Logger,
-        requestBudget: @escaping @Sendable (_ credential: UUID, _ kind: CredentialKind) -> Duration? = { _, _ in nil }
+        requestBudget: @escaping @Sendable (_ credential: UUID, _ kind: CredentialKind) -> Duration? = { _, _ in nil },
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.clock = clock
         self.store = store
         self.settings = settings
         self.logger = logger
@@ -81,11 +83,10 @@ public final class LiveHub: Sendable {
     /// The socket's connection is up: registered, its `hello` (and `resync`) sent, a round asked
     /// for its catch-up; its person is recorded online in the background if it is their first here.
     public func register(_ socket: LiveSocket, plan: LivePlan) {
-        let first = machine.withLock { $0.opened(socket.id, socket, tenant: plan.tenant, person: plan.person.id, device: plan.device) }
+        let actions = machine.withLock { $0.opened(socket.id, socket, tenant: plan.tenant, person: plan.person.id, device: plan.device) }
         metrics.sockets.increment()
         let start = plan.start
         if plan.after != nil { (start.resync ? metrics.resyncs : metrics.resumes).increment() }
-        if first { presenceWake.wake() }
         socket.send(
             LiveFrame.text(LiveFrame.Hello(person: plan.person.email, cursor: LiveFrame.cursor(start.position), heartbeat: settings.heartbeat)))
         if start.resync {
@@ -94,26 +95,15 @@ public final class LiveHub: Sendable {
                     LiveFrame.Resync(
                         reason: "the cursor is older than what is kept (or unknown here): reload with the REST API, then use this hello's cursor")))
         }
-        wake()
+        performSoon(actions)
     }
 
     /// A socket's connection is gone: unregistered; its person's presence is to be recorded
     /// again (offline if it was their last socket here), and what it held in the database let go.
     public func closed(_ socket: LiveSocket) {
-        let closed = machine.withLock { $0.closed(socket.id) }
+        let actions = machine.withLock { $0.closed(socket.id) }
         metrics.sockets.decrement()
-        if closed.lastOfPerson { presenceWake.wake() }
-        guard closed.leaveForeground != nil || closed.stopViewing != nil else { return }
-        Task {
-            if let device = closed.leaveForeground {
-                try? await store.withTenant(socket.tenant) {
-                    try await $0.setLiveForeground(false, device: device, of: socket.person, server: server)
-                }
-            }
-            if let viewing = closed.stopViewing {
-                try? await store.withTenant(socket.tenant) { try await $0.setLiveViewing(socket.person, conversation: viewing, seconds: nil) }
-            }
-        }
+        performSoon(actions)
     }
 
     /// Every socket now, for the loops.

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldStore
 
 /// The live hub's presence decisions (`LiveStateMachine`): whose presence to record, the
 /// changes heard and whom to tell them to, subscriptions and their lookups, and the batching
@@ -36,9 +35,10 @@ extension LiveStateMachine {
         presenceDirty.formUnion(online + offline)
     }
 
-    /// A presence change heard from a server (this one's included).
-    public mutating func heard(_ change: LivePresenceChange) {
+    /// A presence change heard from a server (this one's included): to tell.
+    public mutating func heard(_ change: LivePresenceChange) -> [Action] {
         presenceHeard.append(change)
+        return [.tellPresence]
     }
 
     /// The changes heard since the last time, to tell (those of people who show their presence).

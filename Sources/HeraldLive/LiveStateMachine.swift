@@ -1,13 +1,14 @@
 import Foundation
 import HeraldCore
-import HeraldStore
 
 /// The live hub's decisions, as a value: which sockets the server holds and for whom, which
 /// have caught up from their cursors, up to where the rounds have given the feed, whose
 /// presence is to be recorded or told, what each socket views and whether its app is in the
-/// foreground, and what the heartbeat and the upkeep do each second. Each `mutating` function
-/// takes one event and says what to do; `LiveHub` does it, under the lock that holds this.
-/// Generic over the socket it hands back, so that its tests need no connection.
+/// foreground, whose typing is told, when credentials are checked, and what the heartbeat and
+/// the upkeep do each second. Each `mutating` function takes one event (with the time, when it
+/// matters: the machine reads no clock) and answers what to do as `LiveAction`s, which
+/// `LiveHub.perform` does outside the lock that holds this (docs/architecture.md). Generic
+/// over the socket it hands back, so that its tests need no connection.
 public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// A socket the hub holds, and what it knows of it.
     public struct Member: Sendable {
@@ -31,22 +32,8 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         var sentAt: Date?
     }
 
-    /// A `presence` frame to write: a socket, and every change since its last one.
-    public struct PresenceFrame: Sendable {
-        public let socket: Socket
-        public let changes: [LivePresenceChange]
-    }
-
-    /// What a closed socket leaves to do.
-    public struct Closed: Sendable, Equatable {
-        /// It was the person's last here: their presence is to be recorded.
-        public var lastOfPerson = false
-        /// The conversation it viewed, which none of the person's other sockets views: no longer viewed.
-        public var stopViewing: UUID?
-        /// The device whose app it said was in the foreground, which no other socket of the
-        /// person says so of: no longer in the foreground.
-        public var leaveForeground: String?
-    }
+    public typealias PresenceFrame = LivePresenceFrame<Socket>
+    public typealias Action = LiveAction<Socket>
 
     /// One round's work: what the joined sockets have been given up to (`cursor`), who they
     /// are by tenant and person, and who is catching up.
@@ -54,23 +41,6 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         public let cursor: Int64
         public let joined: [UUID: LiveTenantSockets<Socket>]
         public let joining: [Socket]
-    }
-
-    /// What one second of the heartbeat does.
-    public struct Tick: Sendable {
-        /// The sockets whose heartbeat it is.
-        public var beating: [Socket] = []
-        /// Check the credentials of the sockets: `full` reads the standing of every one.
-        public var checkCredentials: Bool = false
-        public var fullCredentialsCheck: Bool = false
-        /// Stamp the server, reap dead ones, renew what sockets view.
-        public var upkeep = false
-        /// Hand freed memory back (many sockets opened or closed).
-        public var trim = false
-        /// Remove frames older than the retention.
-        public var prune = false
-        /// The `presence` frames held back by the batching that may go now.
-        public var presence: [PresenceFrame] = []
     }
 
     public let settings: LiveSettings
@@ -110,12 +80,19 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// Sockets opened and closed since freed memory was last handed back.
     private var churn = 0
     private var tick = 0
+    /// Typing told at most once every few seconds per person and conversation.
+    private var typingThrottle = TypingThrottle()
+    /// The database's time of the last credentials check.
+    private(set) var credentialsCheckedAt: Date?
 
     /// How many sockets opening or closing make the hub hand memory back.
     public static var trimAfterChurn: Int { 1_000 }
     /// Every how many seconds the credentials of all sockets are checked in full; in between,
     /// only those that ended since the last check are read.
     public static var fullCheckEvery: Int { 60 }
+    /// How far back each check reaches before the last one (seconds): for revoking
+    /// transactions still open at the last check.
+    public static var credentialsCheckMargin: TimeInterval { 5 }
 
     public init(settings: LiveSettings) {
         self.settings = settings
@@ -135,9 +112,9 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         return next
     }
 
-    /// A socket opened (and its `hello` is about to go out): it catches up in the next round.
-    /// - Returns: whether it is its person's first here (their presence is to be recorded).
-    public mutating func opened(_ id: UInt64, _ socket: Socket, tenant: Tenant, person: UUID, device: String?) -> Bool {
+    /// A socket opened (and its `hello` went out): it catches up in the next round, and when it
+    /// is its person's first here their presence is to be recorded.
+    public mutating func opened(_ id: UInt64, _ socket: Socket, tenant: Tenant, person: UUID, device: String?) -> [Action] {
         let key = LivePersonKey(tenant: tenant.id, person: person)
         members[id] = Member(socket: socket, tenant: tenant, key: key, device: device)
         keys[id] = key
@@ -145,14 +122,17 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         churn += 1
         joining.insert(id)
         byPerson[key.person, default: []].insert(id)
-        guard byPerson[key.person]?.count == 1 else { return false }
+        guard byPerson[key.person]?.count == 1 else { return [.round] }
         presenceDirty.insert(key)
-        return true
+        return [.recordPresence, .round]
     }
 
-    /// A socket's connection is gone.
-    public mutating func closed(_ id: UInt64) -> Closed {
-        guard let member = members.removeValue(forKey: id) else { return Closed() }
+    /// A socket's connection is gone. When it was its person's last here, their presence is to
+    /// be recorded; the conversation it viewed that none of the person's other sockets views is
+    /// no longer viewed; the device whose app it said was in the foreground, when no other
+    /// socket of the person says so of it, is no longer in the foreground.
+    public mutating func closed(_ id: UInt64) -> [Action] {
+        guard let member = members.removeValue(forKey: id) else { return [] }
         keys[id] = nil
         tenants[member.key.tenant]?.sockets -= 1
         if tenants[member.key.tenant]?.sockets == 0 { tenants[member.key.tenant] = nil }
@@ -165,30 +145,43 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         if joining.remove(id) == nil { joinedCache = nil }
         byPerson[member.key.person]?.remove(id)
         let others = (byPerson[member.key.person] ?? []).compactMap { members[$0] }
-        var closed = Closed()
+        var actions: [Action] = []
         if others.isEmpty {
             byPerson[member.key.person] = nil
             presenceDirty.insert(member.key)
-            closed.lastOfPerson = true
+            actions.append(.recordPresence)
         }
-        if let viewing = member.viewing, !others.contains(where: { $0.viewing == viewing }) { closed.stopViewing = viewing }
+        if let viewing = member.viewing, !others.contains(where: { $0.viewing == viewing }) {
+            actions.append(.stopViewing(member.socket, conversation: viewing))
+        }
         if member.foreground, let device = member.device, !others.contains(where: { $0.device == device && $0.foreground }) {
-            closed.leaveForeground = device
+            actions.append(.leaveForeground(member.socket, device: device))
         }
-        return closed
+        return actions
     }
 
-    /// The conversation on a socket's screen. - Returns: the one it leaves that none of the
-    /// person's other sockets views (no longer viewed), if any.
-    public mutating func view(_ id: UInt64, _ conversation: UUID?) -> UUID? {
-        guard let before = members[id]?.viewing else {
-            members[id]?.viewing = conversation
-            return nil
-        }
+    /// The conversation on a socket's screen: the one it leaves, when none of the person's
+    /// other sockets views it, is no longer viewed.
+    public mutating func view(_ id: UInt64, _ conversation: UUID?) -> [Action] {
+        guard let member = members[id] else { return [] }
         members[id]?.viewing = conversation
-        guard before != conversation, let person = members[id]?.key.person else { return nil }
-        let others = (byPerson[person] ?? []).compactMap { members[$0] }
-        return others.contains { $0.viewing == before } ? nil : before
+        guard let before = member.viewing, before != conversation else { return [] }
+        let others = (byPerson[member.key.person] ?? []).compactMap { members[$0] }
+        return others.contains { $0.viewing == before } ? [] : [.stopViewing(member.socket, conversation: before)]
+    }
+
+    /// The socket's person types in `conversation` at `now`: told to its other participants at
+    /// most once every few seconds (`TypingThrottle`); the other frames cost nothing.
+    public mutating func typing(_ id: UInt64, in conversation: UUID, now: Date) -> [Action] {
+        guard let member = members[id],
+            typingThrottle.admit(TypingThrottle.Key(person: member.key.person, conversation: conversation), at: now)
+        else { return [] }
+        return [.announceTyping(member.socket, conversation: conversation)]
+    }
+
+    /// A credentials check read the database at `time`: the next reaches back from there.
+    public mutating func credentialsChecked(at time: Date) {
+        credentialsCheckedAt = time
     }
 
     /// The socket's app came to the foreground, or left it.
@@ -245,35 +238,42 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
 
     // MARK: The heartbeat and the upkeep
 
-    /// One second: whose heartbeat it is (each socket's in the second its id falls on, so the
-    /// pings of many sockets spread over the interval), the `presence` frames the batching held
-    /// back, and what upkeep is due.
-    public mutating func second(now: Date) -> Tick {
+    /// One second, in this order: the `presence` frames the batching held back, whose heartbeat
+    /// it is (each socket's in the second its id falls on, so the pings of many sockets spread
+    /// over the interval), a round and a recording of presence (either may have been missed or
+    /// have failed), then what is due: the credentials every two seconds (in full the first
+    /// time and every `fullCheckEvery` seconds, with the subscriptions checked again), the
+    /// upkeep every five (and the memory handed back after much churn), pruning every minute.
+    public mutating func second(now: Date) -> [Action] {
         tick += 1
-        var result = Tick()
-        result.presence = flushPresence(presenceWaiting, now: now)
+        var actions: [Action] = []
+        let frames = flushPresence(presenceWaiting, now: now)
+        if !frames.isEmpty { actions.append(.presence(frames)) }
         let interval = UInt64(max(1, settings.heartbeat))
         let phase = UInt64(tick) % interval
-        result.beating = members.filter { $0.key % interval == phase }.map(\.value.socket)
+        let beating = members.filter { $0.key % interval == phase }.map(\.value.socket)
+        if !beating.isEmpty { actions.append(.beat(beating)) }
+        actions += [.round, .recordPresence]
         if tick % 2 == 0, !members.isEmpty {
-            result.checkCredentials = true
-            result.fullCredentialsCheck = tick % Self.fullCheckEvery == 2
+            let full = tick % Self.fullCheckEvery == 2 || credentialsCheckedAt == nil
+            actions.append(.checkCredentials(since: full ? nil : credentialsCheckedAt.map { $0 - Self.credentialsCheckMargin }))
+            if tick % Self.fullCheckEvery == 2 { actions.append(.recheckSubscriptions) }
         }
         if tick % 5 == 0 {
-            result.upkeep = true
+            actions.append(.upkeep)
             if churn >= Self.trimAfterChurn {
                 churn = 0
-                result.trim = true
+                actions.append(.trim)
             }
         }
-        result.prune = tick % 60 == 0
-        return result
+        if tick % 60 == 0 { actions.append(.prune) }
+        return actions
     }
 
-    /// The server stops: no socket opens from now on. - Returns: the sockets to close (1001).
-    public mutating func stop() -> [Socket] {
+    /// The server stops: no socket opens from now on, and every one is closed (1001).
+    public mutating func stop() -> [Action] {
         stopping = true
-        return sockets
+        return [.close(sockets, code: LiveCloseCode.goingAway, reason: "the server is shutting down: reconnect with your cursor")]
     }
 }
 

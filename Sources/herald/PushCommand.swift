@@ -13,7 +13,8 @@ struct PushCommand: AsyncParsableCommand {
 
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Send one notification through FCM, APNs or Web Push and print the provider's answer (the first thing to run with new credentials).",
+            abstract:
+                "Send one notification through FCM, APNs or Web Push and print the provider's answer (the first thing to run with new credentials).",
             discussion: """
                 FCM uses GOOGLE_APPLICATION_CREDENTIALS and HERALD_FCM_ENDPOINT (default https://fcm.googleapis.com); APNs \
                 uses HERALD_APNS_KEY_FILE, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID, HERALD_APNS_TOPIC_MEMBER, \

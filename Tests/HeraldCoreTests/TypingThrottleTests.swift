@@ -3,13 +3,13 @@ import HeraldCore
 import Testing
 
 @Suite struct TypingThrottleTests {
-    func admit(_ throttle: inout TypingThrottle, _ key: TypingThrottle.Key, at now: ContinuousClock.Instant) -> Bool {
+    func admit(_ throttle: inout TypingThrottle, _ key: TypingThrottle.Key, at now: Date) -> Bool {
         throttle.admit(key, at: now)
     }
 
     @Test func oneFrameEveryIntervalPerPersonAndConversation() {
         var throttle = TypingThrottle(interval: .seconds(3))
-        let start = ContinuousClock.now
+        let start = Date(timeIntervalSince1970: 1_795_303_800)
         let bob = TypingThrottle.Key(person: UUID(), conversation: UUID())
         let bobElsewhere = TypingThrottle.Key(person: bob.person, conversation: UUID())
         let carol = TypingThrottle.Key(person: UUID(), conversation: bob.conversation)
@@ -26,7 +26,7 @@ import Testing
 
     @Test func manyPeopleDoNotGrowItForEver() {
         var throttle = TypingThrottle(interval: .seconds(3))
-        let start = ContinuousClock.now
+        let start = Date(timeIntervalSince1970: 1_795_303_800)
         for second in 0..<100 {
             for _ in 0..<100 { _ = throttle.admit(.init(person: UUID(), conversation: UUID()), at: start + .seconds(second * 10)) }
         }
@@ -34,5 +34,11 @@ import Testing
         let key = TypingThrottle.Key(person: UUID(), conversation: UUID())
         #expect(admit(&throttle, key, at: start + .seconds(2_000)))
         #expect(admit(&throttle, key, at: start + .seconds(2_003)))
+    }
+}
+
+extension Date {
+    fileprivate static func + (date: Date, duration: Duration) -> Date {
+        date.addingTimeInterval(duration.timeInterval)
     }
 }

@@ -93,8 +93,8 @@ import Testing
         machine.presenceRecorded(online: due.online, offline: due.offline)
         // One of two closes: still online. The last closes and one comes back before the
         // recording runs: nothing to record.
-        #expect(!machine.closed(one).lastOfPerson)
-        #expect(machine.closed(two).lastOfPerson)
+        #expect(!machine.closed(one).recordsPresence)
+        #expect(machine.closed(two).recordsPresence)
         _ = open(&machine, alice)
         due = machine.presenceToRecord()
         #expect(due.online.isEmpty && due.offline.isEmpty)
@@ -116,7 +116,7 @@ import Testing
         let id = open(&machine, alice)
         let due = machine.presenceToRecord()
         machine.presenceRecorded(online: due.online, offline: due.offline)
-        #expect(machine.stop() == [id])
+        #expect(machine.stop().closing == [id])
         _ = machine.closed(id)
         #expect(machine.presenceToRecord().offline.isEmpty, "the server's leaving takes them all")
     }
@@ -126,16 +126,16 @@ import Testing
         let chat = UUID()
         let phone = open(&machine, alice, device: "tok-phone")
         let laptop = open(&machine, alice)
-        #expect(machine.view(phone, chat) == nil)
-        #expect(machine.view(laptop, chat) == nil)
+        #expect(machine.view(phone, chat).isEmpty)
+        #expect(machine.view(laptop, chat).isEmpty)
         // The phone leaves the chat while the laptop still shows it: still viewed.
-        #expect(machine.view(phone, nil) == nil)
-        #expect(machine.view(laptop, UUID()) == chat, "nobody views it any more")
+        #expect(machine.view(phone, nil).isEmpty)
+        #expect(machine.view(laptop, UUID()).stopViewing == chat, "nobody views it any more")
         machine.foreground(phone, true)
         let closed = machine.closed(phone)
-        #expect(closed.leaveForeground == "tok-phone" && closed.stopViewing == nil && !closed.lastOfPerson)
+        #expect(closed.leaveForeground == "tok-phone" && closed.stopViewing == nil && !closed.recordsPresence)
         let last = machine.closed(laptop)
-        #expect(last.lastOfPerson && last.stopViewing != nil)
+        #expect(last.recordsPresence && last.stopViewing != nil)
     }
 
     /// The heartbeat spreads sockets over its interval, every socket once an interval; the
@@ -153,7 +153,7 @@ import Testing
             #expect(tick.beating.count == 3)
             beaten += tick.beating
             upkeeps += tick.upkeep ? 1 : 0
-            checks += tick.checkCredentials ? 1 : 0
+            checks += tick.credentialChecks.count
             #expect(!tick.trim)
         }
         #expect(beaten.sorted() == (ids + ids).sorted(), "each socket twice in two intervals")
@@ -277,9 +277,144 @@ import Testing
 
     @Test func hiddenPresenceIsNotTold() {
         var machine = Machine(settings: LiveSettings())
-        machine.heard(change(alice, "alice@acme.test", online: true, shown: false))
-        machine.heard(change(bob, "bob@acme.test", online: true))
+        _ = machine.heard(change(alice, "alice@acme.test", online: true, shown: false))
+        #expect(machine.heard(change(bob, "bob@acme.test", online: true)).tellsPresence)
         #expect(machine.presenceToTell().map(\.person) == [bob])
         #expect(machine.presenceToTell().isEmpty)
+    }
+
+    // MARK: The machine's other events
+
+    /// A person's first socket asks for their presence to be recorded, then a round (for its
+    /// catch-up); another of theirs asks for the round only.
+    @Test func theFirstSocketOfAPersonIsRecordedAndEverySocketCaughtUp() {
+        var machine = Machine(settings: LiveSettings())
+        let first = machine.nextID()
+        #expect(machine.opened(first, first, tenant: acme, person: alice, device: nil).names == ["recordPresence", "round"])
+        let second = machine.nextID()
+        #expect(machine.opened(second, second, tenant: acme, person: alice, device: nil).names == ["round"])
+    }
+
+    /// Typing is told once every few seconds per person and conversation, whatever their sockets send.
+    @Test func typingIsToldAtMostOnceEveryFewSeconds() {
+        var machine = Machine(settings: LiveSettings())
+        let clock = ManualClock()
+        let phone = open(&machine, alice)
+        let laptop = open(&machine, alice)
+        let chat = UUID()
+        #expect(machine.typing(phone, in: chat, now: clock.now()).names == ["announceTyping"])
+        clock.advance(1)
+        #expect(machine.typing(laptop, in: chat, now: clock.now()).isEmpty, "her other socket, the same conversation")
+        #expect(machine.typing(laptop, in: UUID(), now: clock.now()).names == ["announceTyping"])
+        clock.advance(2)
+        #expect(machine.typing(laptop, in: chat, now: clock.now()).names == ["announceTyping"])
+        #expect(machine.typing(99_999, in: chat, now: clock.now()).isEmpty, "a socket that is gone")
+    }
+
+    /// The credentials are checked in full first and every `fullCheckEvery` seconds (with the
+    /// subscriptions again), and in between for what ended since the last check's database
+    /// time, less the margin; no socket, no check.
+    @Test func credentialsAreCheckedInFullFirstThenSinceTheLastCheck() throws {
+        var machine = Machine(settings: LiveSettings())
+        let clock = ManualClock()
+        clock.advance(1)
+        #expect(machine.second(now: clock.now()).credentialChecks.isEmpty)
+        clock.advance(1)
+        #expect(machine.second(now: clock.now()).credentialChecks.isEmpty, "no socket: nothing to check")
+        _ = open(&machine, alice)
+        var checks: [Date?] = []
+        var rechecks = 0
+        let databaseTime = Date(timeIntervalSince1970: 1_795_303_800)
+        for _ in 3...(Machine.fullCheckEvery + 2) {
+            clock.advance(1)
+            let actions = machine.second(now: clock.now())
+            checks += actions.credentialChecks
+            rechecks += actions.names.filter { $0 == "recheckSubscriptions" }.count
+            if !actions.credentialChecks.isEmpty { machine.credentialsChecked(at: databaseTime) }
+        }
+        let first = try #require(checks.first)
+        #expect(first == nil, "the first check reads every credential's standing")
+        #expect(checks.dropFirst().dropLast().allSatisfy { $0 == databaseTime - Machine.credentialsCheckMargin })
+        let last = try #require(checks.last)
+        #expect(last == nil, "every fullCheckEvery seconds, in full again")
+        #expect(rechecks == 1)
+    }
+
+    /// Each second writes the held-back frames first, then beats, then asks for a round and a
+    /// recording (either may have been missed); a stopping server closes every socket with 1001.
+    @Test func aSecondComesInItsOrderAndAStopClosesEverySocket() {
+        var machine = Machine(settings: LiveSettings(heartbeat: 1))
+        let clock = ManualClock()
+        let bobs = open(&machine, bob)
+        machine.subscribe(bobs, to: [alice])
+        _ = machine.tell([change(alice, "alice@acme.test", online: true)], followers: [:], now: clock.now())
+        _ = machine.tell([change(alice, "alice@acme.test", online: false)], followers: [:], now: clock.now())
+        clock.advance(1)
+        #expect(machine.second(now: clock.now()).names.prefix(4) == ["presence", "beat", "round", "recordPresence"])
+        let stop = machine.stop()
+        guard case .close(let sockets, let code, _)? = stop.first else {
+            Issue.record("\(stop)")
+            return
+        }
+        #expect(sockets == [bobs] && code == LiveCloseCode.goingAway)
+    }
+}
+
+/// What a list of the machine's actions says, for the tests.
+extension [LiveAction<UInt64>] {
+    var names: [String] {
+        map { action in
+            switch action {
+            case .round: "round"
+            case .recordPresence: "recordPresence"
+            case .tellPresence: "tellPresence"
+            case .recheckSubscriptions: "recheckSubscriptions"
+            case .presence: "presence"
+            case .beat: "beat"
+            case .stopViewing: "stopViewing"
+            case .leaveForeground: "leaveForeground"
+            case .checkCredentials: "checkCredentials"
+            case .announceTyping: "announceTyping"
+            case .upkeep: "upkeep"
+            case .trim: "trim"
+            case .prune: "prune"
+            case .close: "close"
+            }
+        }
+    }
+
+    var recordsPresence: Bool { names.contains("recordPresence") }
+    var tellsPresence: Bool { names.contains("tellPresence") }
+    var upkeep: Bool { names.contains("upkeep") }
+    var trim: Bool { names.contains("trim") }
+
+    var stopViewing: UUID? {
+        for case .stopViewing(_, let conversation) in self { return conversation }
+        return nil
+    }
+
+    var leaveForeground: String? {
+        for case .leaveForeground(_, let device) in self { return device }
+        return nil
+    }
+
+    var beating: [UInt64] {
+        for case .beat(let sockets) in self { return sockets }
+        return []
+    }
+
+    var presence: [LivePresenceFrame<UInt64>] {
+        for case .presence(let frames) in self { return frames }
+        return []
+    }
+
+    /// Each credentials check asked for: since when (nil: in full).
+    var credentialChecks: [Date?] {
+        compactMap { if case .checkCredentials(let since) = $0 { since } else { nil } }
+    }
+
+    var closing: [UInt64] {
+        for case .close(let sockets, _, _) in self { return sockets }
+        return []
     }
 }

@@ -2,38 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// A change of someone's presence, as the servers tell each other (NOTIFY on
-/// `LivePresenceChange.channel`, a hint like every NOTIFY: the table is the truth).
-public struct LivePresenceChange: Sendable, Codable, Equatable {
+extension LivePresenceChange {
+    /// The NOTIFY channel the servers tell each other presence changes on (a hint like every
+    /// NOTIFY: the table is the truth).
     public static let channel = "herald_presence"
-
-    public let tenant: UUID
-    public let person: UUID
-    public let email: String
-    public let online: Bool
-    public let lastSeen: Date?
-    /// False: the person hides their presence; others see them offline with no time.
-    public let shown: Bool
-
-    public init(tenant: UUID, person: UUID, email: String, online: Bool, lastSeen: Date?, shown: Bool) {
-        self.tenant = tenant
-        self.person = person
-        self.email = email
-        self.online = online
-        self.lastSeen = lastSeen
-        self.shown = shown
-    }
-}
-
-/// A person of a tenant, as the live channel's presence records them.
-public struct LivePersonKey: Sendable, Hashable {
-    public let tenant: UUID
-    public let person: UUID
-
-    public init(tenant: UUID, person: UUID) {
-        self.tenant = tenant
-        self.person = person
-    }
 }
 
 /// Whether someone is online, as another person may see it.
