@@ -629,6 +629,10 @@ class LiveChannelTests(unittest.TestCase):
                 error = await bob.until(lambda f: f["type"] == "error")
                 self.assertEqual(error["code"], "invalid_frame")
                 self.assertTrue(error["detail"].startswith(field), (frame, error))
+            # Typing in a conversation he is not in is refused by name, as any frame's failure.
+            await bob.send({"type": "typing", "conversation": group("erin", "carol")})
+            error = await bob.until(lambda f: f["type"] == "error")
+            self.assertEqual(error["code"], "not_found", error)
             await bob.close()
 
         run(scenario())

@@ -47,10 +47,11 @@ extension LiveHub {
             }
         case .checkCredentials(let since): await checkCredentials(since: since)
         case .announceTyping(let socket, let conversation):
+            // The app's own frame: what fails is told to it, as any frame's failure.
             do {
                 try await store.withTenant(socket.tenant) { try await $0.announceTyping(socket.person, in: conversation) }
             } catch {
-                if !Task.isCancelled { failures.typing.failed(error) }
+                refuse(socket, because: error)
             }
         case .upkeep: await upkeep()
         case .prune: _ = try? await background.pruneLive(olderThan: settings.retention)

@@ -12,16 +12,24 @@ extension LiveHub {
         case .success(let frame):
             do {
                 try await handle(frame, from: socket)
-            } catch let error as StoreError where error.code == .notFound {
-                refuse(socket, .init("not_found", "no conversation with this id that \(socket.person.email) takes part in"))
-            } catch let error as StoreError {
-                refuse(socket, .init(error.code.description, error.description))
-            } catch let error as InputError {
-                refuse(socket, .init("invalid_frame", error.description))
             } catch {
-                logger.warning("a live frame failed", metadata: ["error": "\(error)"])
-                refuse(socket, .init("unavailable", "the frame could not be handled now; send it again"))
+                refuse(socket, because: error)
             }
+        }
+    }
+
+    /// The `error` frame of a frame that failed.
+    func refuse(_ socket: LiveSocket, because error: any Error) {
+        switch error {
+        case let error as StoreError where error.code == .notFound:
+            refuse(socket, .init("not_found", "no conversation with this id that \(socket.person.email) takes part in"))
+        case let error as StoreError:
+            refuse(socket, .init(error.code.description, error.description))
+        case let error as InputError:
+            refuse(socket, .init("invalid_frame", error.description))
+        default:
+            logger.warning("a live frame failed", metadata: ["error": "\(error)"])
+            refuse(socket, .init("unavailable", "the frame could not be handled now; send it again"))
         }
     }
 
