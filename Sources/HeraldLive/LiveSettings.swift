@@ -13,7 +13,7 @@ public struct LiveSettings: Sendable, Equatable {
     public var floodBurst: Double
     /// Incoming frames waiting to be handled before the socket is closed with 1008: an app
     /// that sends faster than its frames are handled, even within the flood limit. As many as
-    /// the flood limit's burst by default: a burst the limit allows is never refused for
+    /// the flood limit's burst unless given: a burst the limit allows is never refused for
     /// arriving at once.
     public var inboxLimit: Int
     /// The largest incoming message; larger ones close the socket with 1009.
@@ -23,7 +23,7 @@ public struct LiveSettings: Sendable, Equatable {
 
     public init(
         perPerson: Int = 20, perServer: Int = 10_000, heartbeat: Int = 15, queueLimit: Int = 1_000, floodRate: Double = 20,
-        floodBurst: Double = 100, inboxLimit: Int = 100, maxFrameBytes: Int = 4_096, retention: Duration = .seconds(7 * 86_400)
+        floodBurst: Double = 100, inboxLimit: Int? = nil, maxFrameBytes: Int = 4_096, retention: Duration = .seconds(7 * 86_400)
     ) {
         self.perPerson = perPerson
         self.perServer = perServer
@@ -31,7 +31,7 @@ public struct LiveSettings: Sendable, Equatable {
         self.queueLimit = queueLimit
         self.floodRate = floodRate
         self.floodBurst = floodBurst
-        self.inboxLimit = inboxLimit
+        self.inboxLimit = inboxLimit ?? Int(floodBurst.rounded(.up))
         self.maxFrameBytes = maxFrameBytes
         self.retention = retention
     }

@@ -46,7 +46,7 @@ public struct LiveSocketState: Sendable {
     private let inboxLimit: Int
 
     public init(
-        position: Int64, queueLimit: Int, floodRate: Double, floodBurst: Double, inboxLimit: Int = 100, now: ContinuousClock.Instant
+        position: Int64, queueLimit: Int, floodRate: Double, floodBurst: Double, inboxLimit: Int, now: ContinuousClock.Instant
     ) {
         self.position = position
         self.queueLimit = queueLimit

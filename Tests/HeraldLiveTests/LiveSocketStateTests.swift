@@ -9,7 +9,7 @@ import Testing
     let start = ContinuousClock.now
 
     func socket(position: Int64 = 10, queueLimit: Int = 3) -> LiveSocketState {
-        LiveSocketState(position: position, queueLimit: queueLimit, floodRate: 2, floodBurst: 3, now: start)
+        LiveSocketState(position: position, queueLimit: queueLimit, floodRate: 2, floodBurst: 3, inboxLimit: 3, now: start)
     }
 
     @Test func aDurableFrameGoesOnceAndInOrderOfPosition() {
@@ -99,6 +99,13 @@ import Testing
         #expect(state.nextInbound() == "b")
         #expect(state.nextInbound() == nil)
         #expect(state.take("c") == .start, "ended: the next frame starts one again")
+    }
+
+    /// The inbox holds a whole burst the flood limit allows, unless told otherwise: one value.
+    @Test func theInboxLimitIsTheFloodBurstUnlessGiven() {
+        #expect(LiveSettings().inboxLimit == Int(LiveSettings().floodBurst))
+        #expect(LiveSettings(floodBurst: 40).inboxLimit == 40)
+        #expect(LiveSettings(floodBurst: 40, inboxLimit: 7).inboxLimit == 7)
     }
 
     /// What waits unhandled is bounded (an app that sends faster than its frames are handled,
