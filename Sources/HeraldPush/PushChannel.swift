@@ -15,6 +15,8 @@ public protocol PushChannel: Sendable {
     static var gate: ChannelGate { get }
     /// The most bytes of its final request (or payload) the provider takes.
     static var payloadLimit: Int { get }
+    /// What the provider's answer means for the delivery (its classifier).
+    static func outcome(of response: ProviderResponse, now: Date) -> DeliveryOutcome
     /// The credentials file the environment names, watched for a change (nil: none named).
     static func credentialsFile(in environment: [String: String]) -> String?
     /// The channel as the environment configures it, or one line saying what is missing or wrong.

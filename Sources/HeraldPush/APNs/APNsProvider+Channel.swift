@@ -23,6 +23,10 @@ extension APNsProvider: PushChannel {
     public static let gate = ChannelGate.oneEndpoint
     public static let payloadLimit = APNsRequest.maxBytes
 
+    public static func outcome(of response: ProviderResponse, now: Date) -> DeliveryOutcome {
+        APNsClassifier.classify(response, now: now)
+    }
+
     public static func credentialsFile(in environment: [String: String]) -> String? {
         configuredValue("HERALD_APNS_KEY_FILE", in: environment)
     }

@@ -56,8 +56,9 @@ public final class APNsProvider: Sendable {
             } catch let error as HTTPClientError {
                 return ProviderAnswer(DeliveryOutcome.transport(error, what: "APNs"), httpStatus: nil)
             }
-            let outcome = APNsClassifier.classify(
-                ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            let outcome = Self.outcome(
+                of:
+                    ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
             guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await credentials.renew()
             if attempt == 1 {

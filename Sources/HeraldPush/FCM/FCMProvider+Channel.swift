@@ -8,6 +8,10 @@ extension FCMProvider: PushChannel {
     public static let gate = ChannelGate.oneEndpoint
     public static let payloadLimit = FCMMessage.maxBytes
 
+    public static func outcome(of response: ProviderResponse, now: Date) -> DeliveryOutcome {
+        FCMClassifier.classify(response, now: now)
+    }
+
     public static func credentialsFile(in environment: [String: String]) -> String? {
         configuredValue("GOOGLE_APPLICATION_CREDENTIALS", in: environment)
     }

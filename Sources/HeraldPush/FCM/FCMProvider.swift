@@ -66,8 +66,9 @@ public final class FCMProvider: Sendable {
             } catch let error as HTTPClientError {
                 return ProviderAnswer(DeliveryOutcome.transport(error, what: "FCM"), httpStatus: nil)
             }
-            let outcome = FCMClassifier.classify(
-                ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            let outcome = Self.outcome(
+                of:
+                    ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
             guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             await tokens.invalidate(token)
             if attempt == 1 {

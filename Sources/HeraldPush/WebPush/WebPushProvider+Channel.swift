@@ -8,6 +8,10 @@ extension WebPushProvider: PushChannel {
     public static let gate = ChannelGate.perDevice
     public static let payloadLimit = WebPushEncryption.maxPlaintext
 
+    public static func outcome(of response: ProviderResponse, now: Date) -> DeliveryOutcome {
+        WebPushClassifier.classify(response, now: now)
+    }
+
     public static func credentialsFile(in environment: [String: String]) -> String? {
         configuredValue("HERALD_WEBPUSH_KEY_FILE", in: environment)
     }

@@ -67,8 +67,9 @@ public final class WebPushProvider: Sendable {
                 }
                 return ProviderAnswer(DeliveryOutcome.transport(error, what: "the push service \(origin)"), httpStatus: nil)
             }
-            let outcome = WebPushClassifier.classify(
-                ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
+            let outcome = Self.outcome(
+                of:
+                    ProviderResponse(status: response.status, headers: response.headers, body: response.body), now: now())
             guard case .credentialsExpired(let reason) = outcome else { return ProviderAnswer(outcome, httpStatus: response.status) }
             credentials.forget(origin)
             if attempt == 1 {
