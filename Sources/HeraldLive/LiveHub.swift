@@ -7,8 +7,8 @@ import Synchronization
 /// The live channel of one `herald serve` (docs/live-protocol.md): the runner of its
 /// `LiveStateMachine`. It reads the shared feed from PostgreSQL and writes each socket what its
 /// person may see; every lock it takes is one event of the machine, and what the machine
-/// answers (`LiveAction`) it does outside the lock, in one place (`perform`). Servers share nothing but the database: NOTIFY wakes them,
-/// the feed is the data.
+/// answers (`LiveAction`) it does outside the lock, in one place (`perform`). Servers share
+/// nothing but the database: NOTIFY wakes them, the feed is the data.
 public final class LiveHub: Sendable {
     let store: Store
     public let settings: LiveSettings
