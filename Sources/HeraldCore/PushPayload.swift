@@ -29,8 +29,6 @@ public struct PushPayload: Sendable, Hashable {
         /// What the app can fetch by another key: left out before any word is shortened
         /// (a digest's items, which `digestId` finds).
         public static let byReference: [Field] = [.notificationIds]
-        /// The ids an app opens a push with: never left out.
-        public static let opening: [Field] = [.activityId, .conversationID, .messageID, .digestId]
     }
 
     /// The value `digest` of `type`.
@@ -53,8 +51,6 @@ public struct PushPayload: Sendable, Hashable {
         get { fields[name] }
         set { fields[name] = newValue }
     }
-
-    public var isEmpty: Bool { fields.isEmpty }
 
     /// An activity event's push (a status change, a reminder, an escalation, a deadline notice).
     public static func activity(
