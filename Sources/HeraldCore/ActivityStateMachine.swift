@@ -74,6 +74,12 @@ public enum ActivityStateMachine {
         rules.filter { $0.from == status }.map(\.action)
     }
 
+    /// The actions `actor` may take on an activity in `status` now: what the table allows
+    /// from there that the access policy lets them do (an inbox item's buttons, a push's).
+    public static func actions(from status: ActivityStatus, by actor: Actor) -> [ActivityAction] {
+        allowedActions(from: status).filter { permits($0, actor) }
+    }
+
     /// Who may take `action`, in words, for error messages.
     public static func requirement(for action: ActivityAction) -> String {
         switch action {

@@ -16,16 +16,43 @@ public struct InboxEngagement: Sendable, Equatable, Codable {
             self.at = at
             self.device = device
         }
+
+        /// JSON names: identifiers end in `Id`, as everywhere in the API.
+        enum CodingKeys: String, CodingKey {
+            case at
+            case device = "deviceId"
+        }
     }
 
     /// A change a person asks for, on one item or many.
     public enum Change: String, Sendable, CaseIterable, Codable {
         case seen, read, archive, unseen, unread, unarchive
+
+        /// What the items are once changed, as the `inbox.status` frame says it.
+        public var status: Status {
+            switch self {
+            case .seen: .seen
+            case .read: .read
+            case .archive: .archived
+            case .unseen: .unseen
+            case .unread: .unread
+            case .unarchive: .unarchived
+            }
+        }
+    }
+
+    /// What items became (the `inbox.status` frame's `status`).
+    public enum Status: String, Sendable, CaseIterable, Codable {
+        case seen, read, archived, unseen, unread, unarchived
     }
 
     /// What happened, once each time it happens.
     public enum Event: String, Sendable, CaseIterable, Codable {
         case seen, read, opened, interacted, archived, delivered
+
+        /// Those the tenant's webhooks are told of (`notification.seen`, …); a push's arrival
+        /// is kept in history only.
+        public static let told: [Event] = [.seen, .read, .opened, .interacted, .archived]
     }
 
     public private(set) var seen: Mark?
@@ -39,8 +66,21 @@ public struct InboxEngagement: Sendable, Equatable, Codable {
 
     public init() {}
 
-    /// Counted in the badge: not read yet (archived or not).
-    public var isUnread: Bool { read == nil }
+    /// As the store kept it.
+    public init(
+        seen: Mark?, read: Mark?, interacted: Mark?, action: String?, archived: Mark?, opened: Mark?, delivered: Mark?
+    ) {
+        self.seen = seen
+        self.read = read
+        self.interacted = interacted
+        self.action = action
+        self.archived = archived
+        self.opened = opened
+        self.delivered = delivered
+    }
+
+    /// Counted in the badge and as unread: neither read nor archived (archiving hides it).
+    public var isUnread: Bool { read == nil && archived == nil }
     /// Counted as new in a list: not seen yet.
     public var isUnseen: Bool { seen == nil }
 

@@ -16,7 +16,7 @@ public enum NotificationCategory: String, Sendable, CaseIterable {
             case .assignee: .init(isAssignee: true)
             case .manager: .init(isTeamManager: true)
             }
-        let actions = Set(ActivityStateMachine.allowedActions(from: status).filter { ActivityStateMachine.permits($0, actor) })
+        let actions = Set(ActivityStateMachine.actions(from: status, by: actor))
         switch actions {
         case [.start]: return .activityAssigned
         case [.approve, .reject]: return .activityApproval

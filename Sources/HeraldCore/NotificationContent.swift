@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a notification says and how it behaves on the phone: written at fan-out, stored
 /// with the notification, read back by the claim and handed to the provider unchanged.
 public struct NotificationContent: Sendable, Equatable {
@@ -52,6 +54,16 @@ public struct NotificationContent: Sendable, Equatable {
     /// A P0 activity's push: it breaks through quiet hours and Focus (APNs
     /// `interruption-level: time-sensitive`; Android pushes go at high priority already).
     public var isTimeSensitive: Bool { data[.priority] == Priority.p0.rawValue }
+
+    /// The content as the push of notification `id` carries it: with its id
+    /// (`PushPayload.Field.notificationId`), which the app reports its opening with; a Live
+    /// Activity's push carries no `data`.
+    public func sent(as id: UUID) -> NotificationContent {
+        guard liveActivity == nil else { return self }
+        var content = self
+        content.data[.notificationId] = id.lowercasedString
+        return content
+    }
 }
 
 /// A Live Activity's content, by reference (see `NotificationContent.live`).

@@ -23,6 +23,9 @@ public struct PushPayload: Sendable, Hashable {
         case digestId, count
         /// A digest's items, comma-separated; left out first when the push would not fit.
         case notificationIds
+        /// This push's own notification (its inbox item, its id in history): the app reports
+        /// the push's opening with it (docs/inbox.md). Added when the push is sent.
+        case notificationId
 
         /// The keys that kept the spelling apps already read, outside the rule.
         public static let shippedSpellings: Set<Field> = [.conversationID, .messageID, .senderID]

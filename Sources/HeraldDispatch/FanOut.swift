@@ -114,7 +114,7 @@ struct FanOut: Sendable {
                 event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
                 conversationID: nil,
                 content: NotificationContent(
-                    title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge,
+                    title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge + 1,
                     sound: decided.sound, threadID: activity),
                 eventAt: payload.occurredAt, decided)
             if decided.decision == .digest {

@@ -46,6 +46,22 @@ public enum LiveFrame {
         let notification: LiveNotification
     }
 
+    /// An item added to the person's inbox (docs/inbox.md), with its `notification` frame.
+    struct Inbox: Encodable {
+        let type = "inbox"
+        let cursor: String
+        let item: InboxItem
+    }
+
+    /// Items of the person's inbox changed, on any of their devices.
+    struct InboxStatus: Encodable {
+        let type = "inbox.status"
+        let cursor: String
+        let ids: [UUID]
+        let status: InboxEngagement.Status
+        let at: Date
+    }
+
     struct Badge: Encodable {
         let type = "badge"
         let count: Int
@@ -135,6 +151,7 @@ public enum LiveFrame {
         case .conversation: "conversation"
         case .activity: "activity"
         case .notification: "notification"
+        case .inboxStatus: "inbox.status"
         }
     }
 }

@@ -82,12 +82,18 @@ extension LiveHub {
                     text = Self.frameText(row)
                     texts[row.position] = text
                 }
+                if case .inboxStatus(let change) = row.payload, change.ids.isEmpty { continue }
+                let item = try await inboxItem(of: row, for: targets.first?.person, tenant: tenant)
                 var wrote = false
                 for socket in targets where socket.deliver(text, at: row.position) {
                     wrote = true
                     metrics.sent(LiveFrame.typeName(row.payload))
+                    if let item {
+                        socket.send(LiveFrame.text(LiveFrame.Inbox(cursor: LiveFrame.cursor(row.position), item: item)))
+                        metrics.sent("inbox")
+                    }
                     // The badge it came with (the person's count with it).
-                    if case .notification(let notification) = row.payload, let badge = notification.badge {
+                    if let badge = Self.badge(of: row.payload) {
                         socket.send(LiveFrame.text(LiveFrame.Badge(count: badge)))
                         metrics.sent("badge")
                     }
@@ -104,6 +110,27 @@ extension LiveHub {
             }
             guard rows.count == Self.page, let last = rows.last else { break }
             page = LiveRowPage(after: last.position, reader: last.reader)
+        }
+    }
+
+    /// The inbox item a notification's row adds for `reader` (nil for a notification that is
+    /// no item: a chat message, or one they turned off). Any error but not-found ends the
+    /// round, which runs again from the same cursor (`roundOrAgain`).
+    private func inboxItem(of row: LiveRow, for reader: Person?, tenant: Tenant) async throws -> InboxItem? {
+        guard case .notification(let notification) = row.payload, notification.activityID != nil, let reader else { return nil }
+        do {
+            return try await background.withTenant(tenant) { try await $0.inboxItem(notification.id, of: reader) }
+        } catch let error as StoreError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// The badge a row's frame comes with: the person's count after it.
+    static func badge(of payload: LivePayload) -> Int? {
+        switch payload {
+        case .notification(let notification): notification.badge
+        case .inboxStatus(let change): change.badge
+        default: nil
         }
     }
 
@@ -143,6 +170,8 @@ extension LiveHub {
             return LiveFrame.text(LiveFrame.Activity(cursor: cursor, event: change.event, activity: change.activity))
         case .notification(let notification):
             return LiveFrame.text(LiveFrame.Notification(cursor: cursor, notification: notification))
+        case .inboxStatus(let change):
+            return LiveFrame.text(LiveFrame.InboxStatus(cursor: cursor, ids: change.ids, status: change.status, at: change.at))
         }
     }
 }

@@ -9,8 +9,8 @@ struct LiveMetrics: Sendable {
     let presenceChanges = Counter(label: "herald_live_presence_changes_total")
     private let frames: [String: Counter] = Dictionary(
         uniqueKeysWithValues: [
-            "hello", "message", "receipt", "conversation", "activity", "notification", "badge", "presence", "typing", "resync",
-            "error", "pong"
+            "hello", "message", "receipt", "conversation", "activity", "notification", "inbox", "inbox.status", "badge", "presence",
+            "typing", "resync", "error", "pong"
         ].map { ($0, Counter(label: "herald_live_frames_total", dimensions: [("type", $0)])) })
 
     func sent(_ type: String, count: Int = 1) {

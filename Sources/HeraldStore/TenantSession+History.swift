@@ -74,6 +74,11 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
     /// conversation they are not in: `AccessPolicy.mayReadWords`): `title` and `body` then
     /// say only that.
     public let wordsWithheld: Bool
+    /// What its recipient did with it, after its delivery (docs/inbox.md): seen, read,
+    /// opened, interacted with (and the action), archived, and whether the app said the push
+    /// arrived; each with its time and device. A trace, shown to whoever may see the
+    /// notification.
+    public let engagement: InboxEngagement
 
     /// JSON names: identifiers end in `Id` and addresses in `Url`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
@@ -97,6 +102,7 @@ public struct HistoryEntry: Sendable, Codable, Equatable {
         case deferredUntil
         case digestID = "digestId"
         case wordsWithheld
+        case engagement
     }
 }
 
@@ -194,6 +200,14 @@ public struct HistoryDetail: Sendable, Codable, Equatable {
         case imageURL = "imageUrl"
         case liveActivity
         case deliveries
+    }
+}
+
+extension HistoryDetail {
+    /// A device as history names it: by its delivery (`android …ab12`), or by the start of its
+    /// id when none of the deliveries went to it (the app said which device it was on).
+    public func deviceName(_ id: UUID) -> String {
+        deliveries.first { $0.deviceID == id }.map { "\($0.platform) \($0.tokenPreview)" } ?? "device \(id.lowercasedString.prefix(8))"
     }
 }
 
@@ -329,7 +343,7 @@ extension TenantSession {
             sentAt: try row.decode(Date?.self, at: 17),
             decision: try row.decode(String?.self, at: 21).flatMap { NotificationDecision(rawValue: $0) },
             deferredUntil: try row.decode(Date?.self, at: 22), digestID: try row.decode(UUID?.self, at: 23),
-            wordsWithheld: !(try row.decode(Bool.self, at: 24)))
+            wordsWithheld: !(try row.decode(Bool.self, at: 24)), engagement: try engagement(row, from: 25))
     }
 }
 
@@ -350,7 +364,12 @@ extension PostgresQuery.StringInterpolation {
             """
              END AS body, n.status,
                    n.reason, n.devices, n.devices_sent, n.activity_id, n.conversation_id, n.event_at, n.created_at, n.sent_at,
-                   n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until, n.digest_id, w.readable AS words_readable
+                   n.recipient_id, n.team_id, n.tenant_id, n.decision, n.deferred_until, n.digest_id, w.readable AS words_readable,\u{20}
+            """)
+        appendLiteral(TenantSession.engagementColumns)
+        appendLiteral(
+            """
+
             FROM notification_outcomes n
             JOIN people p ON p.tenant_id = n.tenant_id AND p.id = n.recipient_id
             CROSS JOIN LATERAL (SELECT

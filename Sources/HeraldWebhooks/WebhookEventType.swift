@@ -17,13 +17,16 @@ public enum WebhookEventType: Hashable, Sendable, CaseIterable, Codable, RawRepr
     /// Gathered into the person's digest (docs/notifications.md), which is reported as a
     /// notification of its own when it is sent.
     case notificationDigested
+    /// What its person did with it (docs/inbox.md): seen in a list, read, its push opened, an
+    /// action taken from it, archived.
+    case notificationEngaged(InboxEngagement.Event)
     case deviceDeactivated
 
     public static let allCases: [WebhookEventType] =
         EventKind.activityEvents.map(Self.activity) + [
             .messageCreated, .messageRead, .conversationUpdated, .notificationSent, .notificationFailed, .notificationDeferred,
-            .notificationSuperseded, .notificationSuppressed, .notificationDigested, .deviceDeactivated
-        ]
+            .notificationSuperseded, .notificationSuppressed, .notificationDigested
+        ] + InboxEngagement.Event.told.map(Self.notificationEngaged) + [.deviceDeactivated]
 
     public var rawValue: String {
         switch self {
@@ -37,6 +40,7 @@ public enum WebhookEventType: Hashable, Sendable, CaseIterable, Codable, RawRepr
         case .notificationSuperseded: "notification.superseded"
         case .notificationSuppressed: "notification.suppressed"
         case .notificationDigested: "notification.digested"
+        case .notificationEngaged(let event): "notification.\(event.rawValue)"
         case .deviceDeactivated: "device.deactivated"
         }
     }

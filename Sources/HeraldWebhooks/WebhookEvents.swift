@@ -11,7 +11,9 @@ import HeraldStore
 /// - `message.created`: `{"conversationId", "message": Message}`;
 /// - `message.read`: `{"conversationId", "person", "read"}` (the highest sequence read);
 /// - `conversation.updated`: `{"conversationId"}`;
-/// - `notification.*` and `device.deactivated`: the objects the dispatcher wrote.
+/// - `notification.*` and `device.deactivated`: the objects the dispatcher wrote;
+/// - `notification.seen`, `.read`, `.opened`, `.interacted`, `.archived`: `{"notificationId",
+///   "recipientId", "event", "app", "activityId", "conversationId", "at", "deviceId", "action"}`.
 public enum WebhookEvents {
     /// One event: its type and its `data` as JSON.
     public struct Event: Sendable, Equatable {
@@ -59,6 +61,18 @@ public enum WebhookEvents {
             return [Event(type: .conversationUpdated, data: try json(["conversationId": conversation]))]
         case .live(.notification):
             return []
+        case .live(.inboxStatus(let change)):
+            return try change.happened.flatMap { item in
+                try item.events.filter(InboxEngagement.Event.told.contains).map { event in
+                    Event(
+                        type: .notificationEngaged(event),
+                        data: try json(
+                            EngagementData(
+                                notificationID: item.notificationID, recipientID: change.recipientID, event: item.event, app: item.app,
+                                activityID: item.activityID, conversationID: item.conversationID, at: change.at, deviceID: change.device,
+                                action: event == .interacted ? change.action : nil)))
+                }
+            }
         case .event(let type, let data):
             guard let type = WebhookEventType(rawValue: type) else { return [] }
             return [Event(type: type, data: data)]
@@ -84,6 +98,27 @@ public enum WebhookEvents {
         enum CodingKeys: String, CodingKey {
             case conversationID = "conversationId"
             case message
+        }
+    }
+
+    /// `notification.seen`, …: which notification, whose, and when, from which device.
+    private struct EngagementData: Encodable {
+        let notificationID: UUID
+        let recipientID: UUID
+        let event: String
+        let app: AppKind
+        let activityID: UUID?
+        let conversationID: UUID?
+        let at: Date
+        let deviceID: UUID?
+        let action: String?
+        enum CodingKeys: String, CodingKey {
+            case notificationID = "notificationId"
+            case recipientID = "recipientId"
+            case activityID = "activityId"
+            case conversationID = "conversationId"
+            case deviceID = "deviceId"
+            case event, app, at, action
         }
     }
 

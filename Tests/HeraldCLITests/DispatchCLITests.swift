@@ -92,6 +92,8 @@ import Testing
                 #expect(drained.status == 0, "\(drained.stderr)")
                 expected.append((token, provider, status, badge, body))
             }
+            // The badge is the person's unread inbox items with this one (docs/inbox.md): nobody
+            // reads here, so each push counts one more of its recipient's.
             let tokyo = Self.today(in: "Asia/Tokyo")
             let utc = Self.today(in: "UTC")
             try await step(
@@ -99,24 +101,24 @@ import Testing
                 body: "🔻P0🔻\(tokyo) - Alice Moreau has assigned you a new activity with deadline \(TestDates.deadlineShown): Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "start", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
-                provider: "apns", status: "running", badge: 0,
+                provider: "apns", status: "running", badge: 1,
                 body: "🔻P0🔻\(utc) - Chidi Okafor has started activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
                 provider: "apns",
-                status: "completion_requested", badge: 1,
+                status: "completion_requested", badge: 2,
                 body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "reject", "--reason", "redo", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm",
-                status: "running", badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
+                status: "running", badge: 2, body: "🔻P0🔻\(tokyo) - Alice Moreau has sent back your activity: Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "complete", "--as", "chidi@acme.test"], token: "a11ce0aa0000000000000000000000000000000000000000000000000000fade",
                 provider: "apns",
-                status: "completion_requested", badge: 1,
+                status: "completion_requested", badge: 3,
                 body: "🔻P0🔻\(utc) - Chidi Okafor has completed activity with deadline \(TestDates.deadlineShown) for Tom & Jerry <3 audit.")
             try await step(
                 ["activity", "approve", "--as", "alice@acme.test"], token: "chidi-android-member", provider: "fcm", status: "approved",
-                badge: 0, body: "🔻P0🔻\(tokyo) - Alice Moreau has approved your activity: Tom & Jerry <3 audit.")
+                badge: 3, body: "🔻P0🔻\(tokyo) - Alice Moreau has approved your activity: Tom & Jerry <3 audit.")
 
             let messages = await emulator.messages()
             #expect(messages.count == expected.count)
@@ -131,6 +133,7 @@ import Testing
                     let data = try #require(body["data"] as? [String: String])
                     #expect(data["activityId"] == id && data["priority"] == "p0" && data["status"] == want.status)
                     #expect(data["type"]?.hasPrefix("activity_") == true && data["teamId"] != nil)
+                    #expect(data["notificationId"].flatMap(UUID.init(uuidString:)) != nil, "the push names its notification")
                     let aps = (((body["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
                     #expect(aps?["thread-id"] as? String == id)
                     #expect(aps?["badge"] as? Int == want.badge)

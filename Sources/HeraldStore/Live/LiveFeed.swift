@@ -86,6 +86,7 @@ extension TenantSession {
         case (.conversation, let id?): return .conversation(id)
         case (.activity, _): return .activity(try decode(LiveActivityChange.self))
         case (.notification, _): return .notification(try decode(LiveNotification.self))
+        case (.inboxStatus, _): return .inboxStatus(try decode(InboxStatusChange.self))
         case (.message, nil), (.receipt, nil), (.conversation, nil):
             throw StoreError(.invalid, "a live \(kind.rawValue) frame without its conversation")
         }

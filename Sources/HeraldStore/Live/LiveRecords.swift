@@ -4,6 +4,8 @@ import HeraldCore
 /// What a durable frame reports.
 public enum LiveKind: String, Sendable, Codable, CaseIterable {
     case message, receipt, conversation, activity, notification
+    /// A person's inbox items changed (docs/inbox.md).
+    case inboxStatus = "inbox_status"
 }
 
 /// Who a feed row is for; the access rules decide who of them may see it when it is read.
@@ -50,6 +52,7 @@ public enum LivePayload: Sendable, Equatable {
     case conversation(UUID)
     case activity(LiveActivityChange)
     case notification(LiveNotification)
+    case inboxStatus(InboxStatusChange)
 }
 
 /// One feed row for one reader.

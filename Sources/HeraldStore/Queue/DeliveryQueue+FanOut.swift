@@ -18,18 +18,8 @@ extension DeliveryQueue {
         let rows = try await connection.query(
             """
             SELECT r.id, r.app, p.locale, p.time_zone,
-                   -- One count per app, each on its index: with the app's test inside the
-                   -- WHERE (a CASE), every recipient read all of the tenant's activities.
-                   CASE WHEN r.app = 'member'
-                        THEN (SELECT count(*) FROM activities a
-                              WHERE a.tenant_id = p.tenant_id AND a.assignee_id = r.id AND a.status = 'assigned')
-                        ELSE (SELECT count(*) FROM activities a
-                              WHERE a.tenant_id = p.tenant_id AND a.manager_id = r.id AND a.status = 'completion_requested')
-                   END::int
-                 + (SELECT count(*) FROM conversation_participants cp
-                    JOIN messages m ON m.tenant_id = cp.tenant_id AND m.conversation_id = cp.conversation_id
-                                   AND m.seq > cp.last_read_seq AND NOT m.is_system AND m.sender_id <> cp.person_id
-                    WHERE cp.tenant_id = p.tenant_id AND cp.person_id = r.id AND cp.left_at IS NULL)::int,
+                   -- The badge before this event's notifications (docs/inbox.md#the-badge).
+                   \(unreadItemsOf: .column("r.id"), tenant: "p.tenant_id")::int + \(unreadChatOf: .column("r.id"), tenant: "p.tenant_id")::int,
                    ARRAY(SELECT CASE WHEN np.person_id IS NULL THEN 'tenant:' ELSE 'own:' END || np.event || '=' || np.app || '=' || np.mode
                          FROM notification_preferences np
                          WHERE np.tenant_id = p.tenant_id AND np.app = r.app AND (np.person_id = r.id OR np.person_id IS NULL)),
@@ -183,7 +173,8 @@ extension DeliveryQueue {
                     tenantID: tenant, id: id, notificationID: try row.decode(UUID.self, at: 9), deviceID: deviceID, provider: provider,
                     app: draft.app, attempt: 1,
                     firstAttemptAt: now, deadlineAt: deadlineAt, token: token,
-                    address: DeviceAddress(rawValue: try row.decode(String.self, at: 10)) ?? .token, deviceActive: true, content: draft.content,
+                    address: DeviceAddress(rawValue: try row.decode(String.self, at: 10)) ?? .token, deviceActive: true,
+                    content: draft.content.sent(as: try row.decode(UUID.self, at: 9)),
                     eventAt: draft.eventAt, claimedAt: now,
                     subscription: subscription(
                         endpoint: token, p256dh: try row.decode(String?.self, at: 11), auth: try row.decode(String?.self, at: 12))))

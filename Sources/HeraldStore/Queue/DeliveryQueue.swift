@@ -88,7 +88,7 @@ public struct DeliveryQueue: Sendable {
                 tenantID: tenantID, id: id, notificationID: notificationID, deviceID: deviceID,
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
                 firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, address: DeviceAddress(rawValue: address) ?? .token,
-                deviceActive: deviceActive, content: content, eventAt: eventAt, claimedAt: claimedAt,
+                deviceActive: deviceActive, content: content.sent(as: notificationID), eventAt: eventAt, claimedAt: claimedAt,
                 subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth), unansweredBefore: unanswered)
         }
     }

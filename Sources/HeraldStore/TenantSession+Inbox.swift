@@ -1,0 +1,281 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// What a page of the inbox shows (docs/inbox.md).
+public struct InboxFilter: Sendable {
+    /// `unseen`, `unread` or `all`.
+    public enum Status: String, Sendable, CaseIterable {
+        case unseen, unread, all
+    }
+
+    public var status: Status
+    /// false: not archived (the default list); true: only archived.
+    public var archived: Bool
+    public var limit: Int
+    /// Only items older than this one (the last of the page before), newest first.
+    public var after: PageCursor?
+
+    public init(status: Status = .all, archived: Bool = false, limit: Int = 50, after: PageCursor? = nil) {
+        self.status = status
+        self.archived = archived
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// Which items a mark changes: these (at most `InboxTarget.maxIDs`), or every item told at or
+/// before a time ("mark all").
+public enum InboxTarget: Sendable, Equatable {
+    case ids([UUID])
+    case before(Date)
+
+    public static let maxIDs = 200
+}
+
+/// Ids of a batch that are no items of the person's: nothing was written.
+public struct InboxUnknownItems: Error, Sendable, Equatable {
+    /// Their places in the batch, and the ids.
+    public let unknown: [(index: Int, id: UUID)]
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.unknown.map(\.id) == rhs.unknown.map(\.id) }
+}
+
+extension TenantSession {
+    /// A page of `person`'s inbox, newest first (one more than `filter.limit` is read by the
+    /// API to know whether there is a next page).
+    public func inbox(of person: Person, filter: InboxFilter) async throws -> [InboxItem] {
+        guard (1...10_000).contains(filter.limit) else { throw InputError("limit must be between 1 and 10000") }
+        let rows = try await connection.query(
+            """
+            \(inboxItems: person, tenant: tenantID, policy: AccessPolicy(person))
+            \(unsafeRaw: filter.status == .unseen ? "AND n.seen_at IS NULL" : filter.status == .unread ? "AND n.read_at IS NULL" : "")
+            \(unsafeRaw: filter.archived ? "AND n.archived_at IS NOT NULL" : "AND n.archived_at IS NULL")\(after: filter.after, in: "n")
+            ORDER BY n.created_at DESC, n.id DESC
+            \(limit: filter.limit)
+            """)
+        return try rows.map { try Self.inboxItem($0, person: person) }
+    }
+
+    /// One item of `person`'s. - Throws: `StoreError.notFound` when it is none of theirs.
+    public func inboxItem(_ id: UUID, of person: Person) async throws -> InboxItem {
+        let rows = try await connection.query("\(inboxItems: person, tenant: tenantID, policy: AccessPolicy(person)) AND n.id = \(id)")
+        guard let row = rows.first else { throw StoreError(.notFound, "no inbox item \(id.lowercasedString) of yours") }
+        return try Self.inboxItem(row, person: person)
+    }
+
+    /// `person`'s counts and badge.
+    public func inboxCounts(of person: UUID) async throws -> InboxCounts {
+        let row = try await connection.query(
+            """
+            SELECT (SELECT count(*) FROM notifications n
+                    WHERE n.tenant_id = t.id AND n.recipient_id = \(person) AND \(inboxItem: "n")\(countedUnread: "n") AND n.seen_at IS NULL)::int,
+                   \(unreadItemsOf: .value(person), tenant: "t.id")::int, \(unreadChatOf: .value(person), tenant: "t.id")::int
+            FROM (VALUES (\(tenantID)::uuid)) AS t(id)
+            """
+        ).single()
+        let (unseen, unread, chat) = try row.decode((Int, Int, Int).self)
+        return InboxCounts(unseen: unseen, unread: unread, chat: chat)
+    }
+
+    /// Changes `person`'s items: each as `InboxEngagement.apply` decides, all or nothing.
+    /// - Throws: `InboxUnknownItems` when an id is no item of theirs (nothing is written);
+    ///   `InputError` for an empty or too long batch, or a device that is not theirs.
+    /// - Returns: what changed (also written to the live feed for their sockets and webhooks).
+    public func markInbox(
+        of person: UUID, _ change: InboxEngagement.Change, _ target: InboxTarget, device: UUID?, at: Date = Date()
+    ) async throws -> InboxStatusChange {
+        try await requireOwnDevice(device, of: person)
+        let rows: PostgresRows
+        switch target {
+        case .ids(let ids):
+            guard !ids.isEmpty else { throw InputError("give at least one id", field: "ids") }
+            guard ids.count <= InboxTarget.maxIDs else { throw InputError("at most \(InboxTarget.maxIDs) ids at once", field: "ids") }
+            rows = try await connection.query(
+                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.id = ANY(\(ids)::uuid[]) ORDER BY n.id FOR UPDATE OF n")
+            let found = Set(try rows.map { try $0.decode(UUID.self, at: 0) })
+            let unknown = ids.enumerated().filter { !found.contains($0.element) }.map { (index: $0.offset, id: $0.element) }
+            guard unknown.isEmpty else { throw InboxUnknownItems(unknown: unknown) }
+        case .before(let time):
+            rows = try await connection.query(
+                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.created_at <= \(time) ORDER BY n.id FOR UPDATE OF n")
+        }
+        return try await engage(person: person, rows, status: change.status, at: at, device: device, action: nil) { engagement in
+            engagement.apply(change, at: at, device: device)
+        }
+    }
+
+    /// The app reports `person` opened the push of notification `id` (a tap), with the
+    /// action chosen from it if any: idempotent, and only for its recipient.
+    /// - Throws: `StoreError.notFound` for a notification that is not theirs; `InputError`
+    ///   for a device that is not theirs.
+    public func reportOpened(_ id: UUID, by person: UUID, device: UUID?, action: ActivityAction?, at: Date = Date()) async throws
+        -> InboxStatusChange
+    {
+        try await requireOwnDevice(device, of: person)
+        let rows = try await ownNotification(id, of: person)
+        return try await engage(person: person, rows, status: .read, at: at, device: device, action: action?.rawValue) { engagement in
+            engagement.opened(at: at, device: device, action: action?.rawValue)
+        }
+    }
+
+    /// The app reports the push of notification `id` reached `person`'s device.
+    public func reportDelivered(_ id: UUID, by person: UUID, device: UUID?, at: Date = Date()) async throws -> InboxStatusChange {
+        try await requireOwnDevice(device, of: person)
+        let rows = try await ownNotification(id, of: person)
+        return try await engage(person: person, rows, status: .read, at: at, device: device, action: nil) { engagement in
+            engagement.delivered(at: at, device: device)
+        }
+    }
+
+    private func ownNotification(_ id: UUID, of person: UUID) async throws -> PostgresRows {
+        let rows = try await connection.query("\(engagementRows: person, tenant: tenantID) AND n.id = \(id) FOR UPDATE OF n")
+        guard !rows.isEmpty else { throw StoreError(.notFound, "no notification \(id.lowercasedString) of yours") }
+        return rows
+    }
+
+    private func requireOwnDevice(_ device: UUID?, of person: UUID) async throws {
+        guard let device else { return }
+        let rows = try await connection.query(
+            "SELECT 1 FROM devices WHERE tenant_id = \(tenantID) AND id = \(device) AND person_id = \(person) AND removed_at IS NULL")
+        guard !rows.isEmpty else { throw InputError("no device \(device.lowercasedString) of yours", field: "device") }
+    }
+
+    /// Applies `step` to each row's engagement, writes those that changed, and tells the live
+    /// feed (the person's sockets; the webhooks) of what changed and happened.
+    private func engage(
+        person: UUID, _ rows: PostgresRows, status: InboxEngagement.Status, at: Date, device: UUID?, action: String?,
+        _ step: (inout InboxEngagement) -> [InboxEngagement.Event]
+    ) async throws -> InboxStatusChange {
+        var changedItems: [UUID] = []
+        var written: [(UUID, InboxEngagement)] = []
+        var happened: [InboxStatusChange.Happened] = []
+        for row in rows {
+            let (id, kind, app, activity, conversation, isItem) = try row.decode((UUID, String, String, UUID?, UUID?, Bool).self)
+            var engagement = try Self.engagement(row, from: 6)
+            let before = engagement
+            let events = step(&engagement)
+            guard engagement != before else { continue }
+            written.append((id, engagement))
+            if isItem { changedItems.append(id) }
+            if !events.isEmpty {
+                happened.append(
+                    .init(
+                        notificationID: id, event: kind, app: try Self.decodeEnum(app), activityID: activity, conversationID: conversation,
+                        events: events))
+            }
+        }
+        if !written.isEmpty { try await writeEngagement(written) }
+        let counts = try await inboxCounts(of: person)
+        let change = InboxStatusChange(
+            recipientID: person, ids: changedItems, status: status, at: at, device: device, action: action, happened: happened,
+            badge: counts.badge)
+        if !change.isEmpty { try await appendLive(.inboxStatus, .person(person), payload: change) }
+        return change
+    }
+
+    private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
+        let values = items.map(\.1)
+        func at(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [Date?] { values.map { $0[keyPath: mark]?.at } }
+        func on(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [UUID?] { values.map { $0[keyPath: mark]?.device } }
+        try await connection.query(
+            """
+            UPDATE notifications n
+            SET seen_at = e.seen_at, seen_device = e.seen_device, read_at = e.read_at, read_device = e.read_device,
+                interacted_at = e.interacted_at, interacted_device = e.interacted_device, interacted_action = e.interacted_action,
+                archived_at = e.archived_at, archived_device = e.archived_device, opened_at = e.opened_at, opened_device = e.opened_device,
+                delivered_at = e.delivered_at, delivered_device = e.delivered_device
+            FROM unnest(\(items.map(\.0))::uuid[], \(at(\.seen))::timestamptz[], \(on(\.seen))::uuid[], \(at(\.read))::timestamptz[],
+                        \(on(\.read))::uuid[], \(at(\.interacted))::timestamptz[], \(on(\.interacted))::uuid[],
+                        \(values.map(\.action))::text[], \(at(\.archived))::timestamptz[], \(on(\.archived))::uuid[],
+                        \(at(\.opened))::timestamptz[], \(on(\.opened))::uuid[], \(at(\.delivered))::timestamptz[], \(on(\.delivered))::uuid[])
+                AS e(id, seen_at, seen_device, read_at, read_device, interacted_at, interacted_device, interacted_action, archived_at,
+                     archived_device, opened_at, opened_device, delivered_at, delivered_device)
+            WHERE n.tenant_id = \(tenantID) AND n.id = e.id
+            """)
+    }
+
+    /// A notification's engagement from 13 columns of `row` starting at `first`, in the order
+    /// of `engagementColumns`.
+    static func engagement(_ row: PostgresRow, from first: Int) throws -> InboxEngagement {
+        func mark(_ at: Int) throws -> InboxEngagement.Mark? {
+            try row.decode(Date?.self, at: first + at).map { InboxEngagement.Mark(at: $0, device: try row.decode(UUID?.self, at: first + at + 1)) }
+        }
+        return InboxEngagement(
+            seen: try mark(0), read: try mark(2), interacted: try mark(4), action: try row.decode(String?.self, at: first + 6),
+            archived: try mark(7), opened: try mark(9), delivered: try mark(11))
+    }
+
+    /// The columns `engagement(_:from:)` reads, of a notification `n`.
+    static let engagementColumns = """
+        n.seen_at, n.seen_device, n.read_at, n.read_device, n.interacted_at, n.interacted_device, n.interacted_action,
+        n.archived_at, n.archived_device, n.opened_at, n.opened_device, n.delivered_at, n.delivered_device
+        """
+
+    static func inboxItem(_ row: PostgresRow, person: Person) throws -> InboxItem {
+        let (id, kind, app, title, body, priority, activityID, createdAt, digestID) =
+            try row.decode((UUID, String, String, String, String, String?, UUID, Date, UUID?).self)
+        let engagement = try engagement(row, from: 9)
+        let (name, status, activityPriority, version, assignee, role) = (
+            try row.decode(String?.self, at: 22), try row.decode(String?.self, at: 23), try row.decode(String?.self, at: 24),
+            try row.decode(Int?.self, at: 25), try row.decode(UUID?.self, at: 26), try row.decode(String?.self, at: 27)
+        )
+        var now: InboxItem.ActivityNow?
+        var actions: [ActivityAction] = []
+        if let name, let status, let activityPriority, let version, let assignee {
+            let status: ActivityStatus = try decodeEnum(status)
+            now = .init(id: activityID, name: name, status: status, priority: try decodeEnum(activityPriority), version: version)
+            actions = ActivityStateMachine.actions(
+                from: status,
+                by: .init(policy: AccessPolicy(person), isAssignee: assignee == person.id, role: try role.map { try decodeEnum($0) }))
+        }
+        return InboxItem(
+            id: id, event: kind, app: try decodeEnum(app), title: title, body: body, priority: priority.flatMap(Priority.init(rawValue:)),
+            activityID: activityID, activity: now, actions: actions, createdAt: createdAt, digestID: digestID, engagement: engagement)
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The items of `person` with the activity each is about as `policy` may see it now (and
+    /// their role in its team), in the columns `TenantSession.inboxItem` reads; the caller adds
+    /// ` AND …` conditions, an order and a limit.
+    fileprivate mutating func appendInterpolation(inboxItems person: Person, tenant: UUID, policy: AccessPolicy) {
+        appendLiteral(
+            """
+            SELECT n.id, n.kind, n.app, n.title, n.body, n.data->>'priority', n.activity_id, n.created_at, n.digest_id,\u{20}
+            """)
+        appendLiteral(TenantSession.engagementColumns)
+        appendLiteral(
+            """
+            , a.name, a.status, a.priority, a.version, a.assignee_id,
+                   (SELECT m.role FROM team_members m WHERE m.tenant_id = a.tenant_id AND m.team_id = a.team_id AND m.person_id =\u{20}
+            """)
+        appendInterpolation(person.id)
+        appendLiteral(
+            """
+            )
+            FROM notifications n
+            LEFT JOIN activities a ON a.tenant_id = n.tenant_id AND a.id = n.activity_id AND\u{20}
+            """)
+        appendInterpolation(activityVisibleTo: policy)
+        appendLiteral(" WHERE n.tenant_id = ")
+        appendInterpolation(tenant)
+        appendLiteral(" AND n.recipient_id = ")
+        appendInterpolation(person.id)
+        appendLiteral(" AND ")
+        appendInterpolation(inboxItem: "n")
+    }
+
+    /// A notification `n` of `person`'s: id, kind, app, activity, conversation, whether it is an
+    /// inbox item, then the engagement columns; the caller adds ` AND …` conditions.
+    fileprivate mutating func appendInterpolation(engagementRows person: UUID, tenant: UUID) {
+        appendLiteral("SELECT n.id, n.kind, n.app, n.activity_id, n.conversation_id, ")
+        appendInterpolation(inboxItem: "n")
+        appendLiteral(", ")
+        appendLiteral(TenantSession.engagementColumns)
+        appendLiteral(" FROM notifications n WHERE n.tenant_id = ")
+        appendInterpolation(tenant)
+        appendLiteral(" AND n.recipient_id = ")
+        appendInterpolation(person)
+    }
+}
