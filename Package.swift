@@ -246,6 +246,7 @@ let package = Package(
             name: "HeraldAPI",
             dependencies: [
                 "HeraldLive",
+                server("CoreMetrics", "swift-metrics"),
                 server("NIOConcurrencyHelpers", "swift-nio"), server("NIOHTTP2", "swift-nio-http2"),
                 "HeraldCore",
                 "HeraldMetrics",
@@ -353,7 +354,7 @@ let package = Package(
             dependencies: [
                 "HeraldPostgres",
                 "HeraldAPI", "HeraldBench", "HeraldCore", "HeraldStore", "HeraldHTTP", "HeraldEmulator", "HeraldLive", "HeraldTestSupport",
-                "HeraldTesting",
+                "HeraldTesting", "HeraldDispatch",
                 "HeraldWebhooks",
                 server("Hummingbird", "hummingbird"),
                 server("HummingbirdTesting", "hummingbird"),

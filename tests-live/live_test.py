@@ -409,6 +409,47 @@ class LiveChannelTests(unittest.TestCase):
 
         run(scenario())
 
+    def test_a_read_on_one_device_clears_the_item_on_the_others(self):
+        """The demo told Bob of his activities: his inbox holds them. Marking one read (or
+        unread) from one device reaches his sockets on both servers as `inbox.status`, with the
+        badge after it; nobody else's socket hears of it."""
+        async def scenario():
+            status, page = rest("GET", A, "/v1/me/inbox?limit=1", TOKENS["bob"])
+            self.assertEqual(status, 200, page)
+            self.assertTrue(page["items"], "the demo left Bob no inbox item")
+            item = page["items"][0]["id"]
+            status, _ = rest("POST", A, "/v1/me/inbox/read", TOKENS["bob"], {"ids": [item]})  # whatever it was: read
+            self.assertEqual(status, 200)
+            phone = await Socket.open(A, "bob")
+            laptop = await Socket.open(B, "bob")
+            carol = await Socket.open(B, "carol")
+            for change, expected in (("unread", "unread"), ("read", "read")):
+                status, answer = rest("POST", B, f"/v1/me/inbox/{change}", TOKENS["bob"], {"ids": [item]})
+                self.assertEqual(status, 200, answer)
+                self.assertEqual(answer["status"], expected, answer)
+                for socket in (phone, laptop):
+                    frame = await socket.until(lambda f: f["type"] == "inbox.status" and f["status"] == expected)
+                    self.assertEqual(frame["ids"], [item], frame)
+                    badge = await socket.until(lambda f: f["type"] == "badge")
+                    self.assertEqual(badge["count"], answer["badge"], (badge, answer))
+            status, counts = rest("GET", A, "/v1/me/inbox/counts", TOKENS["bob"])
+            self.assertEqual(counts["badge"], answer["badge"], counts)
+            # Another person's item is none of Carol's business, and her socket hears nothing of it.
+            status, problem = rest("POST", A, "/v1/me/inbox/read", TOKENS["carol"], {"ids": [item]})
+            self.assertEqual(status, 422, problem)
+            self.assertEqual([error["field"] for error in problem["errors"]], ["ids[0]"], problem)
+            marker = group("carol", "dave")
+            post(marker, "marker")
+            while True:
+                frame = await carol.next()
+                self.assertNotIn(frame["type"], ("inbox", "inbox.status"), frame)
+                if is_message_in(marker)(frame):
+                    break
+            for socket in (phone, laptop, carol):
+                await socket.close()
+
+        run(scenario())
+
     def test_a_frame_sent_with_the_upgrade_request_is_answered(self):
         """A client may write its first frame right behind the upgrade request, before the 101
         (one write, one segment): the server keeps it for the socket, and its own hello, which

@@ -76,6 +76,7 @@ public struct HeraldAPI: Sendable {
         addPolicy(to: v1)
         addWebhooks(to: v1)
         addPreferences(to: v1)
+        addInbox(to: v1)
         addLive(to: v1)
         if withAdditions { additions(router) }
         return router

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import HeraldAPI
 import HeraldCore
+import HeraldDispatch
+import HeraldEmulator
 import HeraldHTTP
 import HeraldLive
 import HeraldTestSupport
@@ -136,6 +138,18 @@ struct APIHarness: Sendable {
             all.append(("Content-Type", "application/json"))
         }
         return try await send(method, path, all, body)
+    }
+
+    /// Fans out and sends what the requests so far raised: a dispatcher until nothing is
+    /// due, its providers pointed at an emulator of their own.
+    func dispatch() async throws {
+        try await Emulator.withRunning(EmulatorConfiguration(), logger: testLogger) { emulator, endpoints in
+            try await emulator.withGateway(base: endpoints.http1, maxInFlight: 16, logger: testLogger) { gateway in
+                try await Dispatcher.with(store: store, listen: false, gateway: gateway, logger: testLogger) { dispatcher in
+                    try await dispatcher.run(.drain(horizon: .seconds(2)))
+                }
+            }
+        }
     }
 
     /// Rows of a table in acme (to check that a refusal wrote nothing).
