@@ -74,6 +74,7 @@ extension Console {
                 values["sound"] = detail.sound ? "on" : "off"
                 values["threadID"] = detail.threadID
                 values["deliveries"] = detail.deliveries.map(Self.delivery)
+                values["engagement"] = Self.engagement(detail)
                 return html("notification", values, session: session)
             }
         }
@@ -110,6 +111,15 @@ extension Console {
         if let sentAt = delivery.sentAt { values["sentAt"] = shown(sentAt) }
         if let lastError = delivery.lastError { values["lastError"] = lastError }
         return values
+    }
+
+    /// What the recipient did with it, in order (docs/inbox.md), each device as history names it.
+    static func engagement(_ detail: HistoryDetail) -> [[String: Any]] {
+        detail.notification.engagement.timeline.map { step in
+            var values: [String: Any] = ["event": step.event.rawValue, "phrase": step.phrase, "at": shown(step.at)]
+            if let device = step.device { values["device"] = detail.deviceName(device) }
+            return values
+        }
     }
 
     /// `2026-11-23 17:10:05 UTC`.

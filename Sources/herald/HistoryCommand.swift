@@ -77,6 +77,10 @@ struct HistoryCommand: AsyncParsableCommand {
                 ("to", "\(entry.recipient.name) <\(entry.recipient.email)> on the \(entry.app.rawValue) app"),
                 ("status", entry.status + (entry.reason.map { " — \($0)" } ?? "")),
                 ("event at", entry.eventAt.shortDisplay), ("sent at", entry.sentAt?.shortDisplay ?? "-"),
+                (
+                    "engagement",
+                    detail.notification.engagement.timeline.isEmpty ? "none reported" : String(WhyCommand.engagement(detail).dropFirst(3))
+                ),
                 ("title", entry.title), ("body", entry.body), ("badge", "\(detail.badge)"),
                 ("sound", detail.sound ? "default" : "none (muted)"), ("thread", detail.threadID),
                 ("image", detail.imageURL ?? "-"),

@@ -91,6 +91,14 @@ struct WhyCommand: AsyncParsableCommand {
         case .send?, nil:
             outcome = entry.status + (entry.status == "sent" || entry.reason == nil ? "" : " — \(entry.reason ?? "")")
         }
-        return "\(who): \(outcome)\(devices.isEmpty ? "" : " · \(devices)")"
+        return "\(who): \(outcome)\(devices.isEmpty ? "" : " · \(devices)")\(engagement(detail))"
+    }
+
+    /// What the recipient did with it, after the delivery: ` · opened 09:05 on android …ab12 ·
+    /// approve from the push` (docs/inbox.md).
+    static func engagement(_ detail: HistoryDetail) -> String {
+        detail.notification.engagement.timeline.map { step in
+            " · \(step.phrase) \(step.at.shortDisplay)" + (step.device.map { " on \(detail.deviceName($0))" } ?? "")
+        }.joined()
     }
 }
