@@ -123,12 +123,17 @@ class ConsoleTest(unittest.TestCase):
         self.follow(self.driver.find_element(By.ID, "stats-link"))
         self.assertEqual(self.path(), "/console/stats")
         charts = self.driver.find_elements(By.CSS_SELECTOR, "svg.chart")
-        self.assertEqual(len(charts), 3)
+        self.assertEqual(len(charts), 4)
         for chart in charts:
             self.assertGreater(len(chart.find_elements(By.CSS_SELECTOR, "rect.bar")), 0)
         totals = self.driver.find_element(By.ID, "totals").text
         self.assertIn("Dead tokens 1", totals)
         self.assertIn("None", self.driver.find_element(By.ID, "pauses").text)
+        # Bob opened his P0's push in the demo: its kind shows an opening, with a time to open.
+        opens = [row.text for row in self.driver.find_elements(By.CSS_SELECTOR, "#opens tbody tr")]
+        p0 = [row for row in opens if row.startswith("activity.assigned member P0")]
+        self.assertEqual(len(p0), 1, opens)
+        self.assertRegex(p0[0], r"^activity\.assigned member P0 1 1 100\.0 % \d", opens)
         self.shoot("7-stats")
 
         self.follow(self.driver.find_element(By.ID, "sign-out"))
@@ -136,6 +141,23 @@ class ConsoleTest(unittest.TestCase):
         # The old session is gone: the history asks to sign in again.
         self.driver.get(BASE + "/console/history")
         self.assertEqual(self.path(), "/console/sign-in")
+
+    def test_a_notification_shows_what_its_recipient_did_with_it(self):
+        """Bob tapped his P0's push in the demo: its page says so, on his Pixel; Carol's says
+        nothing was reported."""
+        self.sign_in(os.environ["CONSOLE_ADA"])
+        self.driver.get(BASE + "/console/history?user=bob%40demo.test&event=activity.assigned")
+        rows = [row for row in self.rows() if "Replace the pump seal" in row.text]
+        self.assertEqual(len(rows), 1, [row.text for row in self.rows()])
+        self.follow(rows[0].find_element(By.CSS_SELECTOR, "td a"))
+        steps = self.driver.find_elements(By.CSS_SELECTOR, "#engagement li")
+        self.assertEqual([step.get_attribute("class") for step in steps], ["step-seen", "step-opened", "step-read"])
+        self.assertIn("on android", steps[1].text)
+        self.shoot("4b-engagement")
+        self.driver.get(BASE + "/console/history?user=carol%40demo.test&event=activity.assigned")
+        self.follow(self.rows()[0].find_element(By.CSS_SELECTOR, "td a"))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#engagement li"), [])
+        self.assertIn("Nothing reported yet", self.driver.find_element(By.TAG_NAME, "main").text)
 
     def test_alices_digest_shows_on_her_page_and_in_the_history(self):
         self.sign_in(os.environ["CONSOLE_ADA"])

@@ -22,10 +22,11 @@ extension Console {
                 // Slices start on the hour, so the first one is whole.
                 let since = Date(timeIntervalSince1970: ((now.timeIntervalSince1970 - span) / 3_600).rounded(.down) * 3_600)
                 let tenant = session.authentication.tenant
-                let (series, totals) = try await Self.refusingAsPages(session) {
+                let (series, totals, engagement) = try await Self.refusingAsPages(session) {
                     (
                         try await store.deliverySeries(viewer: viewer, tenant: tenant, since: since, bucket: bucket),
-                        try await store.tenantStats(viewer: viewer, tenant: tenant, since: since)
+                        try await store.tenantStats(viewer: viewer, tenant: tenant, since: since),
+                        try await store.engagementStats(viewer: viewer, tenant: tenant, since: since)
                     )
                 }
                 let mine = totals.tenants.first { $0.tenant == tenant.slug }
@@ -60,6 +61,15 @@ extension Console {
                             series.map(\.successRate), maximum: 1, color: "#0a7a3d", caption: "success rate per slice", format: Self.percent),
                         "latency": chart(
                             series.map(\.p95Milliseconds), color: "#8a6d00", caption: "p95 event to sent per slice", format: Self.milliseconds),
+                        "opens": Self.opens(engagement),
+                        "openRate": {
+                            var values = BarChart(
+                                values: engagement.map(\.openRate), labels: engagement.map(Self.groupName), maximum: 1, format: Self.percent
+                            ).values
+                            values["color"] = "#7048e8"
+                            values["caption"] = "open rate by event, app and priority"
+                            return values
+                        }(),
                         "pauses": totals.pausedProviders.map {
                             [
                                 "provider": $0.provider, "worker": $0.worker, "reason": $0.reason, "since": Self.shown($0.since),
@@ -69,6 +79,22 @@ extension Console {
                     ], session: session)
             }
         }
+    }
+
+    /// Each kind of push's open rate and time to open (docs/inbox.md#open-rates), as rows.
+    static func opens(_ groups: [EngagementGroup]) -> [[String: Any]] {
+        groups.map { group in
+            [
+                "event": group.event, "app": group.app.rawValue, "priority": group.priority?.rawValue.uppercased() ?? "–", "sent": group.sent,
+                "opened": group.opened, "rate": group.openRate.map(percent) ?? "–", "p50": group.p50Milliseconds.map(milliseconds) ?? "–",
+                "p90": group.p90Milliseconds.map(milliseconds) ?? "–"
+            ]
+        }
+    }
+
+    /// `activity.assigned · member · P0`.
+    static func groupName(_ group: EngagementGroup) -> String {
+        [group.event, group.app.rawValue, group.priority?.rawValue.uppercased()].compactMap { $0 }.joined(separator: " · ")
     }
 
     static func percent(_ value: Double) -> String { String(format: "%.1f %%", value * 100) }

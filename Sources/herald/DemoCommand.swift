@@ -222,6 +222,7 @@ struct DemoStory {
                     _ = try await session.keepLiveActivityToken(activity: id, viewer: alice, token: DemoCommand.liveActivityUpdate, app: nil)
                 }
                 printStyled(style.dim("  Alice's iPhone runs the Live Activity and uploads its update token; every change now updates it"))
+                try await bobOpensHisPush()
             }
             for (label, action, actor) in [
                 ("\(first) starts it", ActivityAction.start, assignee), ("\(first) asks for approval", .complete, assignee),

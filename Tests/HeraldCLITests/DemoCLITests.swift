@@ -69,6 +69,18 @@ import Testing
                     },
                     "\(why.stdout)")
                 #expect(lines.contains { $0.contains("not told — actor") })
+                // Bob tapped his P0's push: the demo says so, and why shows it after the delivery.
+                #expect(demo.stdout.contains("Bob taps the push on his Pixel"), "\(demo.stdout)")
+                #expect(demo.stdout.contains("Alice's history of it: sent · seen "), "\(demo.stdout)")
+                let pump = try await pool.query("SELECT id FROM activities WHERE name = 'Replace the pump seal'").single().decode(UUID.self, at: 0)
+                let bobs = try await cli.run([
+                    "why", "--activity", pump.uuidString, "--user", "bob@demo.test", "--tenant", "demo", "--as", "alice@demo.test"
+                ])
+                #expect(
+                    bobs.stdout.split(separator: "\n").contains {
+                        $0.contains("bob@demo.test (member app): sent") && $0.contains(" · opened ") && $0.contains(" on android bob-")
+                    },
+                    "\(bobs.stdout)")
                 // An event whose fan-out failed says so, under its own line.
                 try await pool.query(
                     """

@@ -1,0 +1,23 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+extension DemoStory {
+    /// Bob taps the push of his P0 on his Pixel: his app reports the opening with the push's
+    /// `notificationId` (docs/inbox.md), and Alice's history says when, on which device.
+    mutating func bobOpensHisPush() async throws {
+        let pixel = "bob-pixel-member-2b81d4"
+        guard let pushed = await emulator.messages().last(where: { $0.token == pixel }),
+            let object = try? JSONSerialization.jsonObject(with: Data(pushed.payload.utf8)) as? [String: Any],
+            let data = (object["message"] as? [String: Any])?["data"] as? [String: String],
+            let id = data["notificationId"].flatMap(UUID.init(uuidString:))
+        else { return }
+        let detail = try await step("Bob taps the push on his Pixel: his app reports it (POST /v1/notifications/{id}/opened)") { session in
+            let (bob, alice) = (try await session.person(email: "bob@demo.test"), try await session.person(email: "alice@demo.test"))
+            let device = try await session.devices(viewer: AccessPolicy(bob), email: bob.email).first { $0.token == pixel }?.id
+            _ = try await session.reportOpened(id, by: bob.id, device: device, action: nil)
+            return try await session.historyDetail(viewer: alice, id: id)
+        }
+        printStyled(style.dim("  Alice's history of it: sent\(WhyCommand.engagement(detail))"))
+    }
+}
