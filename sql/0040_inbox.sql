@@ -5,9 +5,9 @@
 -- the action), archived, its push opened, and its push received by the app.
 --
 -- An item is a notification with an activity, that is not a Live Activity's push nor a
--- digest's own, and that the person did not turn off (muted, preference off). The condition
--- is written in HeraldStore's `inboxItem` interpolation too, word for word, so that the
--- planner matches the partial indexes below.
+-- digest's own, and that the person did not turn off (preference off): `InboxItem.includes`.
+-- HeraldStore's `inboxItem` interpolation writes the condition word for word as here, so
+-- that the planner matches the partial indexes below.
 ALTER TABLE notifications
     ADD COLUMN seen_at timestamptz, ADD COLUMN seen_device uuid,
     ADD COLUMN read_at timestamptz, ADD COLUMN read_device uuid,
@@ -20,13 +20,13 @@ ALTER TABLE notifications
 
 -- A person's items, newest first (the inbox's pages).
 CREATE INDEX notifications_inbox ON notifications (tenant_id, recipient_id, created_at, id)
-    WHERE activity_id IS NOT NULL AND live IS NULL AND kind <> 'digest' AND decision IS DISTINCT FROM 'muted'
+    WHERE activity_id IS NOT NULL AND live IS NULL AND kind <> 'digest'
       AND decision IS DISTINCT FROM 'preference_off';
 
 -- What the counts and the badge count: items neither read nor archived; those not
 -- seen are among them (an index-only scan answers both).
 CREATE INDEX notifications_inbox_unread ON notifications (tenant_id, recipient_id) INCLUDE (seen_at)
-    WHERE activity_id IS NOT NULL AND live IS NULL AND kind <> 'digest' AND decision IS DISTINCT FROM 'muted'
+    WHERE activity_id IS NOT NULL AND live IS NULL AND kind <> 'digest'
       AND decision IS DISTINCT FROM 'preference_off' AND read_at IS NULL AND archived_at IS NULL;
 
 -- Items changed (`inbox_status`): the `inbox.status` frame to their person's sockets, and the

@@ -59,6 +59,14 @@ public struct InboxItem: Sendable, Codable, Equatable {
         self.engagement = engagement
     }
 
+    /// Whether a notification is an item of its recipient's inbox: one about an activity,
+    /// whatever became of its push, but a Live Activity's push, a digest's own (its items are
+    /// items), and one of an event the person turned off. (HeraldStore's `inboxItem` writes the
+    /// same rule in SQL; its tests hold the two together.)
+    public static func includes(activity: UUID?, isDigest: Bool, isLiveActivity: Bool, decision: NotificationDecision?) -> Bool {
+        activity != nil && !isDigest && !isLiveActivity && decision != .preferenceOff
+    }
+
     /// JSON names: identifiers end in `Id`, as everywhere in the API.
     enum CodingKeys: String, CodingKey {
         case id, event, app, title, body, priority, activity, actions, createdAt, engagement

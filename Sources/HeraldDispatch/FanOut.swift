@@ -110,11 +110,13 @@ struct FanOut: Sendable {
             let template = try templates.template(for: templateEvent, locale: profile.locale)
             let message = template.render(variables, for: .init(locale: profile.locale, timeZone: profile.timeZone))
             let decided = DeliveryDecision.decide(payload.event, priority: payload.priority, for: profile.recipient, at: now)
+            // The badge with this notification counted, when it is an item of their inbox.
+            let counted = InboxItem.includes(activity: payload.activityID, isDigest: false, isLiveActivity: false, decision: decided.decision)
             var draft = Self.draft(
                 event.id, kind: payload.event, recipient: recipient, teamID: payload.teamID, activityID: payload.activityID,
                 conversationID: nil,
                 content: NotificationContent(
-                    title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge + 1,
+                    title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge + (counted ? 1 : 0),
                     sound: decided.sound, threadID: activity),
                 eventAt: payload.occurredAt, decided)
             if decided.decision == .digest {

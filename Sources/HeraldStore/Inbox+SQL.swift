@@ -5,13 +5,13 @@ import HeraldPostgres
 /// The inbox's rules as SQL (docs/inbox.md), each written once: which notifications are items,
 /// which items the counts and the badge count, and the unread chat messages the badge adds.
 extension PostgresQuery.StringInterpolation {
-    /// A notification `alias` is an inbox item: about an activity, not a Live Activity's push
-    /// nor a digest's own, and not turned off by its person (muted, preference off). Word for
-    /// word the predicate of the indexes of sql/0040_inbox.sql, so that the planner uses them.
+    /// `InboxItem.includes`, for a notification `alias`: about an activity, not a Live
+    /// Activity's push nor a digest's own, and not turned off by its person. Word for word the
+    /// predicate of the indexes of sql/0040_inbox.sql, so that the planner uses them.
     mutating func appendInterpolation(inboxItem alias: String) {
         appendLiteral(
             "\(alias).activity_id IS NOT NULL AND \(alias).live IS NULL AND \(alias).kind <> 'digest' "
-                + "AND \(alias).decision IS DISTINCT FROM 'muted' AND \(alias).decision IS DISTINCT FROM 'preference_off'")
+                + "AND \(alias).decision IS DISTINCT FROM 'preference_off'")
     }
 
     /// ` AND` the item `alias` counts in the badge (`InboxEngagement.isUnread`): neither read

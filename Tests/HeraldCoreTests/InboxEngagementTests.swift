@@ -66,10 +66,22 @@ struct InboxEngagementTests {
         decoder.dateDecodingStrategy = .iso8601
         #expect(try decoder.decode(InboxEngagement.self, from: encoder.encode(item)) == item)
     }
+
+    @Test func anItemIsAnActivitysNotificationThePersonDidNotTurnOff() {
+        let activity = UUID()
+        for decision in NotificationDecision.allCases {
+            let counted = InboxItem.includes(activity: activity, isDigest: false, isLiveActivity: false, decision: decision)
+            #expect(counted == (decision != .preferenceOff), "\(decision): whatever became of its push but a preference off")
+        }
+        #expect(!InboxItem.includes(activity: nil, isDigest: false, isLiveActivity: false, decision: .send), "chat stays in conversations")
+        #expect(!InboxItem.includes(activity: activity, isDigest: true, isLiveActivity: false, decision: .send), "a digest's own push")
+        #expect(!InboxItem.includes(activity: activity, isDigest: false, isLiveActivity: true, decision: .send), "a Live Activity's push")
+    }
 }
 
 extension Date {
     fileprivate static func + (date: Date, seconds: Int) -> Date {
         date.addingTimeInterval(TimeInterval(seconds))
     }
+
 }
