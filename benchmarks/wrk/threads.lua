@@ -1,5 +1,5 @@
--- Shared by the scripts of benchmarks/api (loaded with dofile; wrk runs from the repository's
--- root): each thread's number, and its share of the activity ids in BENCH_IDS.
+-- Shared by the scripts of benchmarks/api and benchmarks/inbox (loaded with dofile; wrk runs from
+-- the repository's root): each thread's number, and its share of the ids in BENCH_IDS.
 local count = 0
 function setup(thread)
   count = count + 1
