@@ -83,6 +83,8 @@ public struct InboxEngagement: Sendable, Equatable, Codable {
     public var isUnread: Bool { read == nil && archived == nil }
     /// Counted as new in a list: not seen yet.
     public var isUnseen: Bool { seen == nil }
+    /// Counted as unseen in the counts: not seen, among those counted unread.
+    public var isCountedUnseen: Bool { isUnread && isUnseen }
 
     /// Applies `change` at `at`, from `device`. Reading something marks it seen too (a read
     /// item is never "new"); marking it unseen makes it unread too. Changing what already is so

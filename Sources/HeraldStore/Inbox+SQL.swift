@@ -3,7 +3,8 @@ import HeraldCore
 import HeraldPostgres
 
 /// The inbox's rules as SQL (docs/inbox.md), each written once: which notifications are items,
-/// which items the counts and the badge count, and the unread chat messages the badge adds.
+/// the counts the badge reads and how fan-out adds to them, and the unread chat messages the
+/// badge adds.
 extension PostgresQuery.StringInterpolation {
     /// `InboxItem.includes`, for a notification `alias`: about an activity, not a Live
     /// Activity's push nor a digest's own, and not turned off by its person. Word for word the
@@ -14,21 +15,41 @@ extension PostgresQuery.StringInterpolation {
                 + "AND \(alias).decision IS DISTINCT FROM 'preference_off'")
     }
 
-    /// ` AND` the item `alias` counts in the badge (`InboxEngagement.isUnread`): neither read
-    /// nor archived.
-    mutating func appendInterpolation(countedUnread alias: String) {
-        appendLiteral(" AND \(alias).read_at IS NULL AND \(alias).archived_at IS NULL")
+    /// How many items `person` has that count in the badge (`InboxEngagement.isUnread`), as a
+    /// scalar subquery of their row of `inbox_counts`; `tenant` is a column or a bound value's
+    /// SQL, as `person`.
+    mutating func appendInterpolation(unreadItemsOf person: PersonTerm, tenant: String) {
+        appendLiteral("coalesce((SELECT greatest(0, c.unread) FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
+        appendTerm(person)
+        appendLiteral("), 0)")
     }
 
-    /// How many items `person` has that count in the badge, as a scalar subquery; `tenant` is a
-    /// column or a bound value's SQL, as `person`.
-    mutating func appendInterpolation(unreadItemsOf person: PersonTerm, tenant: String) {
-        appendLiteral("(SELECT count(*) FROM notifications u WHERE u.tenant_id = \(tenant) AND u.recipient_id = ")
+    /// Those of them not seen yet (`InboxEngagement.isCountedUnseen`).
+    mutating func appendInterpolation(unseenItemsOf person: PersonTerm, tenant: String) {
+        appendLiteral("coalesce((SELECT greatest(0, c.unseen) FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
         appendTerm(person)
-        appendLiteral(" AND ")
-        appendInterpolation(inboxItem: "u")
-        appendInterpolation(countedUnread: "u")
-        appendLiteral(")")
+        appendLiteral("), 0)")
+    }
+
+    /// The CTE `counted` of a fan-out statement: the items among its `inserted` notifications,
+    /// added to their people's counts, in the order of the people (two fan-outs never wait on
+    /// each other's rows in a cycle).
+    mutating func appendInterpolation(countingItemsOf inserted: String, tenant: UUID) {
+        appendLiteral(
+            """
+            counted AS (
+                INSERT INTO inbox_counts AS c (tenant_id, person_id, unread, unseen)
+                SELECT\u{20}
+            """)
+        appendInterpolation(tenant)
+        appendLiteral(", i.recipient_id, count(*), count(*) FROM \(inserted) i WHERE ")
+        appendInterpolation(inboxItem: "i")
+        appendLiteral(
+            """
+             GROUP BY i.recipient_id ORDER BY i.recipient_id
+                ON CONFLICT (tenant_id, person_id) DO UPDATE SET unread = c.unread + excluded.unread, unseen = c.unseen + excluded.unseen
+            )
+            """)
     }
 
     /// How many messages `person` has not read in the conversations they take part in (not

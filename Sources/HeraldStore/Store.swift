@@ -132,7 +132,8 @@ extension Store {
         let tenant = try await tenant(slug: slug)
         try await pool.withTransaction(setup: Self.tenantScope(tenant.id) + "; " + Self.bulkDeletionSettings) { connection in
             for table in [
-                "webhook_attempts", "webhook_messages", "webhook_endpoints", "delivery_attempts", "deliveries", "notifications", "digests",
+                "webhook_attempts", "webhook_messages", "webhook_endpoints", "delivery_attempts", "deliveries", "notifications", "inbox_counts",
+                "digests",
                 "messages",
                 "conversation_participants", "conversations",
                 "outbox",

@@ -68,14 +68,13 @@ extension TenantSession {
     public func inboxCounts(of person: UUID) async throws -> InboxCounts {
         let row = try await connection.query(
             """
-            SELECT (SELECT count(*) FROM notifications n
-                    WHERE n.tenant_id = t.id AND n.recipient_id = \(person) AND \(inboxItem: "n")\(countedUnread: "n") AND n.seen_at IS NULL)::int,
-                   \(unreadItemsOf: .value(person), tenant: "t.id")::int, \(unreadChatOf: .value(person), tenant: "t.id")::int
+            SELECT \(unseenItemsOf: .value(person), tenant: "t.id")::int, \(unreadItemsOf: .value(person), tenant: "t.id")::int,
+                   \(unreadChatOf: .value(person), tenant: "t.id")::int
             FROM (VALUES (\(tenantID)::uuid)) AS t(id)
             """
         ).single()
         let (unseen, unread, chat) = try row.decode((Int, Int, Int).self)
-        return InboxCounts(unseen: unseen, unread: unread, chat: chat)
+        return InboxCounts(unseen: min(unseen, unread), unread: unread, chat: chat)
     }
 
     /// Changes `person`'s items: each as `InboxEngagement.apply` decides, all or nothing.
@@ -149,6 +148,7 @@ extension TenantSession {
     ) async throws -> InboxStatusChange {
         var changedItems: [UUID] = []
         var written: [(UUID, InboxEngagement)] = []
+        var (unread, unseen) = (0, 0)
         var happened: [InboxStatusChange.Happened] = []
         for row in rows {
             let (id, kind, app, activity, conversation, isItem) = try row.decode((UUID, String, String, UUID?, UUID?, Bool).self)
@@ -157,7 +157,11 @@ extension TenantSession {
             let events = step(&engagement)
             guard engagement != before else { continue }
             written.append((id, engagement))
-            if isItem { changedItems.append(id) }
+            if isItem {
+                changedItems.append(id)
+                unread += (engagement.isUnread ? 1 : 0) - (before.isUnread ? 1 : 0)
+                unseen += (engagement.isCountedUnseen ? 1 : 0) - (before.isCountedUnseen ? 1 : 0)
+            }
             if !events.isEmpty {
                 happened.append(
                     .init(
@@ -166,6 +170,13 @@ extension TenantSession {
             }
         }
         if !written.isEmpty { try await writeEngagement(written) }
+        if unread != 0 || unseen != 0 {
+            try await connection.query(
+                """
+                INSERT INTO inbox_counts AS c (tenant_id, person_id, unread, unseen) VALUES (\(tenantID), \(person), \(unread), \(unseen))
+                ON CONFLICT (tenant_id, person_id) DO UPDATE SET unread = c.unread + excluded.unread, unseen = c.unseen + excluded.unseen
+                """)
+        }
         let counts = try await inboxCounts(of: person)
         let change = InboxStatusChange(
             recipientID: person, ids: changedItems, status: status, at: at, device: device, action: action, happened: happened,

@@ -93,4 +93,33 @@ import Testing
             }
         }
     }
+
+    /// Inbox items as the encoder writes them: with and without the activity, a digest and a
+    /// priority; every engagement from none to all, with and without devices; awkward words.
+    @Test func inboxItemsAreWrittenAsTheEncoderWritesThem() throws {
+        let at = Date(timeIntervalSince1970: 1_790_000_000.125)
+        var engagements = [InboxEngagement()]
+        var full = InboxEngagement()
+        full.delivered(at: at, device: UUID())
+        full.apply(.archive, at: at + 1, device: nil)
+        _ = full.opened(at: at + 2, device: UUID(), action: "approve")
+        engagements.append(full)
+        var seen = InboxEngagement()
+        seen.apply(.seen, at: at, device: UUID())
+        engagements.append(seen)
+        for (index, text) in Self.awkwardTexts.enumerated() {
+            let activity =
+                index % 3 == 0
+                ? nil
+                : InboxItem.ActivityNow(
+                    id: UUID(), name: text, status: ActivityStatus.allCases[index % ActivityStatus.allCases.count],
+                    priority: Priority.allCases[index % 4], version: index)
+            let item = InboxItem(
+                id: UUID(), event: "activity.assigned", app: index % 2 == 0 ? .member : .manager, title: text, body: "body " + text,
+                priority: index % 5 == 0 ? nil : Priority.allCases[index % 4], activityID: UUID(), activity: activity,
+                actions: Array(ActivityAction.allCases.prefix(index % 3)), createdAt: at + Double(index),
+                digestID: index % 4 == 0 ? UUID() : nil, engagement: engagements[index % engagements.count])
+            #expect(Self.written(item) == (try Self.encoded(item)))
+        }
+    }
 }

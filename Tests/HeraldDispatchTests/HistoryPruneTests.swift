@@ -40,6 +40,10 @@ import Testing
                 WHERE tableoid = \(monday(of: day(20)).partition("deliveries"))::text::regclass
                 """)
 
+            // Each is an item of Chidi's inbox, counted unread.
+            let chidi = try await harness.store.withTenant(harness.tenant) { try await $0.person(email: "chidi@acme.test") }
+            #expect(try await harness.store.withTenant(harness.tenant) { try await $0.inboxCounts(of: chidi.id) }.unread == ages.count)
+
             let retention = try HistoryRetention(parsing: "7d", deliveryDeadline: .seconds(86_400))
             let partitionsBefore = try await harness.store.historyPartitions().map(\.day)
             // Expired: every week that ended at least 7 days ago; the one still sending is kept.
@@ -57,6 +61,11 @@ import Testing
             let remaining = try await harness.store.historyPartitions().map(\.day)
             #expect(remaining.first == kept && remaining.contains(monday(of: day(7))) && !remaining.contains(monday(of: day(29))))
             #expect(remaining == prune.remaining)
+            // The items of the weeks dropped left the counts with them.
+            let (items, counts) = try await harness.store.withTenant(harness.tenant) {
+                (try await $0.inbox(of: chidi, filter: .init(limit: 100)).count, try await $0.inboxCounts(of: chidi.id))
+            }
+            #expect(items < ages.count && counts.unread == items && counts.unseen == items, "\(items) items, \(counts)")
             // What is left still answers: history, stats and the outcome of what was kept.
             let left = ages.filter { !expired.contains(monday(of: day($0))) || $0 == 20 }
             let history = try await harness.history()

@@ -96,8 +96,8 @@ extension DeliveryQueue {
                 FROM reach r
                 ON CONFLICT (tenant_id, id) DO NOTHING
                 RETURNING tenant_id, id, event_id, recipient_id, app, status, deferred_until, conversation_id, kind, title, body, activity_id, badge,
-                          reason, decision, digest_id
-            ), told AS (
+                          reason, decision, digest_id, live
+            ), \(countingItemsOf: "inserted", tenant: tenant), told AS (
                 -- A notification held back, superseded or suppressed, for tenants with a webhook
                 -- endpoint (docs/webhooks.md): rows of the durable feed no socket sees.
                 INSERT INTO live_pending (tenant_id, kind, payload)
