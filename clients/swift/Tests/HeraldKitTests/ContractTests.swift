@@ -73,7 +73,14 @@ import Testing
             { _ = try await client.liveTicket() },
             { _ = try await client.devices() },
             { _ = try await client.register(.fcm(token: "t", app: .member, platform: "android")) },
-            { try await client.remove(.fcmInstallation(fid: "f", app: .member, platform: "android")) }
+            { try await client.remove(.fcmInstallation(fid: "f", app: .member, platform: "android")) },
+            { _ = try await client.inbox.page(.unread, archived: true, limit: 20, cursor: "c") },
+            { _ = try await client.inbox.item(id) },
+            { _ = try await client.inbox.counts() },
+            { _ = try await client.inbox.mark(.archive, [id], device: id) },
+            { _ = try await client.inbox.mark(.unread, allBefore: Date()) },
+            { _ = try await client.inbox.opened(push: ["notificationId": id.uuidString], action: .approve, device: id) },
+            { _ = try await client.inbox.delivered(push: ["notificationId": id.uuidString]) }
         ]
         for call in calls {
             await #expect(throws: HeraldError.self) { try await call() }

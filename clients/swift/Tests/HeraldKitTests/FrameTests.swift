@@ -44,6 +44,27 @@ import Testing
         #expect(banner.title == "New" && banner.badge == 2)
     }
 
+    /// The inbox's frames (docs/inbox.md): an item added comes with its notification's cursor
+    /// (that frame moved past it), a change with its own.
+    @Test func theInboxFramesAreRead() throws {
+        let id = "0193a1b2-0000-7000-8000-000000000002"
+        let added = ServerFrame.parse(
+            #"{"type":"inbox","cursor":"8","item":{"actions":["start"],"activity":{"id":"\#(id)","name":"Fence","priority":"p1","status":"assigned","version":1},"activityId":"\#(id)","app":"member","body":"Fence","createdAt":"2026-11-29T09:02:11.125Z","engagement":{"seen":{"at":"2026-11-29T09:05:02Z","deviceId":"\#(id)"}},"event":"activity.assigned","id":"\#(id)","priority":"p1","title":"New"}}"#
+        )
+        guard case .ephemeral(.inboxItem(let item))? = added else {
+            Issue.record("inbox: \(String(describing: added))")
+            return
+        }
+        #expect(item.actions == ["start"] && item.activity?.status == .assigned && item.engagement.seen?.deviceId == UUID(uuidString: id))
+        #expect(item.isUnread)
+        let changed = ServerFrame.parse(#"{"type":"inbox.status","cursor":"9","ids":["\#(id)"],"status":"read","at":"2026-11-29T09:06:00Z"}"#)
+        guard case .durable("9", .inboxStatus(let change))? = changed else {
+            Issue.record("inbox.status: \(String(describing: changed))")
+            return
+        }
+        #expect(change.ids == [UUID(uuidString: id)!] && change.status == "read" && change.badge == nil)
+    }
+
     @Test func whatIsNotAFrameIsNothing() {
         for text in ["", "[]", "{", #"{"type":"message","cursor":"1"}"#, #"{"type":"hello","person":"x"}"#, #"{"type":7}"#] {
             #expect(ServerFrame.parse(text) == nil, "\(text)")

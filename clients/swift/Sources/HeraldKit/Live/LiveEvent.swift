@@ -15,7 +15,12 @@ public enum LiveEvent: Sendable, Equatable {
     case activity(event: String, activity: Activity)
     /// The in-app banner: the words a push would carry, whether or not one was sent.
     case notification(InAppNotification)
-    /// The person's badge.
+    /// An item added to the person's inbox (right after its `notification`).
+    case inboxItem(InboxItem)
+    /// Items of the person's inbox changed, on any of their devices (a read on the phone
+    /// clears it on the laptop); a `badge` follows.
+    case inboxStatus(InboxStatusChange)
+    /// The person's badge: unread inbox items plus unread chat messages.
     case badge(Int)
     /// Presence of people this session follows changed.
     case presence([Presence])

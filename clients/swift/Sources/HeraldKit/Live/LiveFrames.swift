@@ -47,6 +47,12 @@ public enum ServerFrame: Sendable, Equatable {
             case "notification":
                 let frame = try decoder.decode(NotificationFrame.self, from: data)
                 return .durable(cursor: frame.cursor, .notification(frame.notification))
+            case "inbox":
+                // It shares its notification's cursor, which that frame moved past already.
+                return .ephemeral(.inboxItem(try decoder.decode(InboxFrame.self, from: data).item))
+            case "inbox.status":
+                let frame = try decoder.decode(InboxStatusFrame.self, from: data)
+                return .durable(cursor: frame.cursor, .inboxStatus(InboxStatusChange(ids: frame.ids, status: frame.status, at: frame.at)))
             case "badge":
                 return .ephemeral(.badge(try decoder.decode(BadgeFrame.self, from: data).count))
             case "presence":
@@ -98,6 +104,13 @@ public enum ServerFrame: Sendable, Equatable {
     private struct NotificationFrame: Decodable {
         var cursor: String
         var notification: InAppNotification
+    }
+    private struct InboxFrame: Decodable { var item: InboxItem }
+    private struct InboxStatusFrame: Decodable {
+        var cursor: String
+        var ids: [UUID]
+        var status: String
+        var at: Date
     }
     private struct BadgeFrame: Decodable { var count: Int }
     private struct PresenceFrame: Decodable { var people: [Presence] }

@@ -27,12 +27,18 @@
         }
 
         /// From `userNotificationCenter(_:didReceive:)`: the button pressed, performed with the
-        /// version the push carried. `nil` when the response is not one of Herald's buttons.
+        /// version the push carried, and the tap reported (`Inbox.opened`, with the action when
+        /// it was done). `nil` when the response is not one of Herald's buttons (a plain tap).
         public static func handle(_ response: UNNotificationResponse, client: HeraldClient) async throws -> PushActionOutcome? {
-            guard let action = PushAction(rawValue: response.actionIdentifier),
-                let push = ActivityPush(payload: response.notification.request.content.userInfo)
-            else { return nil }
-            return try await client.perform(action, on: push)
+            let payload = response.notification.request.content.userInfo
+            guard let action = PushAction(rawValue: response.actionIdentifier), let push = ActivityPush(payload: payload) else {
+                _ = try? await client.inbox.opened(push: payload)
+                return nil
+            }
+            let outcome = try await client.perform(action, on: push)
+            let done = if case .done = outcome { true } else { false }
+            _ = try? await client.inbox.opened(push: payload, action: done ? action : nil)
+            return outcome
         }
 
         /// From `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`: the APNs
