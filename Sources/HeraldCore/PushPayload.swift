@@ -23,6 +23,8 @@ public struct PushPayload: Sendable, Hashable {
         case digestId, count
         /// A digest's items, comma-separated; left out first when the push would not fit.
         case notificationIds
+        /// A badge update's count (`type: badge`, a push that shows nothing).
+        case badge
         /// This push's own notification (its inbox item, its id in history): the app reports
         /// the push's opening with it (docs/inbox.md). Added when the push is sent.
         case notificationId
@@ -104,6 +106,20 @@ public struct PushPayload: Sendable, Hashable {
 
     /// Whether it is a digest's push.
     public var isDigest: Bool { self[.type] == Self.digestType }
+
+    /// The value `badge` of `type`: a push that only sets the app's badge (docs/inbox.md).
+    public static let badgeType = "badge"
+
+    /// A badge update's push: the count, and nothing to show.
+    public static func badge(_ count: Int) -> PushPayload {
+        var payload = PushPayload()
+        payload[.type] = badgeType
+        payload[.badge] = String(count)
+        return payload
+    }
+
+    /// Whether it only sets the badge (no words, no sound: each channel sends it silently).
+    public var isBadgeOnly: Bool { self[.type] == Self.badgeType }
 
     /// Where a page opens the push (Web Push's `navigate`), relative to the web app's origin:
     /// the activity, the conversation, or the app's start page (a digest, anything else).

@@ -36,7 +36,8 @@ extension Store {
                     WHERE d.tenant_id = n.tenant_id AND d.notification_id = n.id AND d.status = 'sent'
                       AND d.id BETWEEN herald_uuid_ms_first(n.id) AND herald_uuid_ms_last(n.id)
                 ) s
-                WHERE n.tenant_id = \(tenant.id) AND n.created_at >= \(since) AND n.live IS NULL AND s.sent_at IS NOT NULL
+                WHERE n.tenant_id = \(tenant.id) AND n.created_at >= \(since) AND n.live IS NULL AND n.kind <> \(PushPayload.badgeType)
+                  AND s.sent_at IS NOT NULL
                 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
                 """)
         }

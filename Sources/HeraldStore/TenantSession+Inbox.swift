@@ -178,6 +178,8 @@ extension TenantSession {
                 """)
         }
         let counts = try await inboxCounts(of: person)
+        // Read on one device: the others' badges fall too (docs/inbox.md#one-badge).
+        if unread < 0 { try await scheduleBadgeUpdate(person: person, badge: counts.badge, except: device) }
         let change = InboxStatusChange(
             recipientID: person, ids: changedItems, status: status, at: at, device: device, action: action, happened: happened,
             badge: counts.badge)

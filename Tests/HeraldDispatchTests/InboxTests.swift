@@ -180,6 +180,54 @@ import Testing
         }
     }
 
+    @Test func aReadOnOneDeviceSetsTheOtherDevicesBadgesSilently() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-pixel", app: .member)
+            try await harness.register("chidi@acme.test", token: "chidi-tablet", app: .member)
+            try await harness.register(
+                "chidi@acme.test", token: "c0ffee" + String(repeating: "0", count: 58), app: .member, platform: .ios, provider: .apns)
+            for name in ["One", "Two"] { _ = try await harness.assign(to: "chidi@acme.test", name: name) }
+            _ = try await harness.drain()
+            let chidi = try await harness.store.withTenant(harness.tenant) { try await $0.person(email: "chidi@acme.test") }
+            let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(viewer: AccessPolicy(chidi), email: chidi.email) }
+            let pixel = try #require(devices.first { $0.token == "chidi-pixel" }?.id)
+            let items = try await harness.store.withTenant(harness.tenant) { try await $0.inbox(of: chidi, filter: .init()) }
+            let before = await harness.emulator.messages().count
+
+            // Read on the Pixel: the tablet and the iPhone hear of the new badge, the Pixel not.
+            _ = try await harness.store.withTenant(harness.tenant) {
+                try await $0.reportOpened(items[0].id, by: chidi.id, device: pixel, action: nil)
+            }
+            _ = try await harness.drain()
+            let updates = await Array(harness.emulator.messages().dropFirst(before))
+            #expect(Set(updates.map(\.token)) == Set(["chidi-tablet", "c0ffee" + String(repeating: "0", count: 58)]), "\(updates.map(\.token))")
+            for update in updates {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(update.payload.utf8)) as? [String: Any])
+                #expect(Self.badge(in: object) == 1 || Self.dataValue("badge", in: update.payload) == "1")
+                if update.provider == "fcm" {
+                    let message = try #require(object["message"] as? [String: Any])
+                    #expect(message["notification"] == nil && (message["android"] as? [String: Any])?["notification"] == nil, "shows nothing")
+                    #expect(Self.dataValue("type", in: update.payload) == "badge" && Self.dataValue("badge", in: update.payload) == "1")
+                } else {
+                    let aps = try #require(object["aps"] as? [String: Any])
+                    #expect(aps.keys.sorted() == ["badge"] && aps["badge"] as? Int == 1 && update.headers["apns-priority"] == "5", "\(object)")
+                }
+            }
+            // Read again at once: the next update waits its turn, a few seconds after the last.
+            _ = try await harness.store.withTenant(harness.tenant) { try await $0.markInbox(of: chidi.id, .read, .ids([items[1].id]), device: pixel) }
+            let spacing = try await harness.count(
+                """
+                SELECT count(*) FROM deliveries d JOIN notifications n ON n.tenant_id = d.tenant_id AND n.id = d.notification_id
+                WHERE n.kind = 'badge' AND n.badge = 0 AND d.status = 'queued'
+                  AND d.due_at >= (SELECT max(e.due_at) FROM deliveries e JOIN notifications m ON m.tenant_id = e.tenant_id AND m.id = e.notification_id
+                                   WHERE m.kind = 'badge' AND m.badge = 1) + interval '4.9 seconds'
+                """)
+            #expect(spacing == 2, "each of the two other devices waits for its turn")
+            let history = try await harness.history(as: "chidi@acme.test")
+            #expect(history.contains { $0.event == "badge" && $0.status == "sent" })
+        }
+    }
+
     /// The badge a push's JSON carries, wherever its provider puts it.
     static func badge(in object: [String: Any]) -> Int? {
         if let aps = object["aps"] as? [String: Any], let badge = aps["badge"] as? Int { return badge }

@@ -30,13 +30,17 @@ public struct FCMMessage: Sendable, Equatable {
         var json = JSONText(capacity: capacity(notification))
         json.openObject()
         json.openObject("message")
+        // A badge update is a data message (the app sets its badge), with no notification to show.
+        let badgeOnly = notification.content.data.isBadgeOnly
         json.openObject("android")
-        json.openObject("notification")
-        json.integer("notification_count", notification.badge)
-        json.string("sound", notification.sound ? "default" : nil)
-        json.string("tag", notification.threadID)
-        json.closeObject()
-        json.string("priority", "high")
+        if !badgeOnly {
+            json.openObject("notification")
+            json.integer("notification_count", notification.badge)
+            json.string("sound", notification.sound ? "default" : nil)
+            json.string("tag", notification.threadID)
+            json.closeObject()
+        }
+        json.string("priority", badgeOnly ? "normal" : "high")
         json.closeObject()
         json.openObject("apns")
         if let image = notification.imageURL {
@@ -57,11 +61,13 @@ public struct FCMMessage: Sendable, Equatable {
         // An app on the newest Firebase SDKs is addressed by its installation id, and has no
         // registration token at all (`message.token` is deprecated in FCM's own clients).
         if notification.address == .fid { json.string("fid", notification.token) }
-        json.openObject("notification")
-        json.string("body", notification.body)
-        json.string("image", notification.imageURL)
-        json.string("title", notification.title)
-        json.closeObject()
+        if !badgeOnly {
+            json.openObject("notification")
+            json.string("body", notification.body)
+            json.string("image", notification.imageURL)
+            json.string("title", notification.title)
+            json.closeObject()
+        }
         if notification.address == .token { json.string("token", notification.token) }
         json.closeObject()
         json.closeObject()
@@ -83,7 +89,8 @@ enum APNsHeaders {
             headers.append(("apns-priority", String(live.priority)))
             headers.append(("apns-push-type", "liveactivity"))
         } else {
-            headers.append(("apns-priority", "10"))
+            // A badge update is delivered when it suits the phone (priority 5).
+            headers.append(("apns-priority", notification.content.data.isBadgeOnly ? "5" : "10"))
             headers.append(("apns-push-type", "alert"))
         }
         return headers
@@ -95,6 +102,12 @@ enum APSDictionary {
     /// `"aps": {…}` with sorted keys.
     static func write(_ notification: PushNotification, into json: inout JSONText) {
         json.openObject("aps")
+        // A badge update: `{"badge": N}` alone, which iOS applies without showing anything.
+        if notification.content.data.isBadgeOnly {
+            json.integer("badge", notification.badge)
+            json.closeObject()
+            return
+        }
         json.openObject("alert")
         json.string("body", notification.body)
         json.string("title", notification.title)

@@ -11,6 +11,8 @@ import HeraldCore
 ///                   "silent": false, "data": {…the push's data…}},
 ///  "app_badge": 3}
 /// ```
+///
+/// A badge update (docs/inbox.md#one-badge) is `{"app_badge": 3, "data": {…}}` alone.
 public struct WebPushMessage: Sendable, Equatable {
     /// The plaintext JSON.
     public let body: [UInt8]
@@ -41,6 +43,14 @@ public struct WebPushMessage: Sendable, Equatable {
         let content = notification.content
         var json = JSONText(capacity: 512 + content.body.utf8.count + content.title.utf8.count)
         json.openObject()
+        // A badge update has no notification: not a declarative push, the service worker
+        // reads it and sets the badge (`navigator.setAppBadge`).
+        if content.data.isBadgeOnly {
+            json.integer("app_badge", content.badge)
+            json.stringMap("data", content.data.fields)
+            json.closeObject()
+            return json.bytes
+        }
         json.integer("web_push", 8030)
         json.openObject("notification")
         json.string("title", content.title)
