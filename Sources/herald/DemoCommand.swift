@@ -231,6 +231,7 @@ struct DemoStory {
             ] {
                 _ = try await step(label) { try await $0.act(action, on: id, actor: actor, reason: action == .reject ? "photos missing" : nil) }
             }
+            if priority == .p0 { try await bobReadsOnHisLaptop() }
         }
 
         let group = try await step("Alice creates the group \"Site Team\" with everyone (a system message: nobody is notified)") { session in
@@ -303,6 +304,9 @@ struct DemoStory {
             ?? ((((payload?["message"] as? [String: Any])?["apns"] as? [String: Any])?["payload"] as? [String: Any])?["aps"] as? [String: Any])
         let badge = aps?["badge"] as? Int ?? 0
         let sound = aps?["sound"] != nil ? "sound" : "silent"
+        if ((payload?["message"] as? [String: Any])?["data"] as? [String: String])?["type"] == PushPayload.badgeType || aps?["alert"] == nil {
+            return "  📱 \(TerminalText.escaped(device))  " + style.dim("[badge \(badge) · a badge update: nothing shown]")
+        }
         return "  📱 \(TerminalText.escaped(device))  " + style.dim("[badge \(badge) · \(sound)]") + "\n     " + style.bold(message.title ?? "")
             + "\n     " + TerminalText.escaped(message.body ?? "")
     }

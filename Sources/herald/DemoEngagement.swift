@@ -20,4 +20,13 @@ extension DemoStory {
         }
         printStyled(style.dim("  Alice's history of it: sent\(WhyCommand.engagement(detail))"))
     }
+
+    /// Bob reads what is left in his inbox on his laptop (the web app: no device of his): his
+    /// Pixel's badge drops with a silent badge update (docs/inbox.md#one-badge).
+    mutating func bobReadsOnHisLaptop() async throws {
+        _ = try await step("Bob reads the rest of his inbox on his laptop (POST /v1/me/inbox/read): his Pixel's badge drops") { session in
+            let bob = try await session.person(email: "bob@demo.test")
+            return try await session.markInbox(of: bob.id, .read, .before(Date()), device: nil)
+        }
+    }
 }

@@ -37,10 +37,12 @@ import Testing
                     byEvent == [
                         "activity.assigned": 5, "activity.started": 5, "activity.completion_requested": 4, "activity.rejected": 2,
                         "activity.approved": 2, "chat.message": 12, "digest": 1,
+                        // Bob read the rest on his laptop: his Pixel's badge update.
+                        "badge": 1,
                         // The P0's Live Activity on Alice's iPhone: started, updated four times, ended.
                         "liveactivity.start": 1, "liveactivity.update": 4, "liveactivity.end": 1
                     ])
-                #expect(byStatus == ["sent": 30, "no_device": 3, "suppressed": 1, "digested": 3])
+                #expect(byStatus == ["sent": 31, "no_device": 3, "suppressed": 1, "digested": 3])
                 #expect(
                     demo.stdout.contains("Field Ops: 3 updates\n     Bob Stone started North pump round · Carol Wu started Valve check · and 1 more"))
                 #expect(demo.stdout.contains("[Live Activity started]") && demo.stdout.contains("[Live Activity ended]"))
@@ -72,6 +74,8 @@ import Testing
                 // Bob tapped his P0's push: the demo says so, and why shows it after the delivery.
                 #expect(demo.stdout.contains("Bob taps the push on his Pixel"), "\(demo.stdout)")
                 #expect(demo.stdout.contains("Alice's history of it: sent · seen "), "\(demo.stdout)")
+                // He reads the rest on his laptop: his Pixel's badge falls, silently.
+                #expect(demo.stdout.contains("📱 Bob Stone · member app · Android  [badge 0 · a badge update: nothing shown]"), "\(demo.stdout)")
                 let pump = try await pool.query("SELECT id FROM activities WHERE name = 'Replace the pump seal'").single().decode(UUID.self, at: 0)
                 let bobs = try await cli.run([
                     "why", "--activity", pump.uuidString, "--user", "bob@demo.test", "--tenant", "demo", "--as", "alice@demo.test"
@@ -144,7 +148,8 @@ import Testing
                 #expect(reset.status == 0, "\(reset.stderr)")
                 #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
-                #expect(count == 37, "the 24 pushes, the P0's 6 Live Activity pushes, the three rounds' 6 and Alice's digest, once")
+                #expect(
+                    count == 38, "the 24 pushes, the P0's 6 Live Activity pushes, the three rounds' 6, Alice's digest and Bob's badge update, once")
             }
         }
     }
