@@ -14,6 +14,16 @@ extension TenantSession {
     /// `badgeUpdateSpacing` after the device's last one was due; one still waiting is
     /// cancelled, the newer count replacing it. History shows them.
     func scheduleBadgeUpdate(person: UUID, badge: Int, except device: UUID?) async throws {
+        // Most readers have no other device: one probe of an index, and nothing else (the
+        // statement below plans every week of deliveries and notifications).
+        let others = try await connection.query(
+            """
+            SELECT 1 FROM devices d
+            WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person) AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+              AND d.kind = 'alert' AND d.id IS DISTINCT FROM \(device)
+            LIMIT 1
+            """)
+        guard !others.isEmpty else { return }
         let data = PushPayload.badge(badge)
         let spacing = Self.badgeUpdateSpacing.timeInterval
         try await connection.query(
