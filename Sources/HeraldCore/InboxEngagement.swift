@@ -83,6 +83,12 @@ public struct InboxEngagement: Sendable, Equatable, Codable {
     public var isUnread: Bool { read == nil && archived == nil }
     /// Counted as new in a list: not seen yet.
     public var isUnseen: Bool { seen == nil }
+    /// Whether a list shows it as it shows `other`: seen, read and archived alike (what the
+    /// `inbox.status` frame tells of; a push's arrival changes none of them).
+    public func listsAs(_ other: InboxEngagement) -> Bool {
+        seen == other.seen && read == other.read && archived == other.archived
+    }
+
     /// Counted as unseen in the counts: not seen, among those counted unread.
     public var isCountedUnseen: Bool { isUnread && isUnseen }
 

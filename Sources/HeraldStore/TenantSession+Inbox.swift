@@ -158,7 +158,8 @@ extension TenantSession {
             guard engagement != before else { continue }
             written.append((id, engagement))
             if isItem {
-                changedItems.append(id)
+                // Only what a list shows is a change of status (an arrival or an action alone is not).
+                if !engagement.listsAs(before) { changedItems.append(id) }
                 unread += (engagement.isUnread ? 1 : 0) - (before.isUnread ? 1 : 0)
                 unseen += (engagement.isCountedUnseen ? 1 : 0) - (before.isCountedUnseen ? 1 : 0)
             }

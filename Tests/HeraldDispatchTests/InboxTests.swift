@@ -158,6 +158,9 @@ import Testing
                     try await $0.reportOpened(item.id, by: chidi.id, device: danaPixel, action: nil)
                 }
             }
+            // The app says the push arrived: history keeps it, and no socket hears of a change.
+            let arrived = try await harness.store.withTenant(harness.tenant) { try await $0.reportDelivered(item.id, by: chidi.id, device: pixel) }
+            #expect(arrived.ids.isEmpty && arrived.happened.first?.events == [.delivered] && arrived.badge == 1, "\(arrived)")
             let opened = try await harness.store.withTenant(harness.tenant) {
                 try await $0.reportOpened(item.id, by: chidi.id, device: pixel, action: .start)
             }
@@ -169,14 +172,17 @@ import Testing
 
             let entry = try #require(try await harness.history(as: "alice@acme.test").first { $0.id == item.id })
             #expect(entry.engagement.opened?.device == pixel && entry.engagement.action == "start")
-            #expect(entry.engagement.timeline.map(\.event) == [.seen, .opened, .read, .interacted])
+            #expect(entry.engagement.timeline.map(\.event) == [.delivered, .seen, .opened, .read, .interacted])
 
             // The feed tells Chidi's sockets and the webhooks, no one else.
             try await harness.store.sequenceLive()
             let head = try await harness.store.liveHead()
             let rows = try await harness.store.withTenant(harness.tenant) { try await $0.liveRows(for: [chidi, dana], after: 0, through: head) }
-            let changes = rows.compactMap { row -> UUID? in if case .inboxStatus = row.payload { row.reader } else { nil } }
-            #expect(changes == [chidi.id])
+            let changes = rows.compactMap { row -> (UUID, [UUID])? in
+                if case .inboxStatus(let change) = row.payload { (row.reader, change.ids) } else { nil }
+            }
+            #expect(changes.map(\.0) == [chidi.id, chidi.id], "the arrival (for webhooks) and the opening, Chidi's alone")
+            #expect(changes.map(\.1) == [[], [item.id]], "only the opening changed the item's status")
         }
     }
 
