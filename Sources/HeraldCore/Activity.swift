@@ -46,13 +46,16 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     case activityDeadlineSoon = "activity.deadline_soon"
     /// The deadline date has ended and the activity is not approved.
     case activityOverdue = "activity.overdue"
+    /// An assignment or a request for approval not opened within the tenant's `unopened`
+    /// interval: pushed again to the person, and told to whoever is above them.
+    case activityUnopened = "activity.unopened"
 
     /// The apps this event reaches (docs/concepts.md, docs/notifications.md): where a preference about it applies.
     public var apps: [AppKind] {
         switch self {
         case .activityAssigned, .activityApproved, .activityRejected, .activityDeadlineSoon: [.member]
         case .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated: [.manager]
-        case .activityOverdue, .chatMessage: [.member, .manager]
+        case .activityOverdue, .activityUnopened, .chatMessage: [.member, .manager]
         }
     }
 
@@ -61,7 +64,8 @@ public enum EventKind: String, Sendable, CaseIterable, Codable {
     public var isStatusChange: Bool {
         switch self {
         case .activityAssigned, .activityStarted, .activityCompletionRequested, .activityApproved, .activityRejected: true
-        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue: false
+        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue, .activityUnopened:
+            false
         }
     }
 

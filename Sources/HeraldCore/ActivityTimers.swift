@@ -6,6 +6,8 @@ public enum TimerKind: String, Sendable, CaseIterable, Codable {
     case escalation
     case deadlineSoon = "deadline_soon"
     case overdue
+    /// An assignment or a request for approval its person has not opened (docs/notifications.md).
+    case unopened
 
     /// The event a firing appends.
     public var event: EventKind {
@@ -14,6 +16,7 @@ public enum TimerKind: String, Sendable, CaseIterable, Codable {
         case .escalation: .activityEscalated
         case .deadlineSoon: .activityDeadlineSoon
         case .overdue: .activityOverdue
+        case .unopened: .activityUnopened
         }
     }
 
@@ -66,6 +69,26 @@ public enum ActivityTimers {
             }
     }
 
+    /// The `unopened` timer of an activity that just entered `status` (at `since`, with the new
+    /// `version`): an assignment or a request for approval waits to be opened by its person.
+    public static func unopenedTimers(
+        enteringStatus status: ActivityStatus, version: Int, at since: Date, priority: Priority, policy: ReminderPolicy
+    ) -> [PlannedTimer] {
+        guard openingAwaited(in: status) != nil, let delay = policy.unopened[priority] else { return [] }
+        return [PlannedTimer(kind: .unopened, period: version, dueAt: since.addingTimeInterval(delay.timeInterval))]
+    }
+
+    /// What an activity in `status` waits for someone to open: the event that told them, and
+    /// who they are (the assignee an assignment, the manager a request for approval); nil
+    /// while nobody is asked to act.
+    public static func openingAwaited(in status: ActivityStatus) -> (event: EventKind, audience: ActivityStateMachine.Audience)? {
+        switch status {
+        case .assigned: (.activityAssigned, .assignee)
+        case .completionRequested: (.activityCompletionRequested, .manager)
+        case .running, .approved: nil
+        }
+    }
+
     /// The deadline timers of an activity: the reminder at the policy's time on the deadline
     /// date, and overdue when that date ends, both on the assignee's clock (a time the
     /// daylight-saving change skips moves to just after it).
@@ -81,11 +104,27 @@ public enum ActivityTimers {
     }
 
     /// The kinds of pending timer a change from `old` into `new` ends: leaving the wait for
-    /// approval ends its reminder and escalation; approval ends everything. (Only a wait for
-    /// approval has approval timers pending, so other changes end nothing and cost nothing.)
+    /// approval ends its reminder, escalation and wait to be opened; leaving the assignment
+    /// ends its wait to be opened; approval ends everything. (Other changes end nothing and
+    /// cost nothing.)
     public static func ended(leaving old: ActivityStatus?, entering new: ActivityStatus) -> Set<TimerKind> {
         if new == .approved { return Set(TimerKind.allCases) }
-        return old == .completionRequested ? [.approvalReminder, .escalation] : []
+        switch old {
+        case .completionRequested: return [.approvalReminder, .escalation, .unopened]
+        case .assigned: return [.unopened]
+        case .running, .approved, nil: return []
+        }
+    }
+
+    /// What became of the item an `unopened` timer waits on: the person's notification of the
+    /// event that asked them to act (docs/inbox.md).
+    public enum AwaitedItem: Sendable, Equatable {
+        /// Neither read nor archived.
+        case unread
+        case read(at: Date)
+        case archived(at: Date)
+        /// They were not told (their preference was off, or the event is not fanned out yet).
+        case absent
     }
 
     /// The activity as a firing timer reads it, in the firing's transaction.
@@ -94,12 +133,17 @@ public enum ActivityTimers {
         public var version: Int
         public var deadline: LocalDate
         public var timeZone: TimeZone
+        /// For an `unopened` timer: the item it waits on.
+        public var awaitedItem: AwaitedItem
 
-        public init(status: ActivityStatus, version: Int, deadline: LocalDate, timeZone: TimeZone) {
+        public init(
+            status: ActivityStatus, version: Int, deadline: LocalDate, timeZone: TimeZone, awaitedItem: AwaitedItem = .absent
+        ) {
             self.status = status
             self.version = version
             self.deadline = deadline
             self.timeZone = timeZone
+            self.awaitedItem = awaitedItem
         }
     }
 
@@ -127,6 +171,16 @@ public enum ActivityTimers {
             return .fire
         case .overdue:
             return activity.status == .approved ? .skip(reason: "the activity is approved") : .fire
+        case .unopened:
+            guard openingAwaited(in: activity.status) != nil, activity.version == period else {
+                return .skip(reason: "the activity moved on (it is \(activity.status.rawValue) now)")
+            }
+            switch activity.awaitedItem {
+            case .unread: return .fire
+            case .read(let at): return .skip(reason: "the item was read at \(at.formatted(.iso8601))")
+            case .archived(let at): return .skip(reason: "the item was archived at \(at.formatted(.iso8601))")
+            case .absent: return .skip(reason: "they were not told of it (no item to open)")
+            }
         }
     }
 

@@ -38,7 +38,9 @@ public enum LiveActivityPlan {
             case .activityApproved: .end
             default: .update
             }
-        let routine: Set<EventKind> = [.activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue]
+        let routine: Set<EventKind> = [
+            .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue, .activityUnopened
+        ]
         let occurred = Int64(payload.occurredAt.timeIntervalSince1970)
         // Waiting for approval since the completion request: the request itself, or what a
         // reminder says the wait began with.

@@ -5,15 +5,16 @@ import Foundation
 ///
 ///     {"approvalReminder": {"p0": "30m", "p1": "4h", "p2": "24h", "p3": "off"},
 ///      "escalateAfter": {"p0": "2h", "p1": "24h", "p2": "off", "p3": "off"},
-///      "deadlineReminderAt": "09:00", "overdue": true}
+///      "deadlineReminderAt": "09:00", "overdue": true, "unopened": {"p0": "15m", "p1": "4h"}}
 ///
-/// Every field is required when decoding; a wrong value names its path.
+/// Every field is required when decoding but `unopened`, which came later (a document without
+/// it, and a priority it does not name, is off); a wrong value names its path.
 extension ReminderPolicy: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case approvalReminder, escalateAfter, deadlineReminderAt, overdue
+        case approvalReminder, escalateAfter, deadlineReminderAt, overdue, unopened
     }
 
-    /// The document's fields, every one required.
+    /// The document's fields.
     public static let fieldNames = Set(CodingKeys.allCases.map(\.stringValue))
 
     private struct PriorityKey: CodingKey {
@@ -26,7 +27,7 @@ extension ReminderPolicy: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func perPriority(_ key: CodingKeys) throws -> PerPriority<PolicyDuration?> {
+        func perPriority(_ key: CodingKeys, required: Bool = true) throws -> PerPriority<PolicyDuration?> {
             let nested = try container.nestedContainer(keyedBy: PriorityKey.self, forKey: key)
             if let unknown = nested.allKeys.first(where: { Priority(rawValue: $0.stringValue) == nil }) {
                 throw DecodingError.dataCorruptedError(
@@ -34,6 +35,7 @@ extension ReminderPolicy: Codable {
             }
             var values: [Priority: PolicyDuration?] = [:]
             for priority in Priority.allCases {
+                guard required || nested.contains(PriorityKey(priority)) else { continue }
                 let text = try nested.decode(String.self, forKey: PriorityKey(priority))
                 do {
                     values[priority] = try PolicyDuration.orOff(text, field: "\(key.stringValue).\(priority.rawValue)")
@@ -54,12 +56,13 @@ extension ReminderPolicy: Codable {
         }
         self.init(
             approvalReminder: approvalReminder, escalateAfter: escalateAfter, deadlineReminderAt: deadlineReminderAt,
-            overdue: try container.decode(Bool.self, forKey: .overdue))
+            overdue: try container.decode(Bool.self, forKey: .overdue),
+            unopened: container.contains(.unopened) ? try perPriority(.unopened, required: false) : .allOff)
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        for (key, values) in [(CodingKeys.approvalReminder, approvalReminder), (.escalateAfter, escalateAfter)] {
+        for (key, values) in [(CodingKeys.approvalReminder, approvalReminder), (.escalateAfter, escalateAfter), (.unopened, unopened)] {
             var nested = container.nestedContainer(keyedBy: PriorityKey.self, forKey: key)
             for priority in Priority.allCases {
                 try nested.encode(values[priority]?.description ?? "off", forKey: PriorityKey(priority))

@@ -2,8 +2,9 @@ import Foundation
 
 /// A tenant's rules for chasing activities (docs/notifications.md): how long an activity may wait
 /// for approval before its manager is reminded and before the tenant's admins hear of it,
-/// per priority; when on the deadline date the assignee is reminded; and whether an
-/// activity past its deadline is reported. Pure: the store keeps it, the timers apply it.
+/// per priority; when on the deadline date the assignee is reminded; whether an
+/// activity past its deadline is reported; and how long an assignment or a request for
+/// approval may stay unopened before it is pushed again and told to those above. Pure: the store keeps it, the timers apply it.
 public struct ReminderPolicy: Sendable, Equatable {
     /// A value per priority.
     public struct PerPriority<Value: Sendable & Equatable>: Sendable, Equatable {
@@ -17,6 +18,11 @@ public struct ReminderPolicy: Sendable, Equatable {
             self.p1 = p1
             self.p2 = p2
             self.p3 = p3
+        }
+
+        /// Every priority `value`.
+        public init(all value: Value) {
+            self.init(p0: value, p1: value, p2: value, p3: value)
         }
 
         public subscript(priority: Priority) -> Value {
@@ -47,18 +53,23 @@ public struct ReminderPolicy: Sendable, Equatable {
     public var deadlineReminderAt: TimeOfDay?
     /// Whether an activity whose deadline date has ended unapproved is reported.
     public var overdue: Bool
+    /// How long after an assignment or a request for approval its person may leave it
+    /// unopened before it is pushed to them again and told to those above them; `nil` is off.
+    public var unopened: PerPriority<PolicyDuration?>
 
     public init(
         approvalReminder: PerPriority<PolicyDuration?>, escalateAfter: PerPriority<PolicyDuration?>, deadlineReminderAt: TimeOfDay?,
-        overdue: Bool
+        overdue: Bool, unopened: PerPriority<PolicyDuration?> = .allOff
     ) {
         self.approvalReminder = approvalReminder
         self.escalateAfter = escalateAfter
         self.deadlineReminderAt = deadlineReminderAt
         self.overdue = overdue
+        self.unopened = unopened
     }
 
-    /// The policy of a tenant that never set one.
+    /// The policy of a tenant that never set one: escalation by engagement is off until a
+    /// tenant turns it on (it tells managers about their people's phones).
     public static let defaults = ReminderPolicy(
         approvalReminder: .init(p0: .minutes(30), p1: .hours(4), p2: .hours(24), p3: nil),
         escalateAfter: .init(p0: .hours(2), p1: .hours(24), p2: nil, p3: nil),
@@ -69,7 +80,8 @@ public struct ReminderPolicy: Sendable, Equatable {
     /// `p0=30m,p1=4h,p3=off` for the per-priority ones, `09:00` or `off`, `on` or `off`.
     /// - Throws: `InputError` naming the option and what it allows.
     public func applying(
-        approvalReminder: String? = nil, escalateAfter: String? = nil, deadlineReminderAt: String? = nil, overdue: String? = nil
+        approvalReminder: String? = nil, escalateAfter: String? = nil, deadlineReminderAt: String? = nil, overdue: String? = nil,
+        unopened: String? = nil
     ) throws -> ReminderPolicy {
         var policy = self
         if let approvalReminder {
@@ -83,6 +95,9 @@ public struct ReminderPolicy: Sendable, Equatable {
         }
         if let overdue {
             policy.overdue = try Self.onOrOff(overdue, field: "overdue")
+        }
+        if let unopened {
+            policy.unopened = try Self.perPriority(unopened, field: "unopened", over: policy.unopened)
         }
         return policy
     }
@@ -125,6 +140,11 @@ public struct ReminderPolicy: Sendable, Equatable {
         default: throw InputError("\(field) \"\(Input.printable(text))\" is neither on nor off")
         }
     }
+}
+
+extension ReminderPolicy.PerPriority where Value == PolicyDuration? {
+    /// Off for every priority.
+    public static var allOff: Self { Self(all: nil) }
 }
 
 /// A policy interval: whole seconds, from 1 s to 365 days, written the way it was typed

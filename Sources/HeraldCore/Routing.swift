@@ -8,26 +8,38 @@ public enum Routing {
         switch event {
         case .activityAssigned, .activityApproved, .activityRejected: .assignee
         case .activityStarted, .activityCompletionRequested: .manager
-        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue: nil
+        case .chatMessage, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon, .activityOverdue, .activityUnopened: nil
         }
     }
 
     /// The recipients of a timer's event (docs/notifications.md); nobody acts, so nobody is left
     /// out as the actor. A reminder goes to the activity's manager, an escalation to every
     /// admin of the tenant (both on the manager app), the deadline reminder to the
-    /// assignee, and overdue to the assignee and the manager.
-    public static func timer(_ kind: TimerKind, manager: UUID, assignee: UUID, admins: [UUID]) -> [ActivityEventPayload.Recipient] {
+    /// assignee, and overdue to the assignee and the manager. An item not opened goes again
+    /// to the person who has not opened it, and to those above them: the manager for an
+    /// assignment, the tenant's admins for a request for approval (`status` is the wait).
+    public static func timer(
+        _ kind: TimerKind, waiting status: ActivityStatus, manager: UUID, assignee: UUID, admins: [UUID]
+    ) -> [ActivityEventPayload.Recipient] {
+        var seen = Set<UUID>()
+        let recipients: [ActivityEventPayload.Recipient]
         switch kind {
         case .approvalReminder:
-            return [.init(id: manager, app: .manager)]
+            recipients = [.init(id: manager, app: .manager)]
         case .escalation:
-            var seen = Set<UUID>()
-            return admins.filter { seen.insert($0).inserted }.map { .init(id: $0, app: .manager) }
+            recipients = admins.map { .init(id: $0, app: .manager) }
         case .deadlineSoon:
-            return [.init(id: assignee, app: .member)]
+            recipients = [.init(id: assignee, app: .member)]
         case .overdue:
-            return [.init(id: assignee, app: .member), .init(id: manager, app: .manager)]
+            recipients = [.init(id: assignee, app: .member), .init(id: manager, app: .manager)]
+        case .unopened:
+            switch ActivityTimers.openingAwaited(in: status)?.audience {
+            case .assignee: recipients = [.init(id: assignee, app: .member), .init(id: manager, app: .manager)]
+            case .manager: recipients = ([manager] + admins).map { .init(id: $0, app: .manager) }
+            case nil: recipients = []
+            }
         }
+        return recipients.filter { seen.insert($0.id).inserted }
     }
 
     /// The recipients of an activity event: the assignee on the member app, or the

@@ -89,7 +89,7 @@ struct FanOut: Sendable {
         profiles: [DeliveryQueue.Key: RecipientProfile], templates: TenantTemplates, now: Date
     ) throws -> [NotificationDraft] {
         guard let templateEvent = TemplateEvent(payload.event) else { return [] }
-        let variables = TemplateVariables.Activity(payload)
+        var variables = TemplateVariables.Activity(payload)
         // The same for every recipient: made once, and shared (a dictionary and three UUID
         // strings a recipient otherwise, and every draft's copy hashed again to be written).
         let activity = payload.activityID.lowercasedString
@@ -108,6 +108,8 @@ struct FanOut: Sendable {
             // A person deleted since the event has no profile: nobody to tell.
             guard let profile = profiles[DeliveryQueue.Key(id: recipient.id, app: recipient.app)] else { continue }
             let template = try templates.template(for: templateEvent, locale: profile.locale)
+            // Only a timer's event names its actor as a recipient (an item not opened, overdue).
+            variables.forActor = recipient.id == payload.actor.id
             let message = template.render(variables, for: .init(locale: profile.locale, timeZone: profile.timeZone))
             let decided = DeliveryDecision.decide(payload.event, priority: payload.priority, for: profile.recipient, at: now)
             // The badge with this notification counted, when it is an item of their inbox.

@@ -20,7 +20,8 @@ extension TenantSession {
 
     /// Replaces the tenant's policy (admins only) and applies it to what waits now: an
     /// activity waiting for approval is reminded the new interval after its completion
-    /// request (at once, if that has passed), a turned-off reminder is cancelled, and a
+    /// request (at once, if that has passed), an assignment or a request for approval waits to
+    /// be opened the new interval after it was made, a turned-off reminder is cancelled, and a
     /// reminder already sent for the current wait is not sent again.
     /// - Parameter actor: the admin; `nil` for the tenant's backend (a tenant key, which the
     ///   caller has checked).
@@ -72,7 +73,8 @@ extension TenantSession {
     }
 
     /// The timers `policy` gives every activity not yet approved: the approval wait of those
-    /// waiting for approval, and the deadline timers due after their assignment.
+    /// waiting for approval, the wait to be opened of those assigned or waiting for approval,
+    /// and the deadline timers due after their assignment.
     private func plannedTimers(_ policy: ReminderPolicy) async throws -> [(activity: UUID, timer: PlannedTimer, since: Date)] {
         let rows = try await connection.query(
             """
@@ -85,8 +87,11 @@ extension TenantSession {
             let (id, status, version, priority, deadline, createdAt, updatedAt, zone) =
                 try row.decode((UUID, String, Int, String, String, Date, Date, String).self)
             let activityStatus: ActivityStatus = try Self.decodeEnum(status)
+            let activityPriority: Priority = try Self.decodeEnum(priority)
             for timer in ActivityTimers.approvalTimers(
-                enteringStatus: activityStatus, version: version, at: updatedAt, priority: try Self.decodeEnum(priority), policy: policy)
+                enteringStatus: activityStatus, version: version, at: updatedAt, priority: activityPriority, policy: policy)
+                + ActivityTimers.unopenedTimers(
+                    enteringStatus: activityStatus, version: version, at: updatedAt, priority: activityPriority, policy: policy)
             {
                 planned.append((id, timer, updatedAt))
             }

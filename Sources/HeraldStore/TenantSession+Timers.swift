@@ -53,8 +53,17 @@ extension TenantSession {
         let since = try row.decode(Date.self, column: "timer_since")
         let zone = try row.decode(String.self, column: "assignee_zone")
         let activity = try Self.activity(row)
+        // An `unopened` timer waits on one item: the late person's notification of the event
+        // that asked them to act, made when the wait began.
+        let awaited = kind == .unopened ? ActivityTimers.openingAwaited(in: activity.status) : nil
+        let late = awaited.map { $0.audience == .assignee ? activity.assignee : activity.manager }
+        var item = ActivityTimers.AwaitedItem.absent
+        if let awaited, let late {
+            item = try await awaitedItem(of: awaited.event, activity: activity.id, person: late.id, since: since)
+        }
         let subject = ActivityTimers.Subject(
-            status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone.named(zone))
+            status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone.named(zone),
+            awaitedItem: item)
         switch ActivityTimers.decide(kind, period: period, activity: subject, now: now) {
         case .skip(let reason):
             try await connection.query(
@@ -65,18 +74,21 @@ extension TenantSession {
             return .skipped(kind, reason: reason)
         case .fire:
             let admins: [UUID] =
-                kind == .escalation
+                kind == .escalation || awaited?.audience == .manager
                 ? try await connection.query("SELECT id FROM people WHERE tenant_id = \(tenantID) AND is_admin ORDER BY created_at, id")
                     .map { try $0.decode(UUID.self, at: 0) }
                 : []
-            let recipients = Routing.timer(kind, manager: activity.manager.id, assignee: activity.assignee.id, admins: admins)
+            let recipients = Routing.timer(
+                kind, waiting: activity.status, manager: activity.manager.id, assignee: activity.assignee.id, admins: admins)
+            // The person it chases acts by not acting: an item not opened is theirs.
+            let actor = late ?? activity.assignee
             let payload = ActivityEventPayload(
                 event: kind.event, activityID: activity.id, teamID: activity.team.id, teamName: activity.team.name,
                 activityName: activity.name, priority: activity.priority, deadline: activity.deadline, status: activity.status,
-                actor: activity.assignee, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: nil,
+                actor: actor, manager: activity.manager, assignee: activity.assignee, recipients: recipients, reason: nil,
                 occurredAt: now, waitingSince: since, version: activity.version)
             let event = try await appendToOutbox(
-                kind.event, about: .activity(activity.id), actor: activity.assignee.id, recipients: recipients.map(\.id),
+                kind.event, about: .activity(activity.id), actor: actor.id, recipients: recipients.map(\.id),
                 payload: payload, at: now)
             // No socket is told of a timer's event; the tenant's webhooks are.
             try await appendLive(.activity, .webhooksOnly, payload: LiveActivityChange(event: kind.event, activity: activity))
@@ -87,6 +99,23 @@ extension TenantSession {
                 """)
             return .fired(kind, event: event)
         }
+    }
+
+    /// What became of `person`'s item of the `event` that began the wait at `since` on
+    /// `activity` (`ActivityTimers.AwaitedItem`).
+    private func awaitedItem(of event: EventKind, activity: UUID, person: UUID, since: Date) async throws -> ActivityTimers.AwaitedItem {
+        let rows = try await connection.query(
+            """
+            SELECT n.read_at, n.archived_at FROM notifications n
+            WHERE n.tenant_id = \(tenantID) AND n.activity_id = \(activity) AND n.recipient_id = \(person) AND n.kind = \(event.rawValue)
+              AND n.event_at >= \(since.addingTimeInterval(-0.001)) AND \(inboxItem: "n")
+            ORDER BY n.event_at DESC LIMIT 1
+            """)
+        guard let row = rows.first else { return .absent }
+        let (read, archived) = try row.decode((Date?, Date?).self)
+        if let read { return .read(at: read) }
+        if let archived { return .archived(at: archived) }
+        return .unread
     }
 
     /// The timers of an activity, by due time.

@@ -24,19 +24,25 @@ struct TimerChanges: Sendable {
             reason: "the activity moved on (\(transition.event.rawValue))",
             started: ActivityTimers.approvalTimers(
                 enteringStatus: transition.to, version: activity.version, at: activity.updatedAt, priority: activity.priority,
-                policy: policy),
+                policy: policy)
+                + ActivityTimers.unopenedTimers(
+                    enteringStatus: transition.to, version: activity.version, at: activity.updatedAt, priority: activity.priority,
+                    policy: policy),
             waitingSince: activity.updatedAt)
     }
 
-    /// The deadline timers of a new activity whose assignee lives in `timeZone`: those due
-    /// after the assignment (the assignment's push already names a deadline that is today
-    /// or past).
+    /// The timers of a new activity whose assignee lives in `timeZone`: the deadline timers
+    /// due after the assignment (the assignment's push already names a deadline that is today
+    /// or past), and its wait to be opened.
     static func assignment(of activity: ActivityRecord, timeZone: String, policy: ReminderPolicy) -> TimerChanges {
         let zone = TimeZone.named(timeZone)
         return TimerChanges(
             activityID: activity.id, ended: [], reason: "",
             started: ActivityTimers.deadlineTimers(deadline: activity.deadline, timeZone: zone, policy: policy)
-                .filter { $0.dueAt > activity.createdAt },
+                .filter { $0.dueAt > activity.createdAt }
+                + ActivityTimers.unopenedTimers(
+                    enteringStatus: activity.status, version: activity.version, at: activity.createdAt, priority: activity.priority,
+                    policy: policy),
             waitingSince: activity.createdAt)
     }
 }

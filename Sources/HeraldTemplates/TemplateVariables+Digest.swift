@@ -41,6 +41,7 @@ extension TemplateVariables {
             case .activityEscalated: "escalated"
             case .activityDeadlineSoon: "deadlineSoon"
             case .activityOverdue: "overdue"
+            case .activityUnopened: "unopened"
             case .chatMessage: "message"
             }
         }

@@ -4,7 +4,7 @@ import HeraldCore
 /// The values a template sees, built from an event and formatted for its recipient.
 public enum TemplateVariables {
     static let activityNames: Set<String> = [
-        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since"
+        "name", "manager", "member", "actor", "team", "date", "deadline", "priority", "isP0", "reason", "since", "waited", "forActor"
     ]
     static let chatNames: Set<String> = ["sender", "group", "text", "isGroup"]
     /// A summary of the messages quiet hours held back in one conversation also has `count`.
@@ -34,10 +34,13 @@ public enum TemplateVariables {
         public var reason: String?
         /// For a reminder: when the wait it chases began.
         public var waitingSince: Date?
+        /// Whether the recipient is the actor (the person an item not opened waits on is told
+        /// in other words than their manager).
+        public var forActor: Bool
 
         public init(
             name: String, manager: String, member: String, actor: String, team: String, priority: Priority,
-            deadline: LocalDate, occurredAt: Date, reason: String? = nil, waitingSince: Date? = nil
+            deadline: LocalDate, occurredAt: Date, reason: String? = nil, waitingSince: Date? = nil, forActor: Bool = false
         ) {
             self.name = name
             self.manager = manager
@@ -49,6 +52,7 @@ public enum TemplateVariables {
             self.occurredAt = occurredAt
             self.reason = reason
             self.waitingSince = waitingSince
+            self.forActor = forActor
         }
 
         /// The activity of an event snapshot.
@@ -84,10 +88,13 @@ public enum TemplateVariables {
             "name": activity.name, "manager": activity.manager, "member": activity.member, "actor": activity.actor,
             "team": activity.team, "date": formatInstant(activity.occurredAt, for: recipient),
             "deadline": formatDate(activity.deadline, locale: recipient.locale),
-            "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0
+            "priority": activity.priority.rawValue.uppercased(), "isP0": activity.priority == .p0, "forActor": activity.forActor
         ]
         if let reason = activity.reason, !reason.isEmpty { values["reason"] = reason }
-        if let since = activity.waitingSince { values["since"] = formatInstantWithTime(since, for: recipient) }
+        if let since = activity.waitingSince {
+            values["since"] = formatInstantWithTime(since, for: recipient)
+            values["waited"] = formatWaited(activity.occurredAt.timeIntervalSince(since), locale: recipient.locale)
+        }
         return values
     }
 
@@ -115,6 +122,19 @@ public enum TemplateVariables {
         let hour = parts.hour ?? 0
         let minute = parts.minute ?? 0
         return formatInstant(date, for: recipient) + ", " + (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
+    }
+
+    /// How long a wait has lasted, in its largest whole unit (at least a minute), to follow
+    /// "ago": `15 minutes`, `4 hours`, `1 day` in `en`; `15 Minuten`, `4 Stunden`, `1 Tag` in
+    /// `de` (as after "vor").
+    public static func formatWaited(_ seconds: TimeInterval, locale: String) -> String {
+        // Whole seconds first: a wait measured between two stored instants may be a hair short.
+        let minutes = max(1, seconds.isFinite && abs(seconds) < 1e12 ? Int(seconds.rounded()) / 60 : 1)
+        let (count, unit) = minutes < 120 ? (minutes, 0) : minutes < 48 * 60 ? (minutes / 60, 1) : (minutes / 1440, 2)
+        let units =
+            locale.lowercased().hasPrefix("de")
+            ? [("Minute", "Minuten"), ("Stunde", "Stunden"), ("Tag", "Tagen")] : [("minute", "minutes"), ("hour", "hours"), ("day", "days")]
+        return "\(count) " + (count == 1 ? units[unit].0 : units[unit].1)
     }
 
     /// A calendar date (a deadline has no zone): the same day everywhere.
@@ -145,7 +165,7 @@ public enum TemplateVariables {
                         name: "Ship v2", manager: "Alice Moreau", member: "Chidi Okafor", actor: "Alice Moreau", team: "Field Ops",
                         priority: priority, deadline: sampleDeadline,
                         occurredAt: sampleEventTime, reason: flag ? "needs tests" : nil,
-                        waitingSince: flag ? sampleEventTime.addingTimeInterval(-1800) : nil),
+                        waitingSince: flag ? sampleEventTime.addingTimeInterval(-1800) : nil, forActor: flag),
                     for: Recipient())
                 values.merge(self.values(Chat(sender: "Alice Moreau", group: flag ? "Launch crew" : nil, isGroup: flag, text: "On my way", count: 3)))
                 { $1 }

@@ -194,6 +194,8 @@ struct DemoStory {
             _ = try await session.registerDevice(
                 email: "alice@demo.test", token: DemoCommand.liveActivityStart, app: .manager, platform: .ios, provider: .apns,
                 kind: .liveActivity)
+            // Escalation by engagement (docs/notifications.md#not-opened), off until a tenant sets it.
+            _ = try await session.setPolicy(try session.policy().applying(unopened: "p0=15m"), actor: "ada@demo.test")
         }
         try await subscribeAlicesBrowser()
         printStyled(
@@ -203,6 +205,7 @@ struct DemoStory {
                 "phones: Alice's iPhone (manager app, with Live Activities), Bob's Pixel, Carol's iPhone and her old Android (a dead token), Dave's Galaxy; Erin has none yet; "
                     + "and Alice's laptop: the manager web app in a browser, subscribed to Web Push"
             ))
+        printStyled(style.dim("policy: a P0 assignment or request for approval not opened within 15 min is pushed again and told above"))
 
         for (name, assignee, priority) in [
             ("Replace the pump seal", "bob@demo.test", Priority.p0), ("Quarterly safety audit", "carol@demo.test", .p2)
@@ -229,7 +232,12 @@ struct DemoStory {
                 ("Alice sends it back", .reject, "alice@demo.test"), ("\(first) asks again", .complete, assignee),
                 ("Alice approves it", .approve, "alice@demo.test")
             ] {
-                _ = try await step(label) { try await $0.act(action, on: id, actor: actor, reason: action == .reject ? "photos missing" : nil) }
+                let acted = try await step(label) {
+                    try await $0.act(action, on: id, actor: actor, reason: action == .reject ? "photos missing" : nil)
+                }
+                if priority == .p0, action == .complete, label.hasSuffix("for approval") {
+                    try await aliceLeavesTheRequestUnopened(since: acted.updatedAt)
+                }
             }
             if priority == .p0 { try await bobReadsOnHisLaptop() }
         }

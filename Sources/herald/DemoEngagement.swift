@@ -21,6 +21,17 @@ extension DemoStory {
         printStyled(style.dim("  Alice's history of it: sent\(WhyCommand.engagement(detail))"))
     }
 
+    /// Alice does not open Bob's request for approval of the P0: 15 minutes on (the demo moves
+    /// the timers' clock rather than wait), Herald pushes it to her again and tells Ada, the
+    /// admin (docs/notifications.md#not-opened).
+    mutating func aliceLeavesTheRequestUnopened(since asked: Date) async throws {
+        let (store, tenant) = (store, tenant)
+        _ = try await happen("15 minutes on, Alice has not opened it: it is pushed to her again, and Ada (admin) is told") {
+            try await store.fireDueTimers(at: asked.addingTimeInterval(16 * 60), tenants: [tenant.id])
+        }
+        printStyled(style.dim("  (the demo moved the timers' clock 16 minutes; Ada has no phone: it waits in her inbox)"))
+    }
+
     /// Bob reads what is left in his inbox on his laptop (the web app: no device of his): his
     /// Pixel's badge drops with a silent badge update (docs/inbox.md#one-badge).
     mutating func bobReadsOnHisLaptop() async throws {

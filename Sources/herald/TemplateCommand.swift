@@ -115,7 +115,7 @@ struct TemplateCommand: AsyncParsableCommand {
             } else {
                 let memberActs: Swift.Set<EventKind> = [
                     .activityStarted, .activityCompletionRequested, .activityApprovalReminder, .activityEscalated, .activityDeadlineSoon,
-                    .activityOverdue
+                    .activityOverdue, .activityUnopened
                 ]
                 let occurredAt = Date(timeIntervalSince1970: 1_795_303_800)
                 let activity = TemplateVariables.Activity(
@@ -123,8 +123,8 @@ struct TemplateCommand: AsyncParsableCommand {
                     actor: memberActs.contains { .activity($0) == event } ? "Chidi Okafor" : "Alice Moreau",
                     team: "Field Ops", priority: priority, deadline: LocalDate(Date(timeIntervalSince1970: 1_795_867_200), in: .utc),
                     occurredAt: occurredAt, reason: event == .activity(.activityRejected) ? "needs tests" : nil,
-                    waitingSince: event == .activity(.activityApprovalReminder) || event == .activity(.activityEscalated)
-                        ? occurredAt.addingTimeInterval(-7200) : nil)
+                    waitingSince: [.activity(.activityApprovalReminder), .activity(.activityEscalated), .activity(.activityUnopened)]
+                        .contains(event) ? occurredAt.addingTimeInterval(-7200) : nil)
                 message = resolved.template.render(activity, for: .init(locale: locale, timeZone: timeZone))
             }
             if options.json {

@@ -21,6 +21,7 @@ import Testing
             #expect(first.status == 200)
             #expect(first.json["approvalReminder"] as? [String: String] == ["p0": "30m", "p1": "4h", "p2": "1d", "p3": "off"])
             #expect(first.json["deadlineReminderAt"] as? String == "09:00" && first.json["overdue"] as? Bool == true)
+            #expect(first.json["unopened"] as? [String: String] == ["p0": "off", "p1": "off", "p2": "off", "p3": "off"])
 
             let refused = try await api.call("PUT", "/v1/policy", token: chidi, json: Self.document)
             #expect(refused.status == 403 && refused.isProblem)
@@ -34,10 +35,13 @@ import Testing
             #expect(read.json["escalateAfter"] as? [String: String] == ["p0": "10s", "p1": "1d", "p2": "off", "p3": "off"])
             #expect(read.json["deadlineReminderAt"] as? String == "08:30" && read.json["overdue"] as? Bool == false)
 
-            // A tenant key acts as the tenant's backend, which may.
+            // A tenant key acts as the tenant's backend, which may; `unopened` may name some priorities.
             var again = Self.document
             again["overdue"] = true
+            again["unopened"] = ["p0": "15m"]
             #expect(try await api.call("PUT", "/v1/policy", token: try await api.key(), json: again).status == 200)
+            let unopened = try await api.call("GET", "/v1/policy", token: chidi).json["unopened"] as? [String: String]
+            #expect(unopened == ["p0": "15m", "p1": "off", "p2": "off", "p3": "off"])
             // Another tenant's policy is its own.
             let globex = try await api.call("GET", "/v1/policy", token: try await api.token("chidi@acme.test", in: api.globex))
             #expect(globex.json["approvalReminder"] as? [String: String] == ["p0": "30m", "p1": "4h", "p2": "1d", "p3": "off"])
@@ -67,6 +71,10 @@ import Testing
                     "approvalReminder.p4", "p4 is not a priority (p0, p1, p2, p3)"
                 ),
                 ("a bad time", with { $0["deadlineReminderAt"] = "9am" }, "deadlineReminderAt", nil),
+                (
+                    "a bad wait to be opened", with { $0["unopened"] = ["p1": "later"] },
+                    "unopened.p1", "unopened.p1 \"later\" is not a duration such as 90s, 15m, 2h or 7d"
+                ),
                 ("a missing field", with { $0["overdue"] = nil }, "overdue", "required"),
                 ("an unknown field", with { $0["quietHours"] = "22:00-07:00" }, "quietHours", nil),
                 ("a wrong type", with { $0["overdue"] = "yes" }, "overdue", nil)

@@ -65,7 +65,8 @@ import Testing
                 "/v1/policy", true,
                 [
                     "approvalReminder": ["p0": "30m", "p1": "4h", "p2": "24h", "p3": "off"],
-                    "escalateAfter": ["p0": "2h", "p1": "24h", "p2": "off", "p3": "off"], "deadlineReminderAt": "09:00", "overdue": true
+                    "escalateAfter": ["p0": "2h", "p1": "24h", "p2": "off", "p3": "off"], "deadlineReminderAt": "09:00", "overdue": true,
+                    "unopened": ["p0": "15m"]
                 ]
             )
         ]

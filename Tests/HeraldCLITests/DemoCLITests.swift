@@ -39,10 +39,13 @@ import Testing
                         "activity.approved": 2, "chat.message": 12, "digest": 1,
                         // Bob read the rest on his laptop: his Pixel's badge update.
                         "badge": 1,
-                        // The P0's Live Activity on Alice's iPhone: started, updated four times, ended.
-                        "liveactivity.start": 1, "liveactivity.update": 4, "liveactivity.end": 1
+                        // Alice left Bob's request unopened: to her again, and to Ada (no phone).
+                        "activity.unopened": 2,
+                        // The P0's Live Activity on Alice's iPhone: started, updated five times, ended.
+                        "liveactivity.start": 1, "liveactivity.update": 5, "liveactivity.end": 1
                     ])
-                #expect(byStatus == ["sent": 31, "no_device": 3, "suppressed": 1, "digested": 3])
+                #expect(byStatus == ["sent": 33, "no_device": 4, "suppressed": 1, "digested": 3])
+                #expect(demo.stdout.contains("You have not opened Replace the pump seal (P0, Field Ops), sent 16 minutes ago."), "\(demo.stdout)")
                 #expect(
                     demo.stdout.contains("Field Ops: 3 updates\n     Bob Stone started North pump round · Carol Wu started Valve check · and 1 more"))
                 #expect(demo.stdout.contains("[Live Activity started]") && demo.stdout.contains("[Live Activity ended]"))
@@ -149,7 +152,9 @@ import Testing
                 #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
                 #expect(
-                    count == 38, "the 24 pushes, the P0's 6 Live Activity pushes, the three rounds' 6, Alice's digest and Bob's badge update, once")
+                    count == 41,
+                    "the 24 pushes, the P0's 7 Live Activity pushes, the three rounds' 6, Alice's digest, Bob's badge update and the 2 of the unopened request, once"
+                )
             }
         }
     }

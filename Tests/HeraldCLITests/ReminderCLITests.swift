@@ -50,6 +50,9 @@ import Testing
             #expect(refused.status != 0 && refused.stderr.hasPrefix("herald: alice@acme.test may not change the policy"), "\(refused.stderr)")
             let bad = try await cli.run(["policy", "set", "--approval-reminder", "p0=3", "--escalate-after", "p0=soon", "--as", "root@acme.test"])
             #expect(bad.status != 0 && bad.stderr == "herald: escalate after for p0 \"soon\" is not a duration such as 90s, 15m, 2h or 7d\n")
+            let unopened = try await cli.run(["policy", "set", "--unopened", "p0=15m,p0=1h", "--as", "root@acme.test"])
+            #expect(unopened.status != 0 && unopened.stderr == "herald: unopened names p0 twice\n", "\(unopened.stderr)")
+            #expect(try await ok(cli, ["policy", "show"]).contains("UNOPENED"))
 
             let alpha = try await waitingActivity(cli, name: "Alpha")
             let bravo = try await waitingActivity(cli, name: "Bravo")
@@ -96,6 +99,49 @@ import Testing
             let history = try await ok(cli, ["history", "--event", "activity.escalated", "--as", "root@acme.test", "--json"])
             let entries = try #require(try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: Any]])
             #expect(entries.count == 4 && entries.allSatisfy { $0["status"] as? String == "sent" }, "\(entries)")
+
+            kill(worker.processIdentifier, SIGTERM)
+            await worker.waitForExit()
+            #expect(worker.terminationStatus == 0)
+        }
+    }
+
+    /// Escalation by engagement through the real worker: an assignment Chidi never opens is
+    /// pushed to him again after 2 s and Alice is told; one he started at once is not chased
+    /// (docs/notifications.md#not-opened).
+    @Test func anAssignmentNotOpenedIsChasedByTheWorker() async throws {
+        try await withEmulatorCLI { cli, _, emulator in
+            try await setUp(cli)
+            try await ok(cli, ["policy", "set", "--unopened", "p0=2s", "--as", "root@acme.test"])
+            func assign(_ name: String) async throws -> String {
+                try await ok(
+                    cli,
+                    [
+                        "activity", "assign", "--team", "ops", "--to", "chidi@acme.test", "--name", name, "--deadline", Self.deadline,
+                        "--priority", "p0", "--as", "alice@acme.test"
+                    ])
+            }
+            let assigned = Date()
+            _ = try await assign("Delta")
+            let started = try await assign("Foxtrot")
+            try await ok(cli, ["activity", "start", started, "--as", "chidi@acme.test"])
+            // The worker starts once both are written (see remindersAndEscalationFollowEachWait).
+            let worker = try cli.launch(["worker"])
+            defer { if worker.isRunning { kill(worker.processIdentifier, SIGTERM) } }
+            func chasing() async -> [RecordedMessage] {
+                await emulator.messages().filter { $0.title?.hasPrefix("Not Opened") == true }
+            }
+            let deadline = Date().addingTimeInterval(300)
+            while await chasing().count < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            // Long enough for anything extra to arrive (a second firing, anything about Foxtrot).
+            try await Task.sleep(for: .seconds(3))
+            let messages = await chasing()
+            #expect(messages.map(\.token).sorted() == ["alice-manager", "chidi-member"], "\(messages.map { ($0.token, $0.body ?? "") })")
+            #expect(messages.allSatisfy { $0.body?.contains(" Delta (P0, ") == true && $0.receivedAt >= assigned.addingTimeInterval(2) })
+            #expect(messages.first { $0.token == "chidi-member" }?.title == "Not Opened Yet")
+            #expect(messages.first { $0.token == "alice-manager" }?.body?.contains("Chidi Okafor has not opened Delta") == true)
+            let shown = try await ok(cli, ["activity", "show", started])
+            #expect(shown.contains("activity.unopened") && shown.contains("the activity moved on (activity.started)"), "\(shown)")
 
             kill(worker.processIdentifier, SIGTERM)
             await worker.waitForExit()

@@ -25,11 +25,11 @@ struct ActivityTimersTests {
     }
 
     @Test func leavingTheWaitEndsItsTimersAndApprovalEndsEverything() {
-        #expect(ActivityTimers.ended(leaving: .completionRequested, entering: .running) == [.approvalReminder, .escalation])
+        #expect(ActivityTimers.ended(leaving: .completionRequested, entering: .running) == [.approvalReminder, .escalation, .unopened])
         #expect(ActivityTimers.ended(leaving: .completionRequested, entering: .approved) == Set(TimerKind.allCases))
         // Nothing of a wait for approval is pending before one begins.
         #expect(ActivityTimers.ended(leaving: nil, entering: .assigned).isEmpty)
-        #expect(ActivityTimers.ended(leaving: .assigned, entering: .running).isEmpty)
+        #expect(ActivityTimers.ended(leaving: .assigned, entering: .running) == [.unopened])
         #expect(ActivityTimers.ended(leaving: .running, entering: .completionRequested).isEmpty)
     }
 
@@ -84,16 +84,20 @@ struct ActivityTimersTests {
         let manager = UUID()
         let assignee = UUID()
         let admin = UUID()
-        #expect(Routing.timer(.approvalReminder, manager: manager, assignee: assignee, admins: [admin]) == [.init(id: manager, app: .manager)])
         #expect(
-            Routing.timer(.escalation, manager: manager, assignee: assignee, admins: [admin, manager, admin])
+            Routing.timer(.approvalReminder, waiting: .completionRequested, manager: manager, assignee: assignee, admins: [admin]) == [
+                .init(id: manager, app: .manager)
+            ])
+        #expect(
+            Routing.timer(.escalation, waiting: .completionRequested, manager: manager, assignee: assignee, admins: [admin, manager, admin])
                 == [.init(id: admin, app: .manager), .init(id: manager, app: .manager)])
-        #expect(Routing.timer(.deadlineSoon, manager: manager, assignee: assignee, admins: []) == [.init(id: assignee, app: .member)])
         #expect(
-            Routing.timer(.overdue, manager: manager, assignee: assignee, admins: [])
+            Routing.timer(.deadlineSoon, waiting: .running, manager: manager, assignee: assignee, admins: []) == [.init(id: assignee, app: .member)])
+        #expect(
+            Routing.timer(.overdue, waiting: .running, manager: manager, assignee: assignee, admins: [])
                 == [.init(id: assignee, app: .member), .init(id: manager, app: .manager)])
         #expect(
             TimerKind.allCases.map(\.event.rawValue)
-                == ["activity.approval_reminder", "activity.escalated", "activity.deadline_soon", "activity.overdue"])
+                == ["activity.approval_reminder", "activity.escalated", "activity.deadline_soon", "activity.overdue", "activity.unopened"])
     }
 }

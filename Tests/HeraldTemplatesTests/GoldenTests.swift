@@ -27,18 +27,21 @@ import Testing
             "Nov 21, 2026 - Ship v2 in Field Ops has waited for approval by Alice Moreau since Nov 21, 2026, 08:30; Chidi Okafor completed it.",
         .activity(.activityDeadlineSoon): "Nov 21, 2026 - Your activity Ship v2 is due today (Nov 28, 2026).",
         .activity(.activityOverdue): "Nov 21, 2026 - Ship v2 assigned to Chidi Okafor is overdue: its deadline was Nov 28, 2026.",
+        .activity(.activityUnopened): "Nov 21, 2026 - Alice Moreau has not opened Ship v2 (P%, Field Ops), sent 90 minutes ago.",
         .liveActivityStart: "Chidi Okafor has it (Field Ops), deadline Nov 28, 2026. Follow it on the lock screen."
     ]
 
     static let englishTitles: [TemplateEvent: String] = [
         .activity(.activityApprovalReminder): "Approval Reminder", .activity(.activityEscalated): "Activity Escalated",
         .activity(.activityDeadlineSoon): "Deadline Today",
-        .activity(.activityOverdue): "Activity Overdue", .liveActivityStart: "P0: Ship v2"
+        .activity(.activityOverdue): "Activity Overdue", .activity(.activityUnopened): "Not Opened by Alice Moreau",
+        .liveActivityStart: "P0: Ship v2"
     ]
     static let germanTitles: [TemplateEvent: String] = [
         .activity(.activityApprovalReminder): "Erinnerung: Genehmigung", .activity(.activityEscalated): "Aktivität eskaliert",
         .activity(.activityDeadlineSoon): "Frist heute",
-        .activity(.activityOverdue): "Aktivität überfällig", .liveActivityStart: "P0: Ship v2"
+        .activity(.activityOverdue): "Aktivität überfällig", .activity(.activityUnopened): "Von Alice Moreau nicht geöffnet",
+        .liveActivityStart: "P0: Ship v2"
     ]
 
     static let german: [TemplateEvent: String] = [
@@ -53,6 +56,7 @@ import Testing
             "21. Nov. 2026 - Ship v2 in Field Ops wartet seit 21. Nov. 2026, 09:30 auf die Genehmigung durch Alice Moreau; Chidi Okafor hat sie abgeschlossen.",
         .activity(.activityDeadlineSoon): "21. Nov. 2026 - Deine Aktivität Ship v2 ist heute fällig (28. Nov. 2026).",
         .activity(.activityOverdue): "21. Nov. 2026 - Ship v2 von Chidi Okafor ist überfällig: Die Frist war 28. Nov. 2026.",
+        .activity(.activityUnopened): "21. Nov. 2026 - Alice Moreau hat Ship v2 noch nicht geöffnet (P%, Field Ops), gesendet vor 90 Minuten.",
         .liveActivityStart: "Chidi Okafor bearbeitet sie (Field Ops), Frist 28. Nov. 2026. Auf dem Sperrbildschirm verfolgen."
     ]
 
@@ -63,7 +67,7 @@ import Testing
         let template = try await Self.catalog.template(for: event, locale: "en", tenant: nil)
         let message = template.render(Self.activity(priority), for: .init(locale: "en", timeZone: "UTC"))
         #expect(message.title == Self.englishTitles[event, default: "Activity Update"])
-        let body = try #require(Self.english[event])
+        let body = try #require(Self.english[event]).replacingOccurrences(of: "P%", with: priority.rawValue.uppercased())
         #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
     }
 
@@ -72,8 +76,29 @@ import Testing
         let template = try await Self.catalog.template(for: event, locale: "de", tenant: nil)
         let message = template.render(Self.activity(priority), for: .init(locale: "de", timeZone: "Europe/Berlin"))
         #expect(message.title == Self.germanTitles[event, default: "Aktivitäts-Update"])
-        let body = try #require(Self.german[event])
+        let body = try #require(Self.german[event]).replacingOccurrences(of: "P%", with: priority.rawValue.uppercased())
         #expect(message.body == (priority == .p0 ? "🔻P0🔻" + body : body))
+    }
+
+    /// An item not opened: its person is told in their own words, the others in their manager's.
+    @Test func anItemNotOpenedIsWordedForItsPersonAndForThoseAbove() async throws {
+        var activity = Self.activity(.p0)
+        activity.actor = "Bob Tanaka"
+        activity.waitingSince = Self.morning.addingTimeInterval(-15 * 60)
+        let english = try await Self.catalog.template(for: .activity(.activityUnopened), locale: "en", tenant: nil)
+        #expect(
+            english.render(activity, for: .init()).body
+                == "🔻P0🔻Nov 21, 2026 - Bob Tanaka has not opened Ship v2 (P0, Field Ops), sent 15 minutes ago.")
+        activity.forActor = true
+        #expect(
+            english.render(activity, for: .init())
+                == RenderedMessage(
+                    title: "Not Opened Yet", body: "🔻P0🔻Nov 21, 2026 - You have not opened Ship v2 (P0, Field Ops), sent 15 minutes ago."))
+        let german = try await Self.catalog.template(for: .activity(.activityUnopened), locale: "de", tenant: nil)
+        #expect(german.render(activity, for: .init(locale: "de", timeZone: "Europe/Berlin")).title == "Noch nicht geöffnet")
+        #expect(TemplateVariables.formatWaited(59, locale: "en") == "1 minute")
+        #expect(TemplateVariables.formatWaited(3 * 3600, locale: "de") == "3 Stunden")
+        #expect(TemplateVariables.formatWaited(86_400 * 3, locale: "en") == "3 days")
     }
 
     @Test func theP0PrefixIsTheTriangleP0TriangleThenTheDate() async throws {
