@@ -8,12 +8,13 @@ extension TenantSession {
     /// How long a badge update may wait to be sent before it is pointless.
     static let badgeUpdateDeadline: Duration = .seconds(3_600)
 
-    /// `person`'s badge fell to `badge` on one device (`except`): their other devices get a
-    /// silent badge update (docs/inbox.md#one-badge). It is a notification of kind `badge` per
-    /// app, with a delivery per device that the dispatcher sends as any other: at once, or
-    /// `badgeUpdateSpacing` after the device's last one was due; one still waiting is
-    /// cancelled, the newer count replacing it. History shows them.
-    func scheduleBadgeUpdate(person: UUID, badge: Int, except device: UUID?) async throws {
+    /// `person`'s badge fell to `badge` (nil: read it now) on one device (`except`; nil when
+    /// the reader named none): their other devices get a silent badge update (docs/inbox.md#one-badge).
+    /// It is a notification of kind `badge` per app, with a delivery per device that the
+    /// dispatcher sends as any other: at once, or `badgeUpdateSpacing` after the device's last
+    /// one was due; one still waiting is cancelled, the newer count replacing it. A device
+    /// whose last push of the day already carried this number gets none. History shows them.
+    func scheduleBadgeUpdate(person: UUID, badge known: Int? = nil, except device: UUID?) async throws {
         // Most readers have no other device: one probe of an index, and nothing else (the
         // statement below plans every week of deliveries and notifications).
         let others = try await connection.query(
@@ -24,6 +25,8 @@ extension TenantSession {
             LIMIT 1
             """)
         guard !others.isEmpty else { return }
+        var badge = known ?? 0
+        if known == nil { badge = try await inboxCounts(of: person).badge }
         let data = PushPayload.badge(badge)
         let spacing = Self.badgeUpdateSpacing.timeInterval
         try await connection.query(
@@ -32,6 +35,11 @@ extension TenantSession {
                 SELECT d.id, d.app, d.provider FROM devices d
                 WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person) AND d.removed_at IS NULL AND d.deactivated_at IS NULL
                   AND d.kind = 'alert' AND d.id IS DISTINCT FROM \(device)
+                  -- The badge of the device's last push of the day, if it is this one, is what it shows.
+                  AND (SELECT n.badge FROM deliveries b JOIN notifications n ON n.tenant_id = b.tenant_id AND n.id = b.notification_id
+                       WHERE b.tenant_id = \(tenantID) AND b.device_id = d.id AND b.status IN ('queued', 'sending', 'sent')
+                         AND b.id >= herald_uuid_floor(now() - interval '1 day') AND n.id >= herald_uuid_floor(now() - interval '1 day')
+                       ORDER BY b.id DESC LIMIT 1) IS DISTINCT FROM \(badge)
             ), recent AS (
                 -- Each device's badge updates of the last day: when the last one that went was
                 -- due, and those still waiting.

@@ -192,8 +192,12 @@ import Testing
             try await harness.register("chidi@acme.test", token: "chidi-tablet", app: .member)
             try await harness.register(
                 "chidi@acme.test", token: "c0ffee" + String(repeating: "0", count: 58), app: .member, platform: .ios, provider: .apns)
-            for name in ["One", "Two"] { _ = try await harness.assign(to: "chidi@acme.test", name: name) }
-            _ = try await harness.drain()
+            // Each fanned out on its own, so the pushes carry 1, then 2 (a device that already
+            // shows the new number hears nothing).
+            for name in ["One", "Two"] {
+                _ = try await harness.assign(to: "chidi@acme.test", name: name)
+                _ = try await harness.drain()
+            }
             let chidi = try await harness.store.withTenant(harness.tenant) { try await $0.person(email: "chidi@acme.test") }
             let devices = try await harness.store.withTenant(harness.tenant) { try await $0.devices(viewer: AccessPolicy(chidi), email: chidi.email) }
             let pixel = try #require(devices.first { $0.token == "chidi-pixel" }?.id)
