@@ -188,6 +188,8 @@ extension TenantSession {
         return change
     }
 
+    /// Writes the engagement of `items` in one statement. Their ids are named as a list too:
+    /// the join alone cannot tell which weeks of notifications hold them, and looked in each.
     private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
         let values = items.map(\.1)
         func at(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [Date?] { values.map { $0[keyPath: mark]?.at } }
@@ -205,7 +207,7 @@ extension TenantSession {
                         \(at(\.opened))::timestamptz[], \(on(\.opened))::uuid[], \(at(\.delivered))::timestamptz[], \(on(\.delivered))::uuid[])
                 AS e(id, seen_at, seen_device, read_at, read_device, interacted_at, interacted_device, interacted_action, archived_at,
                      archived_device, opened_at, opened_device, delivered_at, delivered_device)
-            WHERE n.tenant_id = \(tenantID) AND n.id = e.id
+            WHERE n.tenant_id = \(tenantID) AND n.id = e.id AND n.id = ANY(\(items.map(\.0))::uuid[])
             """)
     }
 
