@@ -42,6 +42,34 @@ import Testing
         await bobLive.session.stop()
     }
 
+    /// After a restart (or a chat opened from a push) the app loads the conversation over REST:
+    /// its messages' receipts feed the session, and Bob's later read ticks them.
+    @Test func aConversationLoadedAfterARestartShowsReadTicks() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let alice = fixture.client("alice", [server])
+        let bob = fixture.client("bob", [server])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let (sent, _) = try await alice.send(text: "Before the restart", to: conversation.id)
+        try await bob.markReceived(conversation.id)
+
+        // The app starts again: a new session, and the page it shows.
+        let aliceLive = EventLog(LiveSession(client: alice, cursorStore: MemoryCursorStore()))
+        await aliceLive.session.start()
+        try await aliceLive.connected()
+        let page = try await alice.messages(in: conversation.id, receipts: true)
+        #expect(page.map(\.status) == [.delivered])
+        await aliceLive.session.track(page, in: conversation.id)
+
+        try await bob.markRead(conversation.id)
+        let statuses = { (events: [LiveEvent]) -> [MessageStatus] in
+            events.compactMap { if case .status(conversation.id, sent.id, _, let status) = $0 { status } else { nil } }
+        }
+        try await aliceLive.wait(for: "read") { statuses($0).contains(.read) ? true : nil }
+        #expect(statuses(aliceLive.all) == [.read], "from delivered, as the page said, to read")
+        await aliceLive.session.stop()
+    }
+
     @Test func inAGroupAMessageIsDeliveredAndReadOnlyOnceEveryoneElseIs() async throws {
         let fixture = try await Fixture()
         let server = try await Server()

@@ -1,9 +1,35 @@
 import Foundation
-import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 /// Presence across a reconnect, and a revoked credential.
 @Suite struct SessionTests {
+    /// A chat screen and a badge listen to one session: each sees every message, and the
+    /// cursor a restart resumes from is past what both handled.
+    @Test func twoConsumersOfOneSessionEachSeeEveryEvent() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let alice = fixture.client("alice", [server])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let cursor = MemoryCursorStore()
+        let session = LiveSession(client: fixture.client("bob", [server]), cursorStore: cursor)
+        let chat = EventLog(session)
+        let badge = EventLog(session)
+        await session.start()
+        for log in [chat, badge] {
+            try await log.wait(for: "bob connected") { $0.contains(.connection(.connected(person: fixture.email("bob")))) ? true : nil }
+        }
+        try await ResumeTests.write(4, from: alice, to: conversation.id)
+        try await chat.received(4)
+        try await badge.received(4)
+        #expect(chat.messages.map(\.text) == ["line 1", "line 2", "line 3", "line 4"])
+        #expect(badge.messages.map(\.text) == chat.messages.map(\.text))
+        // Both loops asked past the fourth message's frame but for the last: the cursor is kept.
+        #expect(cursor.load() != nil)
+        await session.stop()
+    }
+
     @Test func presenceFollowsTheSubscriptionAcrossAReconnect() async throws {
         let fixture = try await Fixture()
         let server = try await Server()
@@ -57,6 +83,79 @@ import Testing
         try await phone.connected()
         #expect(phone.all.contains(.resync(reason: "cursor_refused")))
         await phone.session.stop()
+    }
+
+    /// iOS hands the APNs token over after launch: the session started without a device is
+    /// given it, reconnects for it, and from then on the app in the foreground has its chat
+    /// pushes skipped (`herald why` says the app showed the message live).
+    @Test func aDeviceAttachedAfterConnectingIsUsedForForegroundSuppression() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let alice = fixture.client("alice", [server])
+        let bobClient = fixture.client("bob", [server])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
+        await bob.session.foreground(true)
+        await bob.session.start()
+        try await bob.connected()
+        /// Sends a message and fans it out: whether its push to the phone was skipped as shown live.
+        func skippedAsLive(_ text: String) async throws -> Bool {
+            let (message, _) = try await alice.send(text: text, to: conversation.id)
+            // It fans the message out, then exits 1: no push provider is configured here, so a
+            // push not skipped stays queued ("held back"). `why` says which it was.
+            _ = try? await Herald.run(["dispatch", "--drain"], tenant: fixture.tenant)
+            let why = try await Herald.run(["why", "--message", message.id.uuidString, "--as", fixture.email("bob")], tenant: fixture.tenant)
+            return why.contains("live: the app was open in the foreground")
+        }
+        let token = "fcm-\(UUID().uuidString)"
+        _ = try await bobClient.register(.fcm(token: token, app: .member, platform: "android"))
+        #expect(try await !skippedAsLive("before"), "a session that speaks for no device skips no push")
+
+        await bob.session.attach(device: token)
+        try await bob.connected(2)
+        // The server hears the foreground again on the new connection; each try waits for a fan-out.
+        var skipped = false
+        for attempt in 1...100 where !skipped { skipped = try await skippedAsLive("after \(attempt)") }
+        #expect(skipped)
+        #expect(bob.connections == 2)
+        await bob.session.stop()
+    }
+
+    /// The app's backend replaces Bob's token mid-session and revokes the old one: the
+    /// session asks the provider, goes on with the new token after its cursor, and loses
+    /// nothing; REST calls go on too.
+    @Test func aTokenRevokedAndReplacedMidSessionLosesNothing() async throws {
+        var fixture = try await Fixture()
+        let server = try await Server()
+        let alice = fixture.client("alice", [server])
+        let conversation = try await alice.createConversation(with: [fixture.email("bob")])
+        let current = Locked(fixture.token("bob"))
+        let asked = Locked(0)
+        let bobClient = HeraldClient(
+            HeraldClient.Configuration(
+                servers: [server.url],
+                tokenProvider: { _ in
+                    asked.withLock { $0 += 1 }
+                    return current.current
+                }, timeout: .seconds(20)))
+        let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
+        await bob.session.start()
+        try await bob.connected()
+        try await ResumeTests.write(1, from: alice, to: conversation.id)
+        try await bob.received(1)
+
+        let old = try #require(fixture.tokenIDs["bob"])
+        try await fixture.addToken("bob")
+        current.withLock { $0 = fixture.token("bob") }
+        try await Herald.run(["token", "revoke", old], tenant: fixture.tenant)
+        try await bob.connected(2)
+        for index in 2...3 { _ = try await alice.send(text: "line \(index)", to: conversation.id, clientId: "line-\(index)") }
+        try await bob.received(3)
+        #expect(bob.messages.map(\.text) == ["line 1", "line 2", "line 3"])
+        #expect(!bob.all.contains { if case .connection(.ended) = $0 { true } else { false } })
+        #expect(try await bobClient.me().person?.email == fixture.email("bob"))
+        #expect(asked.current == 2, "once for the first token, once for the revoked one")
+        await bob.session.stop()
     }
 
     @Test func aRevokedTokenEndsTheSessionWithUnauthorizedAndNoReconnecting() async throws {

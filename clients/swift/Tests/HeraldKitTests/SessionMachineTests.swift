@@ -109,6 +109,64 @@ import Testing
         #expect(run.connects.count == 8)
     }
 
+    /// A device attached later (the APNs token comes after launch): an open connection is
+    /// replaced at once with the cursor, one being opened or waited for starts anew now.
+    @Test func aDeviceAttachedLaterReconnectsWithTheCursorAtOnce() {
+        var run = MachineRun(jitter: [1])
+        #expect(run.send(.deviceChanged).isEmpty, "not started: the first connection takes it")
+        run.send(.start)
+        run.send(.opened(id: run.lastConnection, hello))
+        run.send(.frame(id: run.lastConnection, .durable(cursor: "101", .typing(conversation: UUID(), person: "x"))))
+        let actions = run.send(.deviceChanged)
+        #expect(actions.first == .close && run.connects.count == 2 && run.connects.last?.after == "101" && run.connects.last?.at == run.now)
+        // Attached again while that one opens: it is left, and another speaks for the newest.
+        run.send(.deviceChanged)
+        #expect(run.connects.count == 3)
+        run.send(.unreachable(id: run.lastConnection))
+        run.send(.deviceChanged)
+        #expect(run.connects.count == 4 && run.connects.last?.at == run.now)
+        run.advance(by: .seconds(120))
+        #expect(run.connects.count == 4, "the cut-short wait's timer fires into nothing")
+        run.send(.stop)
+        #expect(run.send(.deviceChanged).isEmpty)
+    }
+
+    /// Messages loaded over REST before the first connection wait for it; their statuses
+    /// then move with receipts like those the session saw arrive.
+    @Test func messagesLoadedOverRESTAreFollowedOnceThePersonIsKnown() {
+        var run = MachineRun(jitter: [1])
+        let conversation = UUID()
+        var mine = Message.sample(sequence: 4, from: "bob@acme.test")
+        mine.status = .delivered
+        #expect(run.send(.loadedMessages(conversation: conversation, [mine])).isEmpty)
+        run.send(.start)
+        let opened = run.send(.opened(id: run.lastConnection, hello))
+        #expect(opened.contains(.load(conversation)), "its people are loaded to judge receipts")
+        let people = run.send(.loaded(.sample(id: conversation, people: [("bob@acme.test", 0, 0), ("alice@acme.test", 4, 0)])))
+        #expect(people.isEmpty, "delivered, as the page said")
+        let receipt = Receipt(conversation: conversation, person: "alice@acme.test", received: nil, read: 4)
+        let read = run.send(.frame(id: run.lastConnection, .durable(cursor: "101", .receipt(receipt))))
+        #expect(read.contains(.emit(.status(conversation: conversation, message: mine.id, sequence: 4, status: .read))))
+    }
+
+    /// A token refused (401 on connecting, 4401 on an open socket) that the app's provider
+    /// replaced: connect again at once, the cursor kept; a new token refused again waits.
+    @Test func aRenewedTokenConnectsAgainAtOnceAndARefusedRenewalBacksOff() {
+        var run = MachineRun(jitter: [1])
+        run.send(.start)
+        run.send(.credentialRenewed(id: run.lastConnection))
+        #expect(run.connects.count == 2 && run.connects.last?.at == run.now)
+        run.send(.credentialRenewed(id: run.lastConnection))
+        #expect(run.connects.count == 2 && run.timers.count == 1, "refused again: a wait")
+        run.advance(by: .seconds(60))
+        run.send(.opened(id: run.lastConnection, hello))
+        run.send(.credentialRenewed(id: run.lastConnection))
+        #expect(run.connects.count == 4 && run.connects.last?.after == "100" && run.connects.last?.at == run.now)
+        #expect(run.machine.state == .connecting(attempt: 0))
+        // An old connection's renewal is ignored.
+        #expect(run.send(.credentialRenewed(id: 1)).isEmpty)
+    }
+
     @Test func closeCode4401AndA401EndTheSessionForGood() {
         var run = MachineRun()
         run.send(.start)

@@ -29,6 +29,23 @@ import Testing
         #expect(book.apply(Receipt(conversation: conversation, person: "bob@acme.test", received: nil, read: 4)).map(\.status) == [.delivered, .read])
     }
 
+    /// After a restart: the page's statuses are where each message starts, and later
+    /// receipts move them on (no step told twice).
+    @Test func messagesLoadedOverRESTStartFromTheirStatusAndMoveOn() {
+        var book = StatusBook(me: "alice@acme.test")
+        _ = book.apply(.sample(id: conversation, people: [("alice@acme.test", 0, 0), ("bob@acme.test", 7, 6)]))
+        var delivered = Message.sample(sequence: 7, from: "alice@acme.test")
+        delivered.status = .delivered
+        var read = Message.sample(sequence: 6, from: "alice@acme.test")
+        read.status = .read
+        let theirs = Message.sample(sequence: 5, from: "bob@acme.test")
+        #expect(book.record(loaded: [theirs, read, delivered]).isEmpty, "the page already told them")
+        #expect(book.apply(Receipt(conversation: conversation, person: "bob@acme.test", received: nil, read: 7)).map(\.status) == [.read])
+        // A page without receipts starts from nothing, and the receipts known give it every step.
+        let bare = Message.sample(sequence: 8, from: "alice@acme.test")
+        #expect(book.record(loaded: [bare]).map(\.status) == [.sent])
+    }
+
     @Test func alone() {
         var book = StatusBook(me: "alice@acme.test")
         _ = book.apply(.sample(id: conversation, people: [("alice@acme.test", 0, 0)]))

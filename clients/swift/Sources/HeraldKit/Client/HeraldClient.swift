@@ -7,8 +7,12 @@ public struct HeraldClient: Sendable {
         /// The server's address (`https://herald.example.com`), and others to fall back to, in
         /// order, when one cannot be reached (as Ably's fallback hosts).
         public var servers: [URL]
-        /// A person token (`hrp_…`), or a tenant key (`hrk_…`) with `onBehalfOf`.
+        /// A person token (`hrp_…`), or a tenant key (`hrk_…`) with `onBehalfOf`; empty when
+        /// `tokenProvider` gives the first one.
         public var token: String
+        /// Asked for a token when there is none yet, and again when the server refuses the one
+        /// it gave (401): requests, the live session and the outbox go on with the new one.
+        public var tokenProvider: TokenProvider?
         public var onBehalfOf: String?
         /// How long a request may take.
         public var timeout: Duration
@@ -16,11 +20,12 @@ public struct HeraldClient: Sendable {
         public var webSocketTransport: any WebSocketTransport
 
         public init(
-            servers: [URL], token: String, onBehalfOf: String? = nil, timeout: Duration = .seconds(30),
+            servers: [URL], token: String = "", tokenProvider: TokenProvider? = nil, onBehalfOf: String? = nil, timeout: Duration = .seconds(30),
             transport: any HTTPTransport = PlatformTransports.http, webSocketTransport: any WebSocketTransport = PlatformTransports.webSocket
         ) {
             self.servers = servers
             self.token = token
+            self.tokenProvider = tokenProvider
             self.onBehalfOf = onBehalfOf
             self.timeout = timeout
             self.transport = transport
@@ -31,13 +36,21 @@ public struct HeraldClient: Sendable {
     public let configuration: Configuration
     /// Which of `servers` answered last: the next request goes there first.
     let serverIndex = Locked(0)
+    /// The token sent now (shared by the copies of this client, its session and its outbox).
+    let tokens: TokenKeeper
 
     public init(_ configuration: Configuration) {
         precondition(!configuration.servers.isEmpty, "HeraldClient needs at least one server")
         self.configuration = configuration
+        tokens = TokenKeeper(token: configuration.token, provider: configuration.tokenProvider)
     }
 
     public init(server: URL, token: String) { self.init(Configuration(servers: [server], token: token)) }
+
+    /// A client whose tokens come from the app's backend (`TokenProvider`).
+    public init(server: URL, tokenProvider: @escaping TokenProvider) {
+        self.init(Configuration(servers: [server], tokenProvider: tokenProvider))
+    }
 
     /// The server requests go to now.
     public var currentServer: URL { configuration.servers[serverIndex.current % configuration.servers.count] }
@@ -49,17 +62,31 @@ public struct HeraldClient: Sendable {
         }
     }
 
-    var credentialHeaders: [(name: String, value: String)] {
-        var headers = [(name: "Authorization", value: "Bearer \(configuration.token)")]
+    func credentialHeaders(token: String) -> [(name: String, value: String)] {
+        var headers = [(name: "Authorization", value: "Bearer \(token)")]
         if let person = configuration.onBehalfOf { headers.append((name: "Herald-On-Behalf-Of", value: person)) }
         return headers
+    }
+
+    /// Sends one request with the current token; refused with 401, once more with the
+    /// provider's next token (the server did nothing with the refused one). A provider that
+    /// fails leaves the 401 as the answer.
+    func send(_ method: String, _ target: String, body: Data? = nil, headers: [(name: String, value: String)] = []) async throws -> HTTPResponseData {
+        let token = try await tokens.current()
+        let response = try await send(method, target, body: body, headers: headers, token: token)
+        guard response.status == 401, tokens.renews, let renewed = try? await tokens.renew(refused: token), renewed != token else {
+            return response
+        }
+        return try await send(method, target, body: body, headers: headers, token: renewed)
     }
 
     /// Sends one request; tries the next server when one cannot be reached. A `POST` or `PATCH`
     /// is not sent again (it may have arrived before the connection broke): the error is thrown,
     /// and the next call goes to the next server.
-    func send(_ method: String, _ target: String, body: Data? = nil, headers: [(name: String, value: String)] = []) async throws -> HTTPResponseData {
-        var request = HTTPRequestData(method: method, target: target, headers: credentialHeaders + headers, body: body)
+    private func send(
+        _ method: String, _ target: String, body: Data?, headers: [(name: String, value: String)], token: String
+    ) async throws -> HTTPResponseData {
+        var request = HTTPRequestData(method: method, target: target, headers: credentialHeaders(token: token) + headers, body: body)
         request.headers.append((name: "Accept", value: "application/json"))
         if body != nil { request.headers.append((name: "Content-Type", value: "application/json")) }
         var lastError: (any Error)?

@@ -11,11 +11,15 @@ import Foundation
 /// await session.start()
 /// for await event in session { … }
 /// ```
+///
+/// Every `for await` over the session (or over `events()`) is a stream of its own, with every
+/// event from the moment it starts: a chat screen and a badge can both listen, and one that
+/// stops stops nothing else. Events that come while nobody listens wait for the next loop.
+/// Each stream buffers without limit, so a screen that stops reading should leave its loop.
 public final class LiveSession: AsyncSequence, Sendable {
     public typealias Element = LiveEvent
     private let runner: LiveRunner
-    private let stream: AsyncStream<LiveItem>
-    private let store: any CursorStore
+    private let hub: LiveEventHub
 
     /// - Parameters:
     ///   - device: this phone's push token (or installation id), registered before: while the
@@ -24,12 +28,9 @@ public final class LiveSession: AsyncSequence, Sendable {
     public init(
         client: HeraldClient, cursorStore: any CursorStore, device: String? = nil, outbox: Outbox? = nil, backoff: Backoff = Backoff()
     ) {
-        let (stream, continuation) = AsyncStream<LiveItem>.makeStream(bufferingPolicy: .unbounded)
-        self.stream = stream
-        store = cursorStore
+        hub = LiveEventHub(store: cursorStore)
         let machine = SessionMachine(cursor: cursorStore.load(), backoff: backoff)
-        runner = LiveRunner(
-            machine: machine, client: client, device: device, outbox: outbox, continuation: continuation)
+        runner = LiveRunner(machine: machine, client: client, device: device, outbox: outbox, hub: hub)
     }
 
     /// A session the app let go of closes its socket.
@@ -38,20 +39,35 @@ public final class LiveSession: AsyncSequence, Sendable {
         Task { await runner.handle(.stop) }
     }
 
-    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator(), store: store) }
+    /// A new stream of the events, from now on (and what waited for a listener).
+    public func makeAsyncIterator() -> Iterator {
+        let (id, stream) = hub.subscribe()
+        return Iterator(base: stream.makeAsyncIterator(), hub: hub, id: id)
+    }
 
-    /// Hands over the events. A frame's cursor is saved when the app asks for the next event,
-    /// that is once it has handled the frame: an app that ends while handling one gets it again
-    /// after its restart, and none is skipped.
+    /// The events as a stream of their own: the same as iterating the session.
+    public func events() -> Events { Events(session: self) }
+
+    /// `events()`: each iteration a stream of its own.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = LiveEvent
+        let session: LiveSession
+        public func makeAsyncIterator() -> Iterator { session.makeAsyncIterator() }
+    }
+
+    /// Hands over one stream's events. A frame's cursor is saved once every stream that got
+    /// it has asked for the next event, that is once they handled the frame: an app that ends
+    /// while handling one gets it again after its restart, and none is skipped.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncStream<LiveItem>.Iterator
-        let store: any CursorStore
+        var base: AsyncStream<LiveEventHub.Item>.Iterator
+        let hub: LiveEventHub
+        let id: Int
 
         public mutating func next() async -> LiveEvent? {
             while let item = await base.next() {
                 switch item {
                 case .event(let event): return event
-                case .handled(let cursor): store.save(cursor)
+                case .handled(let mark): hub.acknowledge(id, mark: mark)
                 }
             }
             return nil
@@ -72,6 +88,12 @@ public final class LiveSession: AsyncSequence, Sendable {
 
     /// The network came back or changed: reconnect now.
     public func networkAvailable() async { await runner.handle(.networkAvailable) }
+
+    /// This phone's push token (or installation id), once it is registered (iOS hands the
+    /// APNs token over after launch): the session reconnects to speak for it, resuming after
+    /// its cursor, so that chat pushes to it are skipped while the app is in the foreground.
+    /// `nil` speaks for no device again.
+    public func attach(device: String?) async { await runner.attach(device: device) }
 
     /// The people whose presence this screen follows besides the conversations' (at most
     /// 100; the whole list each time; `[]` clears it). Sent again after every reconnect.
@@ -94,39 +116,44 @@ public final class LiveSession: AsyncSequence, Sendable {
     /// A conversation the app loaded: its people and receipts, so that statuses start from them.
     public func track(_ conversation: Conversation) async { await runner.handle(.loaded(conversation)) }
 
+    /// Messages the app loaded over REST with their receipts (`messages(in:receipts: true)`,
+    /// after a restart, or a chat opened from a push): the person's own are followed from the
+    /// status the page gave them, and `.status` events move their ticks as receipts come.
+    public func track(_ messages: [Message], in conversation: UUID) async {
+        await runner.handle(.loadedMessages(conversation: conversation, messages))
+    }
+
     /// The state now (for a status line).
     public var state: SessionMachine.State { get async { await runner.state } }
-}
-
-/// What the runner hands the iterator: an event, or a cursor to keep once the events before it
-/// were handled.
-enum LiveItem: Sendable {
-    case event(LiveEvent)
-    case handled(cursor: String)
 }
 
 /// Runs the machine: performs its actions, feeds it what happened.
 actor LiveRunner {
     private var machine: SessionMachine
     private let client: HeraldClient
-    private let device: String?
+    private var device: String?
     private let outbox: Outbox?
-    private let continuation: AsyncStream<LiveItem>.Continuation
+    private let hub: LiveEventHub
     private var connection: (id: Int, socket: any WebSocketConnection)?
     private var reader: Task<Void, Never>?
 
     init(
-        machine: SessionMachine, client: HeraldClient, device: String?, outbox: Outbox?,
-        continuation: AsyncStream<LiveItem>.Continuation
+        machine: SessionMachine, client: HeraldClient, device: String?, outbox: Outbox?, hub: LiveEventHub
     ) {
         self.machine = machine
         self.client = client
         self.device = device
         self.outbox = outbox
-        self.continuation = continuation
+        self.hub = hub
     }
 
     var state: SessionMachine.State { machine.state }
+
+    func attach(device: String?) async {
+        guard device != self.device else { return }
+        self.device = device
+        await handle(.deviceChanged)
+    }
 
     func handle(_ input: SessionMachine.Input) async {
         for action in machine.handle(input) { await perform(action) }
@@ -139,11 +166,11 @@ actor LiveRunner {
         case .send(let frame):
             try? await connection?.socket.send(text: frame.text)
         case .emit(let event):
-            continuation.yield(.event(event))
+            hub.yield(event)
             if case .connection(.connected) = event, let outbox { await outbox.flush() }
         case .saveCursor(let cursor):
             // Kept when the app comes back for the next event (LiveSession.Iterator).
-            continuation.yield(.handled(cursor: cursor))
+            hub.handled(cursor: cursor)
         case .startTimer(let id, let delay):
             Task {
                 try? await Task.sleep(for: delay)
@@ -168,7 +195,7 @@ actor LiveRunner {
                 }
             }
         case .finish:
-            continuation.finish()
+            hub.finish()
             reader?.cancel()
         }
     }
@@ -176,11 +203,16 @@ actor LiveRunner {
     /// One connection: open, read `hello`, then every frame until it closes.
     private func run(id: Int, after: String?) async {
         let server = client.currentServer
+        guard let token = try? await client.tokens.current() else {
+            await handle(.refused(id: id, status: 401, retryAfter: nil, detail: "no token: the token provider failed"))
+            return
+        }
         let socket: any WebSocketConnection
         do {
             socket = try await client.configuration.webSocketTransport.connect(
-                to: liveURL(server, after: after), headers: client.credentialHeaders, timeout: client.configuration.timeout)
+                to: liveURL(server, after: after), headers: client.credentialHeaders(token: token), timeout: client.configuration.timeout)
         } catch WebSocketRefusal.status(let status, let retryAfter, let body) {
+            if status == 401, await renewed(token, connection: id) { return }
             let problem = try? JSONCoding.decoder.decode(Problem.self, from: body)
             await handle(
                 .refused(
@@ -207,6 +239,7 @@ actor LiveRunner {
                 await handle(.frame(id: id, frame))
             case .closed(let code):
                 if connection?.id == id { connection = nil }
+                if code == 4401, await renewed(token, connection: id) { return }
                 await handle(.closed(id: id, code: code))
                 return
             }
@@ -214,6 +247,14 @@ actor LiveRunner {
         // The machine moved on (stopped, or a new connection): this one is not needed.
         if connection?.id == id { connection = nil }
         await socket.close(code: 1000)
+    }
+
+    /// Whether the token provider replaced `token`, refused on connection `id`: if so, the
+    /// machine connects again at once with the new one.
+    private func renewed(_ token: String, connection id: Int) async -> Bool {
+        guard client.tokens.renews, let renewed = try? await client.tokens.renew(refused: token), renewed != token else { return false }
+        await handle(.credentialRenewed(id: id))
+        return true
     }
 
     /// `ws(s)://server/v1/live?after=…&device=…`.

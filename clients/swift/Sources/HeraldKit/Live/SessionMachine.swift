@@ -21,6 +21,9 @@ public struct SessionMachine: Sendable {
         case refused(id: Int, status: Int, retryAfter: Int?, field: String? = nil, detail: String = "")
         /// Connection `id` could not reach the server.
         case unreachable(id: Int)
+        /// Connection `id` was refused for its token (401, or closed with 4401), and the app's
+        /// token provider gave another: connect again at once.
+        case credentialRenewed(id: Int)
         /// A frame came on connection `id`.
         case frame(id: Int, ServerFrame)
         /// Connection `id` closed (1006: broke without a close frame).
@@ -30,6 +33,9 @@ public struct SessionMachine: Sendable {
         case watchFired(id: Int)
         /// The app says the network came back (or changed): connect now.
         case networkAvailable
+        /// The app attached another device to the session: the server hears of it on a new
+        /// connection (the one open now, or being opened, spoke for the old one).
+        case deviceChanged
         case foreground(Bool)
         case view(UUID?)
         case subscribe([String])
@@ -37,6 +43,8 @@ public struct SessionMachine: Sendable {
         case loaded(Conversation)
         /// Loading it failed: the next event of that conversation tries again.
         case loadFailed(UUID)
+        /// Messages of a conversation the app loaded over REST with their receipts.
+        case loadedMessages(conversation: UUID, [Message])
         /// The app sends a receipt or typing.
         case send(ClientFrame)
         case stop
@@ -82,6 +90,8 @@ public struct SessionMachine: Sendable {
     private var heard = false
     private var pinged = false
     private var loading: Set<UUID> = []
+    /// Messages the app loaded before the first connection (`loadedMessages`).
+    private var early: [UUID: [Message]] = [:]
 
     public init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.cursor = cursor
@@ -118,6 +128,14 @@ public struct SessionMachine: Sendable {
         case .unreachable(let id):
             guard id == connectionID, case .connecting(let attempt) = state else { return [] }
             return wait(attempt: attempt, closeCode: nil)
+        case .credentialRenewed(let id):
+            guard id == connectionID else { return [] }
+            switch state {
+            // Once at once; a new token refused again waits as any failed attempt does.
+            case .connecting(let attempt): return attempt == 0 ? connect(attempt: 1) : wait(attempt: attempt, closeCode: nil)
+            case .open: return connect(attempt: 0)
+            default: return []
+            }
         case .frame(let id, let frame):
             guard id == connectionID, case .open = state else { return [] }
             return received(frame)
@@ -146,6 +164,15 @@ public struct SessionMachine: Sendable {
                 return [.close] + connect(attempt: 0)
             default: return []
             }
+        case .deviceChanged:
+            switch state {
+            case .open: return [.close] + connect(attempt: 0)
+            case .connecting(let attempt): return connect(attempt: attempt)
+            case .waiting(let attempt):
+                timerID += 1
+                return connect(attempt: attempt)
+            case .idle, .ended: return []
+            }
         case .foreground(let value):
             foreground = value
             var actions: [Action] = []
@@ -171,6 +198,13 @@ public struct SessionMachine: Sendable {
         case .loadFailed(let conversation):
             loading.remove(conversation)
             return []
+        case .loadedMessages(let conversation, let messages):
+            // Before the first connection says who the person is, they wait for it.
+            guard person != nil else {
+                early[conversation, default: []] += messages
+                return []
+            }
+            return track(messages, in: conversation)
         case .send(let frame):
             return sendIfOpen(frame)
         case .stop:
@@ -203,6 +237,25 @@ public struct SessionMachine: Sendable {
         if let viewing { actions.append(.send(.viewing(viewing))) }
         if let foreground { actions.append(.send(.foreground(foreground))) }
         if let subscription { actions.append(.send(.subscribe(subscription))) }
+        for (conversation, messages) in early.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            actions += track(messages, in: conversation)
+        }
+        early = [:]
+        return actions
+    }
+
+    /// Follows the statuses of the person's own `messages` of `conversation` (loaded over REST),
+    /// loading the conversation when its people are not known yet.
+    private mutating func track(_ messages: [Message], in conversation: UUID) -> [Action] {
+        guard let me = person else { return [] }
+        var book = books[conversation] ?? StatusBook(me: me)
+        let changes = book.record(loaded: messages)
+        books[conversation] = book
+        var actions = emit(changes, in: conversation)
+        if book.others == nil, !loading.contains(conversation) {
+            loading.insert(conversation)
+            actions.append(.load(conversation))
+        }
         return actions
     }
 

@@ -45,6 +45,18 @@ public struct StatusBook: Sendable, Equatable {
         return changes()
     }
 
+    /// Messages loaded over REST (`messages(in:receipts: true)`): the person's own are followed
+    /// from the status the page gave them, so that receipts that come later move their ticks
+    /// (a message already followed keeps the further of the two).
+    public mutating func record(loaded messages: [Message]) -> [Change] {
+        for message in messages where message.sender.email.lowercased() == me && !message.isSystem {
+            let told = max(message.status ?? .pending, mine[message.sequence]?.status ?? .pending)
+            mine[message.sequence] = (message.id, told)
+        }
+        while mine.count > Self.kept, let oldest = mine.keys.min() { mine[oldest] = nil }
+        return changes()
+    }
+
     public mutating func apply(_ receipt: Receipt) -> [Change] {
         let person = receipt.person.lowercased()
         if let value = receipt.received { received[person] = max(received[person] ?? 0, value) }
