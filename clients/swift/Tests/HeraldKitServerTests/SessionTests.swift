@@ -154,6 +154,16 @@ import Testing
         #expect(bob.messages.map(\.text) == ["line 1", "line 2", "line 3"])
         #expect(!bob.all.contains { if case .connection(.ended) = $0 { true } else { false } })
         #expect(try await bobClient.me().person?.email == fixture.email("bob"))
+        // The outbox sends with the new one too.
+        let outbox = try Outbox(client: bobClient, store: MemoryOutboxStore())
+        let pending = try await outbox.send(text: "from bob", to: conversation.id)
+        var outcome: OutboxEvent?
+        for await event in outbox.events {
+            outcome = event
+            break
+        }
+        #expect(outcome.map { if case .sent(pending, _) = $0 { true } else { false } } == true, "\(String(describing: outcome))")
+        #expect(await outbox.pending.isEmpty)
         #expect(asked.current == 2, "once for the first token, once for the revoked one")
         await bob.session.stop()
     }
