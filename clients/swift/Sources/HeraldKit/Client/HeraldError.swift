@@ -24,6 +24,25 @@ public struct Problem: Codable, Sendable, Hashable, Error {
     }
 }
 
+/// Why no answer came: said in words, with the error the transport threw when there was one.
+/// Two are equal when they say the same.
+public struct TransportFailure: Error, Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    public var description: String
+    public var underlying: (any Error & Sendable)?
+
+    public init(_ description: String, underlying: (any Error & Sendable)? = nil) {
+        self.description = description
+        self.underlying = underlying
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public init(stringInterpolation: DefaultStringInterpolation) { self.init(String(stringInterpolation: stringInterpolation)) }
+
+    public static func == (left: TransportFailure, right: TransportFailure) -> Bool { left.description == right.description }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+}
+
 /// What a call to Herald can fail with: the server's answers typed by what an app does next.
 public enum HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 401: the credential is missing, wrong, revoked or expired: sign in again. A live
@@ -46,8 +65,9 @@ public enum HeraldError: Error, Sendable, Hashable, CustomStringConvertible {
     case unavailable(Problem, retryAfter: Int?)
     /// Any other refusal.
     case refused(Problem)
-    /// The server could not be reached, or the connection broke before an answer.
-    case transport(String)
+    /// The server could not be reached, or the connection broke before an answer: what
+    /// happened, and what the transport threw (`underlying`: a `URLError`, a SwiftNIO error).
+    case transport(TransportFailure)
     /// An answer that is not what the API documents.
     case unexpectedAnswer(String)
 

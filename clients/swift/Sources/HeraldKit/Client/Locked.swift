@@ -1,7 +1,8 @@
 import Foundation
 
-/// A value shared between tasks behind a lock (`Mutex` needs iOS 18 and macOS 15).
-final class Locked<Value>: @unchecked Sendable {
+/// A value shared between tasks behind a lock (`Mutex` needs iOS 18 and macOS 15); the value
+/// must be `Sendable`, since `current` hands a copy to any task.
+final class Locked<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 

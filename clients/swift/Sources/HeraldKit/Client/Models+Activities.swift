@@ -2,18 +2,24 @@ import Foundation
 
 /// A unit of work assigned to someone (docs/concepts.md in the Herald repository).
 public struct Activity: Codable, Sendable, Hashable, Identifiable {
-    public struct Status: OpenValue {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public static let assigned = Status(rawValue: "assigned")
-        public static let running = Status(rawValue: "running")
-        public static let completionRequested = Status(rawValue: "completion_requested")
-        public static let approved = Status(rawValue: "approved")
+    public enum Status: OpenEnum {
+        case assigned, running, completionRequested, approved
+        case unknown(String)
+        public static let known: [Status] = [.assigned, .running, .completionRequested, .approved]
+        public var rawValue: String {
+            switch self {
+            case .assigned: "assigned"
+            case .running: "running"
+            case .completionRequested: "completion_requested"
+            case .approved: "approved"
+            case .unknown(let value): value
+            }
+        }
     }
     public var id: UUID
     public var team: TeamReference
     public var name: String
-    public var priority: String
+    public var priority: Priority
     /// `YYYY-MM-DD`.
     public var deadline: String
     public var status: Status
@@ -51,8 +57,8 @@ public struct Page<Item: Sendable>: Sendable {
 /// What a person wants pushed (`GET|PUT /v1/me/preferences`).
 public struct Preferences: Codable, Sendable, Hashable {
     public struct Entry: Codable, Sendable, Hashable {
-        public var event: String
-        public var app: String
+        public var event: EventKind
+        public var app: AppKind
         /// `immediate`, `digest` or `off` (nil from a server older than digests).
         public var mode: String?
         public var enabled: Bool
@@ -85,16 +91,16 @@ public struct Preferences: Codable, Sendable, Hashable {
 /// A change to preferences: only what it names changes.
 public struct PreferencesChange: Sendable, Hashable {
     public struct Switch: Codable, Sendable, Hashable {
-        public var event: String
-        public var app: String?
+        public var event: EventKind
+        public var app: AppKind?
         /// `immediate`, `digest` or `off`.
         public var mode: String
-        public init(event: String, app: String? = nil, mode: String) {
+        public init(event: EventKind, app: AppKind? = nil, mode: String) {
             self.event = event
             self.app = app
             self.mode = mode
         }
-        public init(event: String, app: String? = nil, enabled: Bool) {
+        public init(event: EventKind, app: AppKind? = nil, enabled: Bool) {
             self.init(event: event, app: app, mode: enabled ? "immediate" : "off")
         }
     }

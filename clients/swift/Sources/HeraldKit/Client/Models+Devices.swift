@@ -4,17 +4,15 @@ import Foundation
 public struct Device: Codable, Sendable, Hashable, Identifiable {
     public var id: UUID
     public var owner: PersonReference
-    /// `alert`, `liveactivity` (push-to-start) or `liveactivity_update`.
-    public var kind: String
+    public var kind: DeviceKind
     /// `token` or `fid`.
     public var address: String
     public var tokenPreview: String?
     public var fidPreview: String?
-    public var app: String
-    public var platform: String
-    public var provider: String
-    /// `active`, `stale`, `removed` or `deactivated`.
-    public var state: String
+    public var app: AppKind
+    public var platform: Platform
+    public var provider: PushProvider
+    public var state: DeviceState
     public var activityId: UUID?
     public var lastSeenAt: Date?
 }
@@ -22,14 +20,14 @@ public struct Device: Codable, Sendable, Hashable, Identifiable {
 /// What to register (`POST /v1/devices`).
 public enum DeviceRegistration: Sendable, Hashable {
     /// Which of the tenant's apps it is.
-    public enum App: String, Codable, Sendable { case member, manager }
+    public typealias App = AppKind
 
     /// The APNs device token as iOS hands it over (bytes); sent in hexadecimal.
     case apns(token: Data, app: App)
     /// An FCM registration token, from an Android (or iOS through FCM) app.
-    case fcm(token: String, app: App, platform: String)
+    case fcm(token: String, app: App, platform: Platform)
     /// An FCM installation id (FID), for apps in FCM's installation-id mode.
-    case fcmInstallation(fid: String, app: App, platform: String)
+    case fcmInstallation(fid: String, app: App, platform: Platform)
     /// An iPhone's ActivityKit push-to-start token: a P0 activity then starts a Live Activity.
     case liveActivityPushToStart(token: Data, app: App)
 
@@ -38,9 +36,9 @@ public enum DeviceRegistration: Sendable, Hashable {
         case .apns(let token, let app):
             ["token": token.hexadecimal, "app": app.rawValue, "platform": "ios", "provider": "apns"]
         case .fcm(let token, let app, let platform):
-            ["token": token, "app": app.rawValue, "platform": platform, "provider": "fcm"]
+            ["token": token, "app": app.rawValue, "platform": platform.rawValue, "provider": "fcm"]
         case .fcmInstallation(let fid, let app, let platform):
-            ["fid": fid, "app": app.rawValue, "platform": platform]
+            ["fid": fid, "app": app.rawValue, "platform": platform.rawValue]
         case .liveActivityPushToStart(let token, let app):
             ["token": token.hexadecimal, "app": app.rawValue, "platform": "ios", "provider": "apns", "kind": "liveactivity"]
         }

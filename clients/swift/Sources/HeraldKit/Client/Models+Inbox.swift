@@ -9,19 +9,17 @@ public struct InboxItem: Codable, Sendable, Hashable, Identifiable {
         public var id: UUID
         public var name: String
         public var status: Activity.Status
-        public var priority: String
+        public var priority: Priority
         /// Its `ETag`: act on it with `transition(_:_:ifVersion:)`.
         public var version: Int
     }
     /// The notification's id: `notificationId` in its push, its id in history.
     public var id: UUID
-    /// `activity.assigned`, …
-    public var event: String
-    /// `member` or `manager`.
-    public var app: String
+    public var event: EventKind
+    public var app: AppKind
     public var title: String
     public var body: String
-    public var priority: String?
+    public var priority: Priority?
     public var activityId: UUID
     public var activity: ActivityNow?
     /// `start`, `approve`, `reject`, …: what the person may do now (none once it moved on).

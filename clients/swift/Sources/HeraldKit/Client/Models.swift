@@ -1,8 +1,9 @@
 import Foundation
 
 // The API's objects as an app reads them (openapi/openapi.json in the Herald repository;
-// docs/api.md). Values the server may add to later (statuses, kinds) are open string types,
-// so a newer server never breaks an older app's decoding.
+// docs/api.md). The sets the protocol closes today (apps, platforms, providers, device kinds
+// and states, priorities, events, statuses) are `OpenEnum`s: an app switches over them, and a
+// value a newer server adds decodes as `unknown(_:)` rather than failing.
 
 /// Someone named in an object: an activity's assignee, a message's sender.
 public struct PersonReference: Codable, Sendable, Hashable {
@@ -43,18 +44,4 @@ public struct TeamReference: Codable, Sendable, Hashable {
     public var id: UUID
     public var slug: String
     public var name: String
-}
-
-/// An open set of string values: known ones as constants, unknown ones kept as they came.
-public protocol OpenValue: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible where RawValue == String {
-    init(rawValue: String)
-}
-
-extension OpenValue {
-    public init(from decoder: any Decoder) throws { self.init(rawValue: try decoder.singleValueContainer().decode(String.self)) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 }

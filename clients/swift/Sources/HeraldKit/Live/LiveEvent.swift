@@ -54,6 +54,15 @@ public enum EndReason: Sendable, Equatable {
     case stopped
 }
 
+/// Where a live session is (`LiveSession.state`, for a status line).
+public enum LiveSessionState: Sendable, Equatable {
+    case idle
+    case connecting(attempt: Int)
+    case open(person: String)
+    case waiting(attempt: Int)
+    case ended(EndReason)
+}
+
 /// `receipt`: the highest sequence a participant's apps received and read.
 public struct Receipt: Sendable, Equatable, Decodable {
     public var conversation: UUID
@@ -72,10 +81,10 @@ public struct Receipt: Sendable, Equatable, Decodable {
 /// `notification`: an activity notification's banner.
 public struct InAppNotification: Sendable, Equatable, Decodable {
     public var id: UUID
-    public var event: String
+    public var event: EventKind
     public var title: String
     public var body: String
-    public var priority: String?
+    public var priority: Priority?
     public var activityId: UUID?
     public var badge: Int?
 }

@@ -124,7 +124,7 @@ public final class LiveSession: AsyncSequence, Sendable {
     }
 
     /// The state now (for a status line).
-    public var state: SessionMachine.State { get async { await runner.state } }
+    public var state: LiveSessionState { get async { await runner.state } }
 }
 
 /// Runs the machine: performs its actions, feeds it what happened.

@@ -3,16 +3,10 @@ import Foundation
 /// The live session's decisions, and nothing else: inputs (what the socket, the timer and the
 /// app said) in, actions (connect, send, hand the app an event, save the cursor, wait) out.
 /// No I/O and no clock: `LiveSession` runs it; tests drive it by hand.
-public struct SessionMachine: Sendable {
-    public enum State: Sendable, Equatable {
-        case idle
-        case connecting(attempt: Int)
-        case open(person: String)
-        case waiting(attempt: Int)
-        case ended(EndReason)
-    }
+struct SessionMachine: Sendable {
+    typealias State = LiveSessionState
 
-    public enum Input: Sendable, Equatable {
+    enum Input: Sendable, Equatable {
         case start
         /// Connection `id` is open and said `hello`.
         case opened(id: Int, ServerFrame.Hello)
@@ -50,7 +44,7 @@ public struct SessionMachine: Sendable {
         case stop
     }
 
-    public enum Action: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
         /// Open connection `id`, resuming after `cursor`.
         case connect(id: Int, after: String?)
         case send(ClientFrame)
@@ -68,13 +62,13 @@ public struct SessionMachine: Sendable {
         case finish
     }
 
-    public private(set) var state: State = .idle
+    private(set) var state: State = .idle
     /// The last durable frame's cursor handed to the app (or `hello`'s, first).
-    public private(set) var cursor: String?
-    public let backoff: Backoff
+    private(set) var cursor: String?
+    let backoff: Backoff
     private let jitter: @Sendable () -> Double
     /// The connection the machine speaks of now; inputs of older ones are ignored.
-    public private(set) var connectionID = 0
+    private(set) var connectionID = 0
     private var timerID = 0
     private var helloCursor: String?
     /// Cursors handed to the app lately, when they are not numbers (they are opaque).
@@ -93,13 +87,13 @@ public struct SessionMachine: Sendable {
     /// Messages the app loaded before the first connection (`loadedMessages`).
     private var early: [UUID: [Message]] = [:]
 
-    public init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.cursor = cursor
         self.backoff = backoff
         self.jitter = jitter
     }
 
-    public mutating func handle(_ input: Input) -> [Action] {
+    mutating func handle(_ input: Input) -> [Action] {
         if case .ended = state { return [] }
         switch input {
         case .start:
@@ -213,7 +207,7 @@ public struct SessionMachine: Sendable {
     }
 
     /// The person the session speaks for, once a connection said so.
-    public private(set) var person: String?
+    private(set) var person: String?
 
     private mutating func connect(attempt: Int) -> [Action] {
         connectionID += 1

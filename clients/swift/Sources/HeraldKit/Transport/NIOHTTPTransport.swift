@@ -24,7 +24,7 @@
                         }
                     }
             } catch {
-                throw HeraldError.transport("\(endpoint.host):\(endpoint.port): \(error)")
+                throw HeraldError.transport(TransportFailure("\(endpoint.host):\(endpoint.port): \(error)", underlying: error))
             }
             // Whatever it waits for, the connection closes at the deadline.
             let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.seconds * 1e9))) {
@@ -62,7 +62,7 @@
             } catch let error as HeraldError {
                 throw error
             } catch {
-                throw HeraldError.transport("\(error)")
+                throw HeraldError.transport(TransportFailure("\(error)", underlying: error))
             }
         }
     }

@@ -35,7 +35,7 @@ public struct URLSessionHTTPTransport: HTTPTransport {
         } catch let error as HeraldError {
             throw error
         } catch {
-            throw HeraldError.transport(error.localizedDescription)
+            throw HeraldError.transport(TransportFailure(error.localizedDescription, underlying: error))
         }
     }
 }
