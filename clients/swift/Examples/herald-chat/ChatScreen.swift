@@ -45,7 +45,7 @@ actor ChatScreen {
         switch words.first {
         case nil: return
         case "/help":
-            say("/list · /open N · /new EMAIL[,EMAIL…] [NAME] · /who · /older · /quit · anything else is sent")
+            say("/list · /open N · /new EMAIL[,EMAIL…] [NAME] · /who · /older · /inbox [read] · /quit · anything else is sent")
         case "/list": await listConversations()
         case "/open":
             guard let number = words.dropFirst().first.flatMap(Int.init), conversations.indices.contains(number - 1) else {
@@ -73,6 +73,7 @@ actor ChatScreen {
         case "/older":
             guard let open else { return say("! /open a conversation first") }
             await showMessages(open, before: oldestShown)
+        case "/inbox": await showInbox(markRead: words.dropFirst().first == "read")
         case "/quit": exit(0)
         default:
             guard let open else { return say("! /open a conversation first") }
@@ -104,7 +105,26 @@ actor ChatScreen {
             let messages = try await client.messages(in: conversation.id, limit: 20, before: before, receipts: true)
             oldestShown = messages.first?.sequence ?? oldestShown
             for message in messages { say(line(message, status: message.status)) }
+            // Their ticks move on as receipts come, from where the page left them.
+            await session.track(messages, in: conversation.id)
             if let last = messages.last { await session.read(conversation.id, upTo: last.sequence) }
+        } catch { say("! \(error)") }
+    }
+
+    /// The inbox's first page, newest first (`•` unread), and its counts; `read` marks it all read.
+    func showInbox(markRead: Bool) async {
+        do {
+            if markRead {
+                let change = try await client.inbox.mark(.read, allBefore: Date())
+                say("-- \(change.ids.count) read; badge \(change.badge ?? 0)")
+                return
+            }
+            let counts = try await client.inbox.counts()
+            say("== inbox: \(counts.unread) unread (\(counts.unseen) new), badge \(counts.badge)")
+            for item in try await client.inbox.page(limit: 10).items {
+                let now = item.activity.map { " [\($0.status)\(item.actions.isEmpty ? "" : ": " + item.actions.joined(separator: ", "))]" } ?? ""
+                say("  \(item.isUnread ? "•" : " ") \(item.title): \(item.body)\(now)")
+            }
         } catch { say("! \(error)") }
     }
 
@@ -142,6 +162,10 @@ actor ChatScreen {
             await listConversations()
         case .refused(let code, let detail):
             say("! \(code): \(detail)")
+        case .inboxItem(let item):
+            say("[inbox] \(item.title): \(item.body)")
+        case .badge(let badge):
+            say("-- badge \(badge)")
         default: break
         }
     }

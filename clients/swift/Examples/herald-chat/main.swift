@@ -4,7 +4,7 @@
 //
 // Lines typed are commands (/help) or messages to the open conversation. It shows messages as
 // they arrive with their status ticks (· pending, ✓ sent, ✓✓ delivered, ✓✓ read), who types,
-// and who comes online. Messages typed while the server is away wait in the outbox (kept in
+// who comes online, what reaches the inbox and the badge (/inbox lists it). Messages typed while the server is away wait in the outbox (kept in
 // --state across restarts) and go as soon as it is back. At the end of its input, it waits for
 // the outbox to empty, then exits.
 import Foundation

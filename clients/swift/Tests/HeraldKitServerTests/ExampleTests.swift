@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    /// `/inbox` lists what Bob was told with its counts and badge; `/inbox read` reads it all.
+    @Test func theChatShowsTheInboxAndItsBadge() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        try await Herald.run(
+            [
+                "activity", "assign", "--team", "crew", "--to", fixture.email("bob"), "--name", "Fence repair", "--deadline", "2031-01-31",
+                "--as", fixture.email("alice")
+            ], tenant: fixture.tenant)
+        try await Herald.run(["dispatch", "--drain"], tenant: fixture.tenant)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let chat = try Chat(server, token: fixture.token("bob"), state: state, input: "/inbox\n/inbox read\n/inbox\n")
+        #expect(await chat.exited() == 0)
+        let lines = chat.lines
+        #expect(lines.contains("== inbox: 1 unread (1 new), badge 1"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  • ") && $0.contains("Fence repair") && $0.hasSuffix("[assigned: start]") }, "\(lines)")
+        #expect(lines.contains("-- 1 read; badge 0") && lines.contains("== inbox: 0 unread (0 new), badge 0"), "\(lines)")
+    }
+
     @Test func messagesTypedWhileTheServerIsDownGoOnceInOrderAfterTheChatIsKilledAndStartedAgain() async throws {
         let fixture = try await Fixture()
         let server = try await Server()
