@@ -168,6 +168,26 @@ import Testing
         await bob.session.stop()
     }
 
+    /// What an iPhone's transport reads of a refused upgrade (URLSession keeps no body of it):
+    /// the same request as a plain GET, with its problem document, so that a 422 naming `after`
+    /// resyncs there as it does on Linux.
+    @Test func aRefusedUpgradesProblemIsReadTheSameWayWithURLSession() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        var components = try #require(URLComponents(url: server.url, resolvingAgainstBaseURL: false))
+        components.scheme = "ws"
+        components.path = "/v1/live"
+        components.percentEncodedQuery = "after=not-a-cursor"
+        let url = try #require(components.url)
+        let headers = [(name: "Authorization", value: "Bearer \(fixture.token("bob"))")]
+        let body = await URLSessionWebSocketTransport.refusalBody(of: url, headers: headers, status: 422, session: .shared, timeout: .seconds(20))
+        let problem = try JSONCoding.decoder.decode(Problem.self, from: body)
+        #expect(problem.status == 422 && problem.errors?.first?.field == "after", "\(problem)")
+        // An answer of another status than the refusal's is not taken for it.
+        #expect(
+            await URLSessionWebSocketTransport.refusalBody(of: url, headers: headers, status: 429, session: .shared, timeout: .seconds(20)).isEmpty)
+    }
+
     @Test func aRevokedTokenEndsTheSessionWithUnauthorizedAndNoReconnecting() async throws {
         let fixture = try await Fixture()
         let server = try await Server()

@@ -60,11 +60,29 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
         } catch {
             if let http = task.response as? HTTPURLResponse, http.statusCode != 101 {
                 let retryAfter = (http.value(forHTTPHeaderField: "Retry-After")).flatMap { Int($0) }
-                throw WebSocketRefusal.status(http.statusCode, retryAfter: retryAfter, body: Data())
+                let body = await Self.refusalBody(of: url, headers: headers, status: http.statusCode, session: session, timeout: timeout)
+                throw WebSocketRefusal.status(http.statusCode, retryAfter: retryAfter, body: body)
             }
             throw WebSocketRefusal.transport(error.localizedDescription)
         }
         return connection
+    }
+
+    /// The problem document of a refused upgrade, which `URLSessionWebSocketTask` does not keep:
+    /// the same request as a plain `GET` (Herald checks it the same way: the credential, `after`,
+    /// `device`, the room; and answers 426 to one it would have upgraded), read when its answer
+    /// has the refusal's status. Empty otherwise, as before.
+    static func refusalBody(of url: URL, headers: [(name: String, value: String)], status: Int, session: URLSession, timeout: Duration) async -> Data
+    {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return Data() }
+        components.scheme = components.scheme?.lowercased() == "wss" ? "https" : "http"
+        guard let plain = components.url else { return Data() }
+        var request = URLRequest(url: plain, timeoutInterval: timeout.seconds)
+        for (name, value) in headers { request.addValue(value, forHTTPHeaderField: name) }
+        guard let (data, response) = try? await session.data(for: request), (response as? HTTPURLResponse)?.statusCode == status else {
+            return Data()
+        }
+        return data
     }
 }
 
