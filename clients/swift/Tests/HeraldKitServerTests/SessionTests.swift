@@ -30,6 +30,28 @@ import Testing
         await session.stop()
     }
 
+    /// A socket hears of a conversation peer's changes, not their state when it opens: the
+    /// session reads that once a connection, so Bob sees Alice online without her changing.
+    @Test func aConversationPeersPresenceIsThereAtConnect() async throws {
+        let fixture = try await Fixture()
+        let server = try await Server()
+        let alice = EventLog(LiveSession(client: fixture.client("alice", [server]), cursorStore: MemoryCursorStore()))
+        await alice.session.start()
+        try await alice.connected()
+        let bobClient = fixture.client("bob", [server])
+        let conversation = try await bobClient.createConversation(with: [fixture.email("alice")])
+        let bob = EventLog(LiveSession(client: bobClient, cursorStore: MemoryCursorStore()))
+        await bob.session.track(conversation)
+        await bob.session.start()
+        try await bob.wait(for: "alice online") { events in
+            events.contains {
+                if case .presence(let people) = $0 { people.contains { $0.person == fixture.email("alice") && $0.online } } else { false }
+            } ? true : nil
+        }
+        await bob.session.stop()
+        await alice.session.stop()
+    }
+
     @Test func presenceFollowsTheSubscriptionAcrossAReconnect() async throws {
         let fixture = try await Fixture()
         let server = try await Server()

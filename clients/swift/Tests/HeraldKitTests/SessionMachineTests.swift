@@ -143,7 +143,7 @@ import Testing
         let opened = run.send(.opened(id: run.lastConnection, hello))
         #expect(opened.contains(.load(conversation)), "its people are loaded to judge receipts")
         let people = run.send(.loaded(.sample(id: conversation, people: [("bob@acme.test", 0, 0), ("alice@acme.test", 4, 0)])))
-        #expect(people.isEmpty, "delivered, as the page said")
+        #expect(people == [.lookUpPresence(id: run.lastConnection, ["alice@acme.test"])], "delivered, as the page said; Alice's presence asked")
         let receipt = Receipt(conversation: conversation, person: "alice@acme.test", received: nil, read: 4)
         let read = run.send(.frame(id: run.lastConnection, .durable(cursor: "101", .receipt(receipt))))
         #expect(read.contains(.emit(.status(conversation: conversation, message: mine.id, sequence: 4, status: .read))))
@@ -165,6 +165,31 @@ import Testing
         #expect(run.machine.state == .connecting(attempt: 0))
         // An old connection's renewal is ignored.
         #expect(run.send(.credentialRenewed(id: 1)).isEmpty)
+    }
+
+    /// The server tells a conversation peer's changes, not their state when the socket opens:
+    /// the session reads it over REST for each connection, once a person, and what a frame said
+    /// meanwhile wins over what was read.
+    @Test func conversationPeersPresenceIsLookedUpOnEachConnection() {
+        var run = MachineRun(jitter: [1])
+        let conversation = UUID()
+        run.send(.start)
+        run.send(.opened(id: run.lastConnection, hello))
+        let people: [(String, received: Int64, read: Int64)] = [("bob@acme.test", 0, 0), ("alice@acme.test", 0, 0), ("carol@acme.test", 0, 0)]
+        let loaded = run.send(.loaded(.sample(id: conversation, people: people)))
+        #expect(loaded == [.lookUpPresence(id: run.lastConnection, ["alice@acme.test", "carol@acme.test"])])
+        #expect(run.send(.loaded(.sample(id: conversation, people: people))).isEmpty, "once a connection")
+        let heard = Presence(person: "carol@acme.test", online: true, lastSeen: nil)
+        run.send(.frame(id: run.lastConnection, .ephemeral(.presence([heard]))))
+        let read = [
+            Presence(person: "alice@acme.test", online: true, lastSeen: nil), Presence(person: "carol@acme.test", online: false, lastSeen: nil)
+        ]
+        #expect(run.send(.presenceFound(id: run.lastConnection, read)) == [.emit(.presence([read[0]]))])
+        // A new connection asks again.
+        run.send(.closed(id: run.lastConnection, code: 1006))
+        run.advance(by: .seconds(60))
+        let reopened = run.send(.opened(id: run.lastConnection, hello))
+        #expect(reopened.contains(.lookUpPresence(id: run.lastConnection, ["alice@acme.test", "carol@acme.test"])))
     }
 
     @Test func closeCode4401AndA401EndTheSessionForGood() {

@@ -194,6 +194,11 @@ actor LiveRunner {
                     await self.handle(.loadFailed(id))
                 }
             }
+        case .lookUpPresence(let id, let people):
+            let client = client
+            Task {
+                if let found = try? await client.presence(of: people) { await self.handle(.presenceFound(id: id, found.people)) }
+            }
         case .finish:
             hub.finish()
             reader?.cancel()

@@ -39,6 +39,8 @@ struct SessionMachine: Sendable {
         case loadFailed(UUID)
         /// Messages of a conversation the app loaded over REST with their receipts.
         case loadedMessages(conversation: UUID, [Message])
+        /// The presence of conversation peers, as REST read it for connection `id`.
+        case presenceFound(id: Int, [Presence])
         /// The app sends a receipt or typing.
         case send(ClientFrame)
         case stop
@@ -58,6 +60,8 @@ struct SessionMachine: Sendable {
         case close
         /// Load a conversation over REST, then input `loaded`.
         case load(UUID)
+        /// Read these people's presence over REST for connection `id`, then input `presenceFound`.
+        case lookUpPresence(id: Int, [String])
         /// The event sequence ends.
         case finish
     }
@@ -84,7 +88,11 @@ struct SessionMachine: Sendable {
     private var heard = false
     private var pinged = false
     private var loading: Set<UUID> = []
-    /// Messages the app loaded before the first connection (`loadedMessages`).
+    // Conversation peers whose presence this connection looked up, and those it heard of since.
+    private var lookedUp: Set<String> = []
+    private var heardPresence: Set<String> = []
+    /// Conversations and messages the app loaded before the first connection (`loaded`, `loadedMessages`).
+    private var earlyConversations: [UUID: Conversation] = [:]
     private var early: [UUID: [Message]] = [:]
 
     init(cursor: String?, backoff: Backoff = Backoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
@@ -184,11 +192,20 @@ struct SessionMachine: Sendable {
             return sendIfOpen(.subscribe(people))
         case .loaded(let conversation):
             loading.remove(conversation.id)
-            guard let me = person else { return [] }
+            // Before the first connection says who the person is, it waits for it.
+            guard let me = person else {
+                earlyConversations[conversation.id] = conversation
+                return []
+            }
             var book = books[conversation.id] ?? StatusBook(me: me)
             let changes = book.apply(conversation)
             books[conversation.id] = book
-            return emit(changes, in: conversation.id)
+            return emit(changes, in: conversation.id) + lookUpPeers()
+        case .presenceFound(let id, let people):
+            guard id == connectionID, state.isOpen else { return [] }
+            // What a frame told since the look-up began is newer than what it read.
+            let snapshot = people.filter { !heardPresence.contains($0.person.lowercased()) }
+            return snapshot.isEmpty ? [] : [.emit(.presence(snapshot))]
         case .loadFailed(let conversation):
             loading.remove(conversation)
             return []
@@ -231,11 +248,30 @@ struct SessionMachine: Sendable {
         if let viewing { actions.append(.send(.viewing(viewing))) }
         if let foreground { actions.append(.send(.foreground(foreground))) }
         if let subscription { actions.append(.send(.subscribe(subscription))) }
+        for conversation in earlyConversations.values.sorted(by: { $0.id.uuidString < $1.id.uuidString }) {
+            var book = books[conversation.id] ?? StatusBook(me: hello.person)
+            actions += emit(book.apply(conversation), in: conversation.id)
+            books[conversation.id] = book
+        }
+        earlyConversations = [:]
         for (conversation, messages) in early.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             actions += track(messages, in: conversation)
         }
         early = [:]
-        return actions
+        (lookedUp, heardPresence) = ([], [])
+        return actions + lookUpPeers()
+    }
+
+    /// Looks up the presence of the known conversations' people not looked up on this
+    /// connection yet: the server tells their changes, not their state when a socket opens (a
+    /// subscription's people it answers itself). At most 100 at once, as REST takes.
+    private mutating func lookUpPeers() -> [Action] {
+        guard state.isOpen else { return [] }
+        let followed = Set((subscription ?? []).map { $0.lowercased() })
+        let peers = Set(books.values.flatMap { $0.others ?? [] }).subtracting(lookedUp).subtracting(followed).sorted().prefix(100)
+        guard !peers.isEmpty else { return [] }
+        lookedUp.formUnion(peers)
+        return [.lookUpPresence(id: connectionID, Array(peers))]
     }
 
     /// Follows the statuses of the person's own `messages` of `conversation` (loaded over REST),
@@ -257,7 +293,9 @@ struct SessionMachine: Sendable {
         heard = true
         switch frame {
         case .hello: return []
-        case .ephemeral(let event): return event.map { [.emit($0)] } ?? []
+        case .ephemeral(let event):
+            if case .presence(let people)? = event { heardPresence.formUnion(people.map { $0.person.lowercased() }) }
+            return event.map { [.emit($0)] } ?? []
         case .resync(let reason):
             // Go on from hello's cursor once the app reloaded.
             var actions: [Action] = []
