@@ -21,9 +21,7 @@ extension TenantSession {
                 SELECT coalesce(max(seq), 0) AS seq FROM messages WHERE tenant_id = \(tenantID) AND conversation_id = \(conversation)
             ), wanted AS (
                 SELECT CASE WHEN \(readAll) THEN n.seq ELSE least(coalesce(\(read)::bigint, 0), n.seq) END AS read,
-                       least(coalesce(\(received)::bigint, 0), n.seq) AS received,
-                       (SELECT b.last_read_seq FROM conversation_participants b
-                        WHERE b.tenant_id = \(tenantID) AND b.conversation_id = \(conversation) AND b.person_id = \(person.id)) AS read_before
+                       least(coalesce(\(received)::bigint, 0), n.seq) AS received
                 FROM newest n
             )
             UPDATE conversation_participants cp
@@ -32,16 +30,13 @@ extension TenantSession {
             FROM wanted w
             WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = \(conversation) AND cp.person_id = \(person.id)
               AND (cp.last_read_seq < w.read OR cp.last_received_seq < greatest(w.read, w.received))
-            RETURNING cp.last_received_seq, cp.last_read_seq, cp.last_read_seq > w.read_before
+            RETURNING cp.last_received_seq, cp.last_read_seq
             """)
         guard let row = rows.first else { return }
-        let (receivedNow, readNow, readMoved) = try row.decode((Int64, Int64, Bool).self)
+        let (receivedNow, readNow) = try row.decode((Int64, Int64).self)
         try await appendLive(
             .receipt, .conversation(conversation, excluding: person.id),
             payload: LiveReceipt(person: person.email, received: receivedNow, read: readNow))
-        // Read here: the badge fell, and their devices that show another number hear it
-        // (docs/inbox.md#one-badge; a chat read names no device, so every device may).
-        if readMoved { try await scheduleBadgeUpdate(person: person.id, except: nil) }
     }
 
     /// What the live channel wrote to people's sockets: each message counts as received by
