@@ -123,7 +123,9 @@ public enum ActivityTimers {
         case unread
         case read(at: Date)
         case archived(at: Date)
-        /// They were not told (their preference was off, or the event is not fanned out yet).
+        /// Not there yet: the event that began the wait is still to be fanned out (a worker behind).
+        case notYetWritten
+        /// They were not told (their preference was off).
         case absent
     }
 
@@ -151,7 +153,12 @@ public enum ActivityTimers {
     public enum Decision: Sendable, Equatable {
         case fire
         case skip(reason: String)
+        /// Not yet decidable: due again a little later.
+        case later
     }
+
+    /// How long a timer that cannot be decided yet waits before it is looked at again.
+    public static let undecidedDelay: TimeInterval = 5
 
     /// Whether a due timer still applies to the activity as it is now.
     public static func decide(_ kind: TimerKind, period: Int, activity: Subject, now: Date) -> Decision {
@@ -179,6 +186,7 @@ public enum ActivityTimers {
             case .unread: return .fire
             case .read(let at): return .skip(reason: "the item was read at \(at.formatted(.iso8601))")
             case .archived(let at): return .skip(reason: "the item was archived at \(at.formatted(.iso8601))")
+            case .notYetWritten: return .later
             case .absent: return .skip(reason: "they were not told of it (no item to open)")
             }
         }

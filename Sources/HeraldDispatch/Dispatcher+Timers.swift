@@ -27,7 +27,7 @@ extension Dispatcher {
                     switch firing {
                     case .fired: fired += 1
                     case .skipped: skipped += 1
-                    case .notDue: break
+                    case .notDue, .postponed: break
                     }
                 }
                 metrics.firedTimers(fired)

@@ -32,6 +32,8 @@ public enum TimerFiring: Sendable, Equatable {
     case skipped(TimerKind, reason: String)
     /// Another worker holds it, or it was settled or moved meanwhile: nothing done.
     case notDue
+    /// It could not be decided yet (what it waits on is still to be written): due again shortly.
+    case postponed(TimerKind)
 }
 
 extension TenantSession {
@@ -65,6 +67,13 @@ extension TenantSession {
             status: activity.status, version: activity.version, deadline: activity.deadline, timeZone: TimeZone.named(zone),
             awaitedItem: item)
         switch ActivityTimers.decide(kind, period: period, activity: subject, now: now) {
+        case .later:
+            try await connection.query(
+                """
+                UPDATE activity_timers SET due_at = \(now.addingTimeInterval(ActivityTimers.undecidedDelay))
+                WHERE tenant_id = \(tenantID) AND id = \(id)
+                """)
+            return .postponed(kind)
         case .skip(let reason):
             try await connection.query(
                 """
@@ -104,15 +113,22 @@ extension TenantSession {
     /// What became of `person`'s item of the `event` that began the wait at `since` on
     /// `activity` (`ActivityTimers.AwaitedItem`).
     private func awaitedItem(of event: EventKind, activity: UUID, person: UUID, since: Date) async throws -> ActivityTimers.AwaitedItem {
-        let rows = try await connection.query(
+        let earliest = since.addingTimeInterval(-0.001)
+        let row = try await connection.query(
             """
-            SELECT n.read_at, n.archived_at FROM notifications n
-            WHERE n.tenant_id = \(tenantID) AND n.activity_id = \(activity) AND n.recipient_id = \(person) AND n.kind = \(event.rawValue)
-              AND n.event_at >= \(since.addingTimeInterval(-0.001)) AND \(inboxItem: "n")
-            ORDER BY n.event_at DESC LIMIT 1
-            """)
-        guard let row = rows.first else { return .absent }
-        let (read, archived) = try row.decode((Date?, Date?).self)
+            SELECT n.read_at, n.archived_at, n.id IS NOT NULL,
+                   EXISTS (SELECT FROM outbox o WHERE o.tenant_id = \(tenantID) AND o.activity_id = \(activity) AND o.kind = \(event.rawValue)
+                             AND o.occurred_at >= \(earliest) AND o.fanned_out_at IS NULL AND o.passed_over_at IS NULL)
+            FROM (VALUES (1)) AS one(x) LEFT JOIN LATERAL (
+                SELECT n.id, n.read_at, n.archived_at FROM notifications n
+                WHERE n.tenant_id = \(tenantID) AND n.activity_id = \(activity) AND n.recipient_id = \(person) AND n.kind = \(event.rawValue)
+                  AND n.event_at >= \(earliest) AND \(inboxItem: "n")
+                ORDER BY n.event_at DESC LIMIT 1
+            ) n ON true
+            """
+        ).single()
+        let (read, archived, found, unwritten) = try row.decode((Date?, Date?, Bool, Bool).self)
+        guard found else { return unwritten ? .notYetWritten : .absent }
         if let read { return .read(at: read) }
         if let archived { return .archived(at: archived) }
         return .unread

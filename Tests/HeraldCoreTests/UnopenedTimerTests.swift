@@ -45,6 +45,8 @@ struct UnopenedTimerTests {
         #expect(
             ActivityTimers.decide(.unopened, period: 3, activity: try subject(.assigned, .absent), now: now)
                 == .skip(reason: "they were not told of it (no item to open)"))
+        // A worker behind: the assignment is not fanned out yet, so nobody could have opened it.
+        #expect(ActivityTimers.decide(.unopened, period: 3, activity: try subject(.assigned, .notYetWritten), now: now) == .later)
         // Started, or rejected and asked again: this wait is over.
         #expect(
             ActivityTimers.decide(.unopened, period: 3, activity: try subject(.running, version: 4, .unread), now: now)

@@ -50,6 +50,24 @@ import Testing
         }
     }
 
+    /// A worker far behind: the timer comes due before the assignment was fanned out, so it
+    /// waits for it rather than deciding that nobody was told.
+    @Test func aTimerDueBeforeItsItemIsWrittenWaitsForIt() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+            try await Self.setPolicy(harness, unopened: "p0=15m")
+            let activity = try await harness.assign(priority: .p0)
+            let early = try await harness.store.fireDueTimers(at: activity.createdAt.addingTimeInterval(16 * 60))
+            #expect(early == [.postponed(.unopened)])
+            _ = try await harness.drain(horizon: .seconds(1))
+            let fired = try await harness.store.fireDueTimers(at: activity.createdAt.addingTimeInterval(17 * 60))
+            guard case .fired(.unopened, _)? = fired.first, fired.count == 1 else {
+                Issue.record("\(fired)")
+                return
+            }
+        }
+    }
+
     /// A request for approval: read in time, nothing happens (and `why` can say so); left
     /// unread on the next activity, the manager hears it again and the admins are told. The
     /// assignments' waits ended when the work started.
