@@ -8,13 +8,13 @@ extension TenantSession {
     /// How long a badge update may wait to be sent before it is pointless.
     static let badgeUpdateDeadline: Duration = .seconds(3_600)
 
-    /// `person`'s badge fell to `badge` (nil: read it now) on one device (`except`; nil when
-    /// the reader named none): their other devices get a silent badge update (docs/inbox.md#one-badge).
+    /// `person`'s badge fell to `badge` on one device (`except`; nil when the reader named
+    /// none): their other devices get a silent badge update (docs/inbox.md#one-badge).
     /// It is a notification of kind `badge` per app, with a delivery per device that the
     /// dispatcher sends as any other: at once, or `badgeUpdateSpacing` after the device's last
     /// one was due; one still waiting is cancelled, the newer count replacing it. A device
     /// whose last push of the day already carried this number gets none. History shows them.
-    func scheduleBadgeUpdate(person: UUID, badge known: Int? = nil, except device: UUID?) async throws {
+    func scheduleBadgeUpdate(person: UUID, badge: Int, except device: UUID?) async throws {
         // Most readers have no other device: one probe of an index, and nothing else (the
         // statement below plans every week of deliveries and notifications).
         let others = try await connection.query(
@@ -25,8 +25,6 @@ extension TenantSession {
             LIMIT 1
             """)
         guard !others.isEmpty else { return }
-        var badge = known ?? 0
-        if known == nil { badge = try await inboxCounts(of: person).badge }
         let data = PushPayload.badge(badge)
         let spacing = Self.badgeUpdateSpacing.timeInterval
         try await connection.query(

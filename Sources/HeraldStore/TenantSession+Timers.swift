@@ -56,8 +56,8 @@ extension TenantSession {
         let zone = try row.decode(String.self, column: "assignee_zone")
         let activity = try Self.activity(row)
         // An `unopened` timer waits on one item: the late person's notification of the event
-        // that asked them to act, made when the wait began.
-        let awaited = kind == .unopened ? ActivityTimers.openingAwaited(in: activity.status) : nil
+        // that asked them to act, made when the wait began (not looked for once it moved on).
+        let awaited = kind == .unopened && activity.version == period ? ActivityTimers.openingAwaited(in: activity.status) : nil
         let late = awaited.map { $0.audience == .assignee ? activity.assignee : activity.manager }
         var item = ActivityTimers.AwaitedItem.absent
         if let awaited, let late {
