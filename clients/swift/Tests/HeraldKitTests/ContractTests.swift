@@ -80,7 +80,40 @@ import Testing
             { _ = try await client.inbox.mark(.archive, [id], device: id) },
             { _ = try await client.inbox.mark(.unread, allBefore: Date()) },
             { _ = try await client.inbox.opened(push: ["notificationId": id.uuidString], action: .approve, device: id) },
-            { _ = try await client.inbox.delivered(push: ["notificationId": id.uuidString]) }
+            { _ = try await client.inbox.delivered(push: ["notificationId": id.uuidString]) },
+            { _ = try await client.assign("n", to: "a@b.test", team: "ops", deadline: "2030-01-01", priority: .p1, idempotencyKey: "k") },
+            { _ = try await client.people() },
+            { _ = try await client.person("a@b.test") },
+            { _ = try await client.addPerson(NewPerson(email: "a@b.test", name: "A", admin: false, locale: "de", timeZone: "UTC")) },
+            { _ = try await client.issueToken(for: "a@b.test", name: "n", expiresIn: "30d") },
+            { _ = try await client.tokens(of: "a@b.test") },
+            { try await client.revokeToken(id, of: "a@b.test") },
+            { _ = try await client.teams() },
+            { _ = try await client.createTeam(slug: "ops", name: "Ops") },
+            { _ = try await client.members(of: "ops") },
+            { _ = try await client.setMembership("a@b.test", in: "ops", role: .manager) },
+            { try await client.removeMembership("a@b.test", from: "ops") },
+            {
+                let filter = HistoryFilter(
+                    since: "7d", status: .sent, user: "a@b.test", activity: id, conversation: id, event: .chatMessage, digest: id)
+                _ = try await client.history(filter, limit: 10, cursor: "c")
+            },
+            { _ = try await client.notification(id) },
+            { _ = try await client.why(id, user: "a@b.test") },
+            { _ = try await client.stats(since: "24h") },
+            { _ = try await client.webhooks() },
+            { _ = try await client.webhook(id) },
+            { _ = try await client.createWebhook(url: "https://h.test", events: ["*"], description: "d") },
+            { try await client.removeWebhook(id) },
+            { _ = try await client.rotateWebhookSecret(id) },
+            { _ = try await client.webhookAttempts(id, limit: 10, cursor: "c") },
+            { _ = try await client.replayWebhook(id, since: "2h") },
+            { _ = try await client.policy() },
+            {
+                let every = ReminderPolicy.PerPriority(p0: "30m", p1: "4h", p2: "1d", p3: "off")
+                _ = try await client.setPolicy(
+                    ReminderPolicy(approvalReminder: every, escalateAfter: every, deadlineReminderAt: "09:00", overdue: true))
+            }
         ]
         for call in calls {
             await #expect(throws: HeraldError.self) { try await call() }

@@ -24,6 +24,27 @@ struct OpenEnumTests {
         #expect(literal == .android && Activity.Status(rawValue: "completion_requested") == .completionRequested)
     }
 
+    @Test func historyKeepsAStatusAndAnEventItDoesNotKnowAndAWebhookSecretReadsFlat() throws {
+        let json = """
+            {"id":"0193a0b2-7c3e-7000-8000-000000000001","event":"digest","eventId":"0193a0b2-7c3e-7000-8000-000000000003",
+             "recipient":{"id":"0193a0b2-7c3e-7000-8000-000000000002","email":"bob@acme.test","name":"Bob"},"app":"member",
+             "title":"t","body":"b","status":"bounced","devices":0,"devicesSent":0,"eventAt":"2026-11-29T08:00:00Z",
+             "createdAt":"2026-11-29T08:00:00.123Z","wordsWithheld":false,"engagement":{}}
+            """
+        let entry = try JSONCoding.decoder.decode(HistoryEntry.self, from: Data(json.utf8))
+        #expect(entry.status == .unknown("bounced") && entry.event == .unknown("digest") && entry.activityId == nil)
+        #expect(NotificationStatus(rawValue: "no_device") == .noDevice && TeamRole(rawValue: "manager") == .manager)
+
+        let hook = """
+            {"id":"0193a0b2-7c3e-7000-8000-000000000004","url":"https://h.test","events":["activity.*"],"state":"active",
+             "createdAt":"2026-11-29T08:00:00Z","updatedAt":"2026-11-29T08:00:00Z","secret":"whsec_c2VjcmV0"}
+            """
+        let secret = try JSONCoding.decoder.decode(WebhookSecret.self, from: Data(hook.utf8))
+        #expect(secret.secret == "whsec_c2VjcmV0" && secret.endpoint.events == ["activity.*"] && secret.endpoint.description == nil)
+        let again = try JSONSerialization.jsonObject(with: try JSONCoding.encoder.encode(secret)) as? [String: Any]
+        #expect(again?["secret"] as? String == "whsec_c2VjcmV0" && again?["url"] as? String == "https://h.test")
+    }
+
     @Test func aTransportFailureKeepsWhatTheTransportThrew() {
         struct Refused: Error {}
         let failure = HeraldError.transport(TransportFailure("127.0.0.1:1: refused", underlying: Refused()))
