@@ -5,66 +5,69 @@
     import NIOPosix
     import NIOSSL
 
-    /// HTTP/1.1 over SwiftNIO, one connection per request, TLS for `https`. For Linux, where
-    /// Foundation's URLSession needs libcurl.
+    /// HTTP/1.1 over SwiftNIO, TLS for `https`, on kept-alive connections (`NIOConnectionPool`,
+    /// one for the process). For Linux, where Foundation's URLSession needs libcurl.
     public struct NIOHTTPTransport: HTTPTransport {
-        public init() {}
+        let pool: NIOConnectionPool
+
+        public init() { pool = .shared }
+
+        init(pool: NIOConnectionPool) { self.pool = pool }
 
         public func send(_ request: HTTPRequestData, to server: URL, timeout: Duration) async throws -> HTTPResponseData {
             let endpoint = try Endpoint(server)
-            let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
-            do {
-                channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .connectTimeout(.nanoseconds(Int64(timeout.seconds * 1e9)))
-                    .connect(host: endpoint.host, port: endpoint.port) { channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            try endpoint.addTLS(to: channel)
-                            try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                            return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
-                        }
-                    }
-            } catch {
-                throw HeraldError.transport(TransportFailure("\(endpoint.host):\(endpoint.port): \(error)", underlying: error))
-            }
-            // Whatever it waits for, the connection closes at the deadline.
-            let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.seconds * 1e9))) {
-                channel.channel.close(promise: nil)
-            }
-            defer { deadline.cancel() }
-            do {
-                return try await channel.executeThenClose { inbound, outbound in
-                    var headers = HTTPHeaders()
-                    headers.add(name: "Host", value: endpoint.hostHeader)
-                    headers.add(name: "Connection", value: "close")
-                    for (name, value) in request.headers { headers.add(name: name, value: value) }
-                    headers.add(name: "Content-Length", value: "\(request.body?.count ?? 0)")
-                    let method = HTTPMethod(rawValue: request.method)
-                    try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: method, uri: request.target, headers: headers)))
-                    if let body = request.body, !body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-                    try await outbound.write(.end(nil))
-
-                    var status = 0
-                    var answerHeaders: [String: String] = [:]
-                    var body = ByteBuffer()
-                    for try await part in inbound {
-                        switch part {
-                        case .head(let head):
-                            status = Int(head.status.code)
-                            for (name, value) in head.headers { answerHeaders[name.lowercased()] = value }
-                        case .body(var chunk):
-                            body.writeBuffer(&chunk)
-                        case .end:
-                            return HTTPResponseData(status: status, headers: answerHeaders, body: Data(body.readableBytesView))
-                        }
-                    }
-                    throw HeraldError.transport("the connection closed before the answer ended")
+            let start = ContinuousClock.now
+            if let channel = pool.take(endpoint) {
+                do {
+                    return try await exchange(request, on: channel, endpoint, until: start + timeout)
+                } catch HeraldError.transport(let why)
+                    where (why.underlying as? ExchangeFailure)?.answerStarted == false && request.isIdempotent
+                    && ContinuousClock.now < start + timeout
+                {
+                    // The server closed the idle connection as the request went out: a request
+                    // that changes nothing twice goes once more, on a new one. (A POST may have
+                    // arrived: it is not sent again here; the client's caller decides.)
                 }
-            } catch let error as HeraldError {
-                throw error
-            } catch {
-                throw HeraldError.transport(TransportFailure("\(error)", underlying: error))
+            }
+            let channel = try await pool.connect(endpoint, timeout: timeout)
+            return try await exchange(request, on: channel, endpoint, until: start + timeout)
+        }
+
+        /// One request on `channel`, which goes back to the pool when the answer came whole.
+        private func exchange(
+            _ request: HTTPRequestData, on channel: any Channel, _ endpoint: Endpoint, until end: ContinuousClock.Instant
+        ) async throws -> HTTPResponseData {
+            var headers = HTTPHeaders()
+            headers.add(name: "Host", value: endpoint.hostHeader)
+            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            headers.add(name: "Content-Length", value: "\(request.body?.count ?? 0)")
+            let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
+            let answer = channel.eventLoop.makePromise(of: PooledAnswer.self)
+            // Whatever it waits for, the connection closes at the deadline (which fails the answer).
+            let left = end - ContinuousClock.now
+            let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(left.seconds, 0) * 1e9))) { channel.close(promise: nil) }
+            defer { deadline.cancel() }
+            channel.writeAndFlush(PooledExchange(head: head, body: request.body, answer: answer)).whenFailure { error in
+                // The handler never had it (the connection was gone): the answer is this one.
+                answer.fail(ExchangeFailure(answerStarted: false, description: "\(error)"))
+            }
+            do {
+                let answered = try await answer.futureResult.get()
+                if answered.keepAlive { pool.giveBack(channel, to: endpoint) } else { channel.close(promise: nil) }
+                return answered.response
+            } catch let failure as ExchangeFailure {
+                channel.close(promise: nil)
+                if ContinuousClock.now >= end {
+                    throw HeraldError.transport("\(endpoint.host):\(endpoint.port): no answer within the timeout")
+                }
+                throw HeraldError.transport(TransportFailure("\(endpoint.host):\(endpoint.port): \(failure)", underlying: failure))
             }
         }
+    }
+
+    extension HTTPRequestData {
+        /// Whether sending it twice changes nothing more than sending it once (RFC 9110, 9.2.2).
+        var isIdempotent: Bool { ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(method) }
     }
 
     /// Where a URL points, for a connection.
@@ -81,6 +84,9 @@
             self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
             port = url.port ?? (tls ? 443 : 80)
         }
+
+        /// Which pool of connections it uses.
+        var key: String { "\(tls ? "https" : "http")://\(host):\(port)" }
 
         var hostHeader: String {
             let name = host.contains(":") ? "[\(host)]" : host
