@@ -37,8 +37,8 @@ extension HeraldAPI {
                 let actor = try caller.actor()
                 let body = try JSONBody.decode(DeviceBody.self, bytes: bytes, request: request)
                 let app = try field("app") { try Input.choice(body.app, field: "app", as: AppKind.self) }
-                let platform = try field("platform") { try Input.choice(body.platform, field: "platform", as: Platform.self) }
-                let provider = try field("provider") { try Input.choice(body.provider ?? "fcm", field: "provider", as: PushProvider.self) }
+                let platform = try field("platform") { try Input.devicePlatform(body.platform) }
+                let provider = try field("provider") { try Input.deviceProvider(body.provider ?? "fcm") }
                 let subscription = try body.subscription.map { try WebPushSubscription($0, policy: webPush.policy) }
                 let (value, address) =
                     try subscription.map { ($0.endpoint, DeviceAddress.token) }

@@ -41,7 +41,13 @@ extension Console {
                             [
                                 "name": "mode.\(entry.event.rawValue).\(entry.app.rawValue)", "event": entry.event.rawValue,
                                 "app": entry.app.rawValue, "shown": entry.mode.rawValue,
-                                "options": PushMode.allCases.map { ["value": $0.rawValue, "selected": $0 == entry.mode] }
+                                "options": PushMode.allCases.map { ["value": $0.rawValue, "selected": $0 == entry.mode] },
+                                // By push, by email or both (docs/notifications.md#email).
+                                "channelName": "channel.\(entry.event.rawValue).\(entry.app.rawValue)",
+                                "channelShown": (entry.channel ?? .push).rawValue,
+                                "channelOptions": NotificationChannel.allCases.map {
+                                    ["value": $0.rawValue, "selected": $0 == (entry.channel ?? .push)]
+                                }
                             ]
                         },
                         // What is not pushed at once (everything else is).
@@ -77,7 +83,7 @@ extension Console {
                             }
                             if let at = device.removedAt { values["removedAt"] = Self.shown(at) }
                             switch device.kind {
-                            case .alert: break
+                            case .alert, .email: break
                             case .liveActivity: values["liveActivity"] = "Live Activity push-to-start"
                             case .liveActivityUpdate:
                                 values["liveActivity"] = "Live Activity of " + (device.activityID?.lowercasedString.prefix(8) ?? "")

@@ -3,12 +3,22 @@ import Foundation
 /// Mobile or web platforms a device token comes from.
 public enum Platform: String, Sendable, Codable, CaseIterable {
     case ios, android, web
+    /// A person's email address (docs/notifications.md#email): kept by Herald, never registered.
+    case email
+
+    /// The platforms an app registers devices of.
+    public static let registered: [Platform] = [.ios, .android, .web]
 }
 
 /// The push service a token belongs to: FCM, APNs, or (`webpush`) the push service a
 /// browser's subscription names, reached directly (docs/apps.md#web-push-browsers-and-installed-web-apps).
 public enum PushProvider: String, Sendable, Codable, CaseIterable {
     case fcm, apns, webpush
+    /// Email to the person's address, through the operator's SMTP relay (docs/notifications.md#email).
+    case email
+
+    /// The providers an app registers devices of (a person's email address is Herald's own).
+    public static let registered: [PushProvider] = [.fcm, .apns, .webpush]
 }
 
 /// How a device is addressed at its provider (docs/apps.md): by the registration token the app
@@ -28,6 +38,8 @@ public enum DeviceKind: String, Sendable, Codable, CaseIterable {
     /// The update token of one activity's Live Activity, uploaded by the app once it runs
     /// (`PUT /v1/activities/{id}/live-activity`).
     case liveActivityUpdate = "liveactivity_update"
+    /// A person's email address, one for each app, kept by Herald from `people.email`.
+    case email
 
     /// The kinds an app registers with `POST /v1/devices` (update tokens have their own call).
     public static let registered: [DeviceKind] = [.alert, .liveActivity]

@@ -240,6 +240,24 @@ public enum Input {
         return kind
     }
 
+    /// A device's platform as an app registers it (not `email`: a person's address is Herald's to keep).
+    public static func devicePlatform(_ value: String) throws -> Platform {
+        try registered(value, field: "platform", among: Platform.registered)
+    }
+
+    /// A device's provider as an app registers it (not `email`).
+    public static func deviceProvider(_ value: String) throws -> PushProvider {
+        try registered(value, field: "provider", among: PushProvider.registered)
+    }
+
+    private static func registered<Value: RawRepresentable>(_ value: String, field: String, among values: [Value]) throws -> Value
+    where Value.RawValue == String {
+        guard let found = values.first(where: { $0.rawValue == value.lowercased() }) else {
+            throw InputError("\(field) \"\(printable(value))\" is not one of \(values.map(\.rawValue).joined(separator: ", "))")
+        }
+        return found
+    }
+
     /// A value of a closed set, such as `--app member|manager`.
     public static func choice<Value: RawRepresentable & CaseIterable>(_ value: String, field: String, as type: Value.Type) throws -> Value
     where Value.RawValue == String {
@@ -316,7 +334,7 @@ public enum TokenDisplay {
     /// subscription, the push service's origin (the endpoint's path names the browser, and is
     /// as secret as a token).
     public static func preview(_ token: String, provider: PushProvider) -> String {
-        provider.addressIsEndpoint ? WebPushSubscription.origin(of: token) : truncated(token)
+        provider.addressIsEndpoint ? WebPushSubscription.origin(of: token) : provider == .email ? token : truncated(token)
     }
 
     public static func truncated(_ token: String) -> String {

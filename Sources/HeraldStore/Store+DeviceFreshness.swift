@@ -14,7 +14,7 @@ extension Store {
         let expired = try await pool.query(
             """
             UPDATE devices SET removed_at = now(), updated_at = now()
-            WHERE removed_at IS NULL AND deactivated_at IS NULL
+            WHERE removed_at IS NULL AND deactivated_at IS NULL AND kind <> 'email'
               AND last_seen_at <= now() - make_interval(secs => \(deviceFreshness.removeAfter.timeInterval))
             RETURNING id
             """)

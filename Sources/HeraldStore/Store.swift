@@ -137,7 +137,7 @@ extension Store {
                 "messages",
                 "conversation_participants", "conversations",
                 "outbox",
-                "activity_timers", "tenant_policies", "notification_preferences", "quiet_hours", "activity_transitions",
+                "activity_timers", "tenant_policies", "notification_preferences", "notification_channels", "quiet_hours", "activity_transitions",
                 "devices", "activities", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
                 "credentials", "people"
             ] {

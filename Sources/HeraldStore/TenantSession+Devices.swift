@@ -123,6 +123,7 @@ extension TenantSession {
             """
             SELECT \(unsafeRaw: Self.deviceColumns) \(unsafeRaw: Self.deviceFrom)
             WHERE d.tenant_id = \(tenantID) AND (\(owner)::uuid IS NULL OR d.person_id = \(owner)) AND \(deviceVisibleTo: viewer)
+              AND d.kind <> 'email'  -- a person's address is theirs, not a device of theirs
             ORDER BY p.email, d.created_at DESC
             """
         ).map(device(_:))

@@ -13,6 +13,8 @@ public struct PreferenceEntry: Sendable, Equatable, Codable {
     public let origin: NotificationPreferences.Origin
     /// It asks the person to act: a tenant's `digest` does not gather it.
     public let asksToAct: Bool
+    /// By push, by email or both (docs/notifications.md#email); nil for the tenant's defaults.
+    public var channel: NotificationChannel? = nil
 }
 
 /// A person's setting for one conversation, which wins over their chat.message setting.
@@ -57,12 +59,16 @@ extension TenantSession {
     public func preferences(for person: Person?, viewer: AccessPolicy? = nil) async throws -> PreferenceSummary {
         // Without a person, no setting of one's own is read: what is left is the tenant's.
         let preferences = try await storedPreferences(for: person?.id)
+        var channels: [String: NotificationChannel] = [:]
+        if let person { channels = try await self.channels(of: person.id) }
         let entries = EventKind.allCases.flatMap { event in
             event.apps.map { app in
                 let (mode, origin) = preferences.setting(event, app: app)
-                return PreferenceEntry(
+                var entry = PreferenceEntry(
                     event: event, app: app, mode: mode, enabled: mode != .off, origin: origin,
                     asksToAct: NotificationPreferences.asksToAct(event, app: app))
+                if person != nil { entry.channel = channels["\(event.rawValue)=\(app.rawValue)"] ?? .push }
+                return entry
             }
         }
         var hours: QuietHoursRecord?

@@ -35,8 +35,8 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
-            let platform = try Input.choice(platform, field: "platform", as: Platform.self)
-            let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let platform = try Input.devicePlatform(platform)
+            let provider = try Input.deviceProvider(provider)
             let subscription = try self.subscription.map(Self.subscription)
             let (value, address) = try subscription.map { ($0.endpoint, DeviceAddress.token) } ?? Input.deviceAddress(token: token, fid: fid)
             let kind = try Input.deviceKind(kind, platform: platform, provider: provider, address: address)

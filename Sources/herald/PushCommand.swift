@@ -42,7 +42,7 @@ struct PushCommand: AsyncParsableCommand {
 
         func run() async throws {
             let app = try Input.choice(app, field: "app", as: AppKind.self)
-            let provider = try Input.choice(provider, field: "provider", as: PushProvider.self)
+            let provider = try Input.deviceProvider(provider)
             let subscription = try self.subscription.map(DeviceCommand.Register.subscription)
             guard (subscription != nil) == provider.takesSubscription else {
                 throw InputError("--subscription goes with --provider webpush, and webpush needs it")

@@ -152,6 +152,13 @@ struct APIHarness: Sendable {
         }
     }
 
+    /// The devices apps registered in acme (not people's email addresses, which Herald keeps).
+    func countRegisteredDevices() async throws -> Int {
+        try await store.withTenant(acme) {
+            try await $0.connection.query("SELECT count(*) FROM devices WHERE kind <> 'email'").single().decode(Int.self, at: 0)
+        }
+    }
+
     /// Rows of a table in acme (to check that a refusal wrote nothing).
     func count(_ table: String) async throws -> Int {
         try await store.withTenant(acme) {

@@ -74,7 +74,7 @@ import Testing
                 let fields = (refused.json["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
                 #expect(refused.status == 422 && refused.isProblem && fields == [field], "\(field): \(String(decoding: refused.body, as: UTF8.self))")
             }
-            #expect(try await api.count("devices") == 0)
+            #expect(try await api.countRegisteredDevices() == 0)
         }
     }
 

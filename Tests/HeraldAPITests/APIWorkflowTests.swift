@@ -78,7 +78,7 @@ import Testing
                 let refused = try await api.call("POST", "/v1/devices", token: chidi, json: body)
                 #expect(refused.status == 422 && refused.isProblem, "\(body): \(String(decoding: refused.body, as: UTF8.self))")
             }
-            #expect(try await api.count("devices") == 1)
+            #expect(try await api.countRegisteredDevices() == 1)
             #expect(try await api.call("DELETE", "/v1/devices/\(fid)", token: chidi).status == 204)
         }
     }

@@ -17,7 +17,8 @@ struct CitusReadySchemaTests {
         "herald_migrations",  // the schema's own version
         "live_servers",  // the herald serve processes holding live sockets
         "live_horizon",  // how far the live feed was pruned
-        "webhook_cursor"  // how far the webhooks' feeder has read the feed
+        "webhook_cursor",  // how far the webhooks' feeder has read the feed
+        "email_link_keys"  // the key every process signs and checks unsubscribe links with
     ]
 
     @Test func everyKeyStartsWithTheTenant() async throws {

@@ -49,6 +49,7 @@ extension TenantSession {
                 INSERT INTO live_devices (tenant_id, device_id, server_id, person_id)
                 SELECT \(tenantID), d.id, \(server), d.person_id FROM devices d
                 WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person.id) AND d.token = \(token) AND d.removed_at IS NULL
+                  AND d.kind <> 'email'
                 ON CONFLICT DO NOTHING
                 """)
         } else {

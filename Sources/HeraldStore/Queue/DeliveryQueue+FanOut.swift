@@ -26,9 +26,12 @@ extension DeliveryQueue {
                    to_char(q.starts_at, 'HH24:MI'), to_char(q.ends_at, 'HH24:MI'), q.days,
                    r.live AND EXISTS (
                        SELECT FROM devices d
-                       WHERE d.tenant_id = p.tenant_id AND d.person_id = r.id AND d.app = r.app AND d.kind <> 'alert'
+                       WHERE d.tenant_id = p.tenant_id AND d.person_id = r.id AND d.app = r.app AND d.kind IN ('liveactivity', 'liveactivity_update')
                          AND d.removed_at IS NULL AND d.deactivated_at IS NULL),
-                   p.digest_window
+                   p.digest_window,
+                   -- The channels they chose (docs/notifications.md#email), `event=channel`.
+                   ARRAY(SELECT c.event || '=' || c.channel FROM notification_channels c
+                         WHERE c.tenant_id = p.tenant_id AND c.person_id = r.id AND c.app = r.app)
             FROM (SELECT u.id, u.app, bool_or(u.live) AS live
                   FROM unnest(\(everyone.map(\.id))::uuid[], \(everyone.map(\.app.rawValue))::text[], \(asked)::bool[]) AS u(id, app, live)
                   GROUP BY u.id, u.app) r
@@ -46,6 +49,12 @@ extension DeliveryQueue {
             if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
             profile.followsLiveActivities = try row.decode(Bool.self, at: 9)
             profile.digestWindow = (try? DigestWindow.parse(try row.decode(String.self, at: 10))) ?? .default
+            for entry in try row.decode([String].self, at: 11) {
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                if parts.count == 2, let event = EventKind(rawValue: parts[0]), let channel = NotificationChannel(rawValue: parts[1]) {
+                    profile.channels[event] = channel
+                }
+            }
             result[Key(id: id, app: app)] = profile
         }
         return result

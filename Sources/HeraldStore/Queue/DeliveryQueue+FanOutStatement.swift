@@ -48,19 +48,23 @@ extension DeliveryQueue {
                        (\(shared.map { PostgresJSONText($0.data) })::jsonb[])[i.content] AS data, i.badge, (\(shared.map(\.sound))::bool[])[i.content] AS sound,
                        (\(shared.map(\.threadID))::text[])[i.content] AS thread_id, (\(shared.map(\.imageURL))::text[])[i.content] AS image_url,
                        (\(shared.map(\.eventAt))::timestamptz[])[i.content] AS event_at, i.suppressed, i.decision,
-                       i.deferred_until, i.deferred_reason, i.summarized, i.digest_id, i.digest_item
+                       i.deferred_until, i.deferred_reason, i.summarized, i.digest_id, i.digest_item, i.email
                 FROM unnest(
                     \(columns.content)::int[], \(drafts.map(\.recipientID))::uuid[], \(drafts.map(\.app.rawValue))::text[],
                     \(drafts.map(\.content.badge))::int[], \(drafts.map(\.suppressedReason))::text[], \(drafts.map(\.decision.rawValue))::text[],
                     \(drafts.map(\.deferredUntil))::timestamptz[], \(drafts.map(\.deferredReason))::text[],
-                    \(drafts.map(\.summarizedLater))::bool[], \(drafts.map { $0.digest?.digestID })::uuid[], \(digestItems)::jsonb[])
-                AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized, digest_id, digest_item)
+                    \(drafts.map(\.summarizedLater))::bool[], \(drafts.map { $0.digest?.digestID })::uuid[], \(digestItems)::jsonb[],
+                    \(drafts.map(\.email.rawValue))::int[])
+                AS i(content, recipient_id, app, badge, suppressed, decision, deferred_until, deferred_reason, summarized, digest_id, digest_item, email)
             ), reach AS MATERIALIZED (
                 -- Materialized: each of its columns is read in several CASEs below, and inlined,
                 -- each read ran its subquery again (four times for a part of 1,000).
                 -- Reachable: a probe of the recipient's devices on their index (as an EXISTS,
                 -- it was planned as one pass over all of the tenant's devices per statement).
+                -- Mailed: by email too, to the person's address (`EmailReach`: always, or when no
+                -- device can be pushed); the lookup runs only for drafts that may be mailed.
                 SELECT i.*, coalesce(dv.fresh, false) AS reachable, coalesce(NOT dv.fresh, false) AS stale_only,
+                       em.id AS email_device, em.id IS NOT NULL AND (i.email >= 2 OR NOT coalesce(dv.fresh, false)) AS mailed,
                        -- The activity's next change of status, if it moved on before this event was
                        -- fanned out (a reminder about it supersedes nothing).
                        CASE WHEN i.activity_id IS NOT NULL THEN (\(laterStatusChangeOf: "i.event_id", tenant: tenant)) END AS superseded_by
@@ -71,6 +75,11 @@ extension DeliveryQueue {
                     WHERE d.tenant_id = \(tenant) AND d.person_id = i.recipient_id AND d.app = i.app
                       AND d.removed_at IS NULL AND d.deactivated_at IS NULL AND d.kind = 'alert'
                     ORDER BY d.last_seen_at DESC LIMIT 1) dv ON true
+                LEFT JOIN LATERAL (
+                    SELECT e.id FROM devices e
+                    WHERE i.email > 0 AND e.tenant_id = \(tenant) AND e.person_id = i.recipient_id AND e.kind = 'email'
+                      AND e.removed_at IS NULL AND e.deactivated_at IS NULL
+                    LIMIT 1) em ON true
             ), inserted AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, team_id, activity_id,
                                            conversation_id, title, body, data, badge, sound, thread_id, image_url,
@@ -80,18 +89,19 @@ extension DeliveryQueue {
                        CASE WHEN r.superseded_by IS NOT NULL OR r.summarized THEN 'cancelled' WHEN r.suppressed IS NOT NULL THEN 'suppressed'
                             -- Gathered into a digest (or shown by the open app, and so in none).
                             WHEN r.decision = 'digest' THEN CASE WHEN r.digest_id IS NULL THEN 'suppressed' ELSE 'digested' END
-                            WHEN r.reachable THEN 'queued' ELSE 'no_device' END,
+                            WHEN r.reachable OR r.mailed THEN 'queued' ELSE 'no_device' END,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded by ' || r.superseded_by
                             WHEN r.summarized THEN \(unsafeRaw: Self.summarizedReason)
                             WHEN r.suppressed IS NOT NULL THEN r.suppressed
                             WHEN r.decision = 'digest' THEN r.deferred_reason
-                            WHEN r.stale_only THEN \(staleReason)
-                            WHEN NOT r.reachable THEN 'no active device on the ' || r.app || ' app'
+                            WHEN r.stale_only AND NOT r.mailed THEN \(staleReason)
+                            WHEN NOT r.reachable AND NOT r.mailed THEN 'no active device on the ' || r.app || ' app'
+                            WHEN NOT r.reachable THEN coalesce(r.deferred_reason || '; ', '') || 'no active device on the ' || r.app || ' app: by email'
                             ELSE r.deferred_reason END,
                        r.event_at,
                        CASE WHEN r.superseded_by IS NOT NULL THEN 'superseded' WHEN r.suppressed IS NOT NULL THEN r.decision
-                            WHEN r.decision = 'digest' THEN r.decision WHEN NOT r.reachable THEN 'no_device' ELSE r.decision END,
-                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND r.reachable THEN r.deferred_until END,
+                            WHEN r.decision = 'digest' THEN r.decision WHEN NOT r.reachable AND NOT r.mailed THEN 'no_device' ELSE r.decision END,
+                       CASE WHEN r.superseded_by IS NULL AND r.suppressed IS NULL AND (r.reachable OR r.mailed) THEN r.deferred_until END,
                        CASE WHEN r.superseded_by IS NULL THEN r.digest_id END, r.digest_item
                 FROM reach r
                 ON CONFLICT (tenant_id, id) DO NOTHING
@@ -118,11 +128,11 @@ extension DeliveryQueue {
                        jsonb_build_object('id', i.id, 'event', i.kind, 'title', i.title, 'body', i.body, 'activityId', i.activity_id,
                                           'badge', i.badge)
                 FROM inserted i WHERE i.activity_id IS NOT NULL
-            ), targets AS (
-                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until, x.live, x.stale,
-                       row_number() OVER (ORDER BY n.id, d.id) <= \(room)
-                           AND NOT d.provider = ANY(\(paused)::text[]) AND n.deferred_until IS NULL AND NOT x.live AND NOT x.stale AS claimed
+            ), aimed AS (
+                SELECT n.id AS notification_id, d.id AS device_id, d.provider, n.deferred_until, x.live, x.stale
                 FROM inserted n
+                -- Not pushed to those who chose email instead and are mailed.
+                JOIN reach r ON r.event_id = n.event_id AND r.recipient_id = n.recipient_id AND r.app = n.app AND NOT (r.mailed AND r.email = 3)
                 -- (Live Activity tokens have pushes of their own: `liveActivityStatement`.)
                 JOIN devices d ON d.tenant_id = \(tenant) AND d.person_id = n.recipient_id AND d.app = n.app
                                   AND d.removed_at IS NULL AND d.deactivated_at IS NULL AND d.kind = 'alert'
@@ -137,6 +147,15 @@ extension DeliveryQueue {
                     d.last_seen_at <= now() - make_interval(secs => \(staleSeconds)) AS stale
                 ) x
                 WHERE n.status = 'queued'
+                UNION ALL
+                -- The person's address, for those mailed.
+                SELECT n.id, r.email_device, 'email', n.deferred_until, false, false
+                FROM inserted n JOIN reach r ON r.event_id = n.event_id AND r.recipient_id = n.recipient_id AND r.app = n.app
+                WHERE n.status = 'queued' AND r.mailed
+            ), targets AS (
+                SELECT a.*, row_number() OVER (ORDER BY a.notification_id, a.device_id) <= \(room)
+                           AND NOT a.provider = ANY(\(paused)::text[]) AND a.deferred_until IS NULL AND NOT a.live AND NOT a.stale AS claimed
+                FROM aimed a
             ), created AS (
                 INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
                                         first_attempt_at, lease_owner, lease_expires_at, last_error)

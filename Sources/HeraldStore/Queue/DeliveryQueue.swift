@@ -241,9 +241,9 @@ public struct DeliveryQueue: Sendable {
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
                     \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[],
-                    \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[])
+                    \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[], \(batch.map(\.provider.rawValue))::text[])
                 AS i(tenant_id, id, notification_id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
-                     finished_at, spent, attempted, attempt_id)
+                     finished_at, spent, attempted, attempt_id, provider)
             ), acked AS (
                 UPDATE deliveries d
                 SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
@@ -291,10 +291,21 @@ public struct DeliveryQueue: Sendable {
                 WHERE i.attempted AND NOT (i.kept AND EXISTS (SELECT 1 FROM acked a WHERE a.tenant_id = i.tenant_id AND a.id = i.id))\(unsafeRaw: keptBefore)
                 ON CONFLICT (tenant_id, delivery_id, id) DO NOTHING
             ), dead AS (
-                UPDATE devices v SET deactivated_at = i.finished_at, deactivation_reason = i.error, updated_at = now()
+                -- A dead token; or an address the relay refused permanently a third time in a
+                -- row (docs/notifications.md#email): its count of refusals starts again when
+                -- an email to it goes through.
+                UPDATE devices v
+                SET refusals = CASE WHEN i.outcome = 'bad_request' THEN v.refusals + 1 ELSE 0 END,
+                    deactivated_at = CASE WHEN i.outcome = 'dead_token' OR v.refusals >= \(Self.emailRefusalsToDeactivate - 1) AND i.outcome = 'bad_request'
+                                          THEN i.finished_at END,
+                    deactivation_reason = CASE WHEN i.outcome = 'dead_token' THEN i.error
+                                               WHEN v.refusals >= \(Self.emailRefusalsToDeactivate - 1) AND i.outcome = 'bad_request'
+                                               THEN 'the relay refused this address \(unsafeRaw: "\(Self.emailRefusalsToDeactivate)") times in a row: ' || i.error END,
+                    updated_at = now()
                 FROM input i
-                WHERE i.outcome = 'dead_token' AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
-                RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason
+                WHERE v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
+                  AND (i.outcome = 'dead_token' OR i.provider = 'email' AND (i.outcome = 'bad_request' OR i.outcome = 'delivered' AND v.refusals > 0))
+                RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason, v.deactivated_at IS NOT NULL AS deactivated
             ), told AS (
                 -- What became of each notification, and each dead token, for tenants with a
                 -- webhook endpoint (docs/webhooks.md): rows of the durable feed no socket sees.
@@ -311,12 +322,15 @@ public struct DeliveryQueue: Sendable {
                     'type', 'device.deactivated',
                     'data', jsonb_build_object('deviceId', d.id, 'personId', d.person_id, 'app', d.app, 'platform', d.platform,
                                                'provider', d.provider, 'reason', d.deactivation_reason))
-                FROM dead d WHERE EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = d.tenant_id)
+                FROM dead d WHERE d.deactivated AND EXISTS (SELECT FROM webhook_endpoints w WHERE w.tenant_id = d.tenant_id)
             )
             SELECT id FROM acked
             \(unsafeRaw: earlier)
             """
     }
+
+    /// Permanent refusals of an address in a row that deactivate it.
+    static let emailRefusalsToDeactivate = 3
 
     /// How deep the queue is, across tenants: deliveries due now, being sent (leased), and
     /// queued for later (a retry's backoff, quiet hours), and pending timers.

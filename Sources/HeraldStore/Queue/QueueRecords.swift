@@ -128,6 +128,8 @@ public struct NotificationDraft: Sendable {
     public var summarizedLater = false
     /// Gathered into a digest (`decision == .digest`): which, and what its words need.
     public var digest: DigestDraft? = nil
+    /// Whether it goes by email too (`EmailReach`; never unless the worker can send email).
+    public var email: EmailReach = .never
     /// The name written as the notification's kind: the event's, or `digest` for a digest.
     public var kindName: String
 
@@ -186,6 +188,8 @@ public struct RecipientProfile: Sendable {
     public var followsLiveActivities = false
     /// How long their digest gathers.
     public var digestWindow = DigestWindow.default
+    /// The channels they chose on this app, by event (none: `push`).
+    public var channels: [EventKind: NotificationChannel] = [:]
 
     /// What the per-recipient decision (`DeliveryDecision`) needs of them.
     public var recipient: DeliveryDecision.Recipient {
