@@ -101,6 +101,7 @@ let package = Package(
                 "CLibPQ",
                 "HeraldLoops",
                 // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
+                "CCurl",
                 "HeraldCore",
                 server("CoreMetrics", "swift-metrics"),
                 server("Logging", "swift-log")

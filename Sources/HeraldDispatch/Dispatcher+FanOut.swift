@@ -201,7 +201,12 @@ extension Dispatcher {
     func write(
         _ drafts: [NotificationDraft], events: [UUID], tenant: UUID, room: Int, in transaction: FanOutTransaction
     ) async throws -> (created: Int, claimed: [ClaimedDelivery]) {
-        try await transaction.write(
+        var drafts = drafts
+        // Email only from a worker that can send it (its start line says why not).
+        if !gateway.sends(.email) {
+            for index in drafts.indices { drafts[index].email = .never }
+        }
+        return try await transaction.write(
             drafts, events: events, tenant: tenant, deadline: configuration.retry.deadline, room: room,
             paused: state.withLock { $0.heldBack(at: .now) })
     }

@@ -42,6 +42,8 @@ public final class Dispatcher: Sendable {
     let stopSignal = Signal()
     /// Every decision of the loops below: they perform its actions and report how they ended.
     let state: Mutex<DispatchStateMachine>
+    /// The key email unsubscribe links are signed with, once read (`emailLinks()`).
+    let linkKey = Mutex<EmailLinks?>(nil)
 
     /// - Parameters:
     ///   - store: a store on connections that work as `herald_dispatcher`
@@ -275,9 +277,23 @@ public final class Dispatcher: Sendable {
             record(acknowledgement(.queued, .retry, next: Date(), error: reason, spent: false, attempted: false))
             return
         }
-        let notification = PushNotification(
+        var notification = PushNotification(
             token: delivery.token, address: delivery.address, content: delivery.content, collapseID: delivery.content.collapseKey,
             subscription: delivery.subscription)
+        if delivery.provider == .email {
+            do {
+                guard let recipient = try await mailRecipient(for: delivery) else {
+                    record(acknowledgement(.cancelled, .cancelled, error: "the address is no longer a person's", spent: false))
+                    return
+                }
+                notification.mail = recipient
+            } catch {
+                if verdict == .probe { state.withLock { $0.abandonProbe(delivery.provider, at: .now) } }
+                record(
+                    acknowledgement(.queued, .retry, next: Date().addingTimeInterval(5), error: "the email's recipient could not be read: \(error)"))
+                return
+            }
+        }
         let answer: ProviderAnswer
         let sendStarted = ContinuousClock.now
         do {

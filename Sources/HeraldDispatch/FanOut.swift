@@ -121,6 +121,8 @@ struct FanOut: Sendable {
                     title: message.title, body: message.body, data: dataByApp[recipient.app] ?? shared, badge: profile.badge + (counted ? 1 : 0),
                     sound: decided.sound, threadID: activity),
                 eventAt: payload.occurredAt, decided)
+            draft.email = EmailReach.of(
+                payload.event, forActor: variables.forActor, channel: profile.channels[payload.event] ?? .push, priority: payload.priority)
             if decided.decision == .digest {
                 draft.digest = DigestDraft(
                     scopeID: payload.teamID, scopeName: payload.teamName,
@@ -179,6 +181,7 @@ struct FanOut: Sendable {
                     title: message.title, body: message.body, data: data, badge: profile.badge, sound: decided.sound,
                     threadID: conversation, imageURL: payload.isGroup ? payload.photoURL : nil),
                 eventAt: event.occurredAt, decided)
+            draft.email = EmailReach.of(.chatMessage, forActor: false, channel: profile.channels[.chatMessage] ?? .push)
             if decided.decision == .digest {
                 // A group's digest is titled with its name; a direct chat's with the other person's.
                 draft.digest = DigestDraft(

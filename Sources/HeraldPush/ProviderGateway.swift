@@ -22,12 +22,18 @@ public protocol PushGateway: Sendable {
 
     /// How the provider's unanswered sends count for the dispatcher's gate (`PushChannel.gate`).
     func gate(of provider: PushProvider) -> ChannelGate
+
+    /// Whether it can send through `provider` (fan-out writes email deliveries only then).
+    func sends(_ provider: PushProvider) -> Bool
 }
 
 extension PushGateway {
     public func reloadIfChanged() -> [GatewayReload] { [] }
 
     public func gate(of provider: PushProvider) -> ChannelGate { ProviderGateway.gate(of: provider) }
+
+    /// Every push provider; email only where configured (`ProviderGateway`).
+    public func sends(_ provider: PushProvider) -> Bool { provider != .email }
 }
 
 /// Something a gateway read again.
@@ -49,7 +55,7 @@ public enum GatewayReload: Sendable, Equatable {
 public final class ProviderGateway: PushGateway {
     /// Every channel Herald sends through, in the order the start line names them: adding a
     /// channel is adding its conformer here (docs/architecture.md, "Add a channel").
-    public static let channelTypes: [any PushChannel.Type] = [FCMProvider.self, APNsProvider.self, WebPushProvider.self]
+    public static let channelTypes: [any PushChannel.Type] = [FCMProvider.self, APNsProvider.self, WebPushProvider.self, EmailChannel.self]
 
     private static let byProvider = Dictionary(uniqueKeysWithValues: channelTypes.map { ($0.provider, $0) })
 
@@ -120,6 +126,8 @@ public final class ProviderGateway: PushGateway {
             }
         }
     }
+
+    public func sends(_ provider: PushProvider) -> Bool { configurationError(for: provider) == nil }
 
     /// What is wrong with a provider's configuration, if anything.
     public func configurationError(for provider: PushProvider) -> PushConfigurationError? {

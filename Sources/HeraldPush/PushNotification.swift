@@ -13,6 +13,8 @@ public struct PushNotification: Sendable, Equatable {
     public var collapseID: String?
     /// A browser's subscription (provider `webpush`; `token` is its endpoint).
     public var subscription: WebPushSubscription?
+    /// An email's recipient and words (provider `email`; `token` is the address).
+    public var mail: MailRecipient?
 
     public init(
         token: String, address: DeviceAddress = .token, content: NotificationContent, collapseID: String? = nil,

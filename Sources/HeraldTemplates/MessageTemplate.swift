@@ -73,7 +73,8 @@ public struct MessageTemplate: Sendable {
     /// Every rendering must give a title and a body: a push with an empty one is never sent.
     /// (The member and the manager app get the same words, so there is nothing to vary there.)
     private func validate() throws {
-        for (sample, values) in TemplateVariables.samples() {
+        let samples = event.variables == TemplateVariables.emailNames ? TemplateVariables.emailSamples() : TemplateVariables.samples()
+        for (sample, values) in samples {
             let recorder = LookupRecorder(values: values)
             let rendered = RenderedMessage(title: title.render(recorder), body: body.render(recorder))
             let unknown = recorder.names.subtracting(event.variables).sorted()
@@ -97,6 +98,12 @@ public struct MessageTemplate: Sendable {
     /// Renders an activity event for one recipient.
     public func render(_ activity: TemplateVariables.Activity, for recipient: TemplateVariables.Recipient) -> RenderedMessage {
         render(TemplateVariables.values(activity, for: recipient))
+    }
+
+    /// Renders an email's subject and text part (`email`), or its title and HTML (`email.html`,
+    /// with every value HTML-escaped).
+    public func render(_ email: TemplateVariables.Email) -> RenderedMessage {
+        render(TemplateVariables.values(email, html: event == .emailHTML))
     }
 
     /// Renders a chat message (its text cut to the 100-character preview).

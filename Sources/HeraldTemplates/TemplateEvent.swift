@@ -14,9 +14,13 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
     case liveActivityStart
     /// The one push of a person's digest (docs/notifications.md): the events it gathered.
     case digest
+    /// An email's subject and text part, around a notification's words (docs/templates.md#email).
+    case email
+    /// An email's HTML part: its title, then the markup; every value is HTML-escaped.
+    case emailHTML
 
     public static let allCases: [TemplateEvent] =
-        EventKind.activityEvents.map(Self.activity) + [.chatDirect, .chatGroup, .chatSummary, .liveActivityStart, .digest]
+        EventKind.activityEvents.map(Self.activity) + [.chatDirect, .chatGroup, .chatSummary, .liveActivityStart, .digest, .email, .emailHTML]
 
     /// The template's name: the event's, or one of the chat's and Live Activities' own.
     public var rawValue: String {
@@ -27,6 +31,8 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
         case .chatSummary: "chat.summary"
         case .liveActivityStart: "liveactivity.start"
         case .digest: "digest"
+        case .email: "email"
+        case .emailHTML: "email.html"
         }
     }
 
@@ -48,6 +54,7 @@ public enum TemplateEvent: Hashable, Sendable, CaseIterable, Codable, RawReprese
         switch self {
         case .chatSummary: TemplateVariables.summaryNames
         case .digest: TemplateVariables.digestNames
+        case .email, .emailHTML: TemplateVariables.emailNames
         default: isChat ? TemplateVariables.chatNames : TemplateVariables.activityNames
         }
     }

@@ -25,12 +25,14 @@ struct DispatchHarness: Sendable {
     ///   token endpoint) use: HTTP/1.1 by default (the in-process emulator's TLS and HTTP/2,
     ///   built for debugging, cost the suite most of its CPU), or the HTTPS or h2c one.
     ///   - sendTimeout: how long the providers wait for an answer.
+    ///   - email: a relay for email (none: email is not configured).
     static func with(
         faults: EmulatorConfiguration.Faults = .init(), endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.http1,
-        sendTimeout: Duration = pushSendTimeout, _ body: @Sendable (DispatchHarness) async throws -> Void
+        sendTimeout: Duration = pushSendTimeout, email: EmulatorSMTP? = nil, _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore(poolSize: 4) { store, configuration in
-            try await with(store: store, configuration: configuration, faults: faults, endpoint: endpoint, sendTimeout: sendTimeout, body)
+            try await with(
+                store: store, configuration: configuration, faults: faults, endpoint: endpoint, sendTimeout: sendTimeout, email: email, body)
         }
     }
 
@@ -38,11 +40,11 @@ struct DispatchHarness: Sendable {
     static func with(
         store: Store, configuration: PostgresConfiguration, faults: EmulatorConfiguration.Faults = .init(),
         endpoint: KeyPath<Emulator.Endpoints, String> & Sendable = \.http1, sendTimeout: Duration = pushSendTimeout,
-        _ body: @Sendable (DispatchHarness) async throws -> Void
+        email: EmulatorSMTP? = nil, _ body: @Sendable (DispatchHarness) async throws -> Void
     ) async throws {
         try await Emulator.withRunning(EmulatorConfiguration(faults: faults), logger: testLogger) { emulator, endpoints in
             try await emulator.withGateway(
-                base: endpoints[keyPath: endpoint], maxInFlight: 256, sendTimeout: sendTimeout, logger: testLogger
+                base: endpoints[keyPath: endpoint], maxInFlight: 256, sendTimeout: sendTimeout, email: email, logger: testLogger
             ) { gateway in
                 let tenant = try await store.createTenant(slug: "acme", name: "Acme")
                 try await store.withTenant(tenant) { session in

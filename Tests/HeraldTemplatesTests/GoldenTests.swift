@@ -60,7 +60,7 @@ import Testing
         .liveActivityStart: "Chidi Okafor bearbeitet sie (Field Ops), Frist 28. Nov. 2026. Auf dem Sperrbildschirm verfolgen."
     ]
 
-    static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat && $0 != .digest }
+    static let activityEvents = TemplateEvent.allCases.filter { !$0.isChat && $0 != .digest && $0 != .email && $0 != .emailHTML }
 
     @Test(arguments: activityEvents, [Priority.p0, .p1])
     func englishActivityMessages(event: TemplateEvent, priority: Priority) async throws {
