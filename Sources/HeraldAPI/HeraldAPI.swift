@@ -63,6 +63,7 @@ public struct HeraldAPI: Sendable {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware(logger: logger))
         addHealth(to: router)
+        addEmailLinks(to: router)
         let v1 = router.group("v1")
             .add(middleware: AuthenticationMiddleware(store: store, attempts: attempts))
             .add(middleware: RateLimitMiddleware(limiter: limiter))

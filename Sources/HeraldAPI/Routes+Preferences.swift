@@ -8,15 +8,24 @@ extension HeraldAPI {
     struct PreferencesBody: Decodable, FieldNamed {
         static let fieldNames: Set<String> = ["events", "digest", "conversations", "quietHours", "showPresence"]
         static let nestedFieldNames: [String: Set<String>] = [
-            "events[]": ["event", "app", "mode", "enabled"], "digest": ["window"], "quietHours": ["window", "days"]
+            "events[]": ["event", "app", "mode", "enabled", "channel"], "digest": ["window"], "quietHours": ["window", "days"]
         ]
 
-        /// One setting: `{"event", "app"?, "mode"}` (or `"enabled"`, as before modes).
+        /// One setting: `{"event", "app"?, "mode"?, "channel"?}` (or `"enabled"`, as before modes).
         struct Event: Decodable {
             let event: String
             let app: String?
             let mode: String?
             let enabled: Bool?
+            let channel: String?
+
+            init(event: String, app: String?, mode: String?, enabled: Bool?, channel: String? = nil) {
+                self.event = event
+                self.app = app
+                self.mode = mode
+                self.enabled = enabled
+                self.channel = channel
+            }
         }
 
         struct Digest: Decodable {
@@ -91,12 +100,18 @@ extension HeraldAPI {
                                 detail: "\(event.rawValue) reaches only the \(event.apps.map(\.rawValue).joined(separator: " and ")) app")
                         ])
                 }
-                let mode = try field("events[\(index)].mode") { () throws -> PushMode in
+                let mode = try field("events[\(index)].mode") { () throws -> PushMode? in
                     if let mode = item.mode { return try PushMode.parse(mode, field: "mode") }
-                    guard let enabled = item.enabled else { throw InputError("a setting has a mode: immediate, digest or off") }
+                    guard let enabled = item.enabled else {
+                        guard item.channel != nil else { throw InputError("a setting has a mode (immediate, digest or off) or a channel") }
+                        return nil
+                    }
                     return enabled ? .immediate : .off
                 }
-                return (event, app, mode)
+                let channel = try field("events[\(index)].channel") {
+                    try item.channel.map { try Input.choice($0, field: "channel", as: NotificationChannel.self) }
+                }
+                return (event, app, mode, channel)
             }
             let window = try body.digest.map { digest in try field("digest.window") { try DigestWindow.parse(digest.window) } }
             let conversations = try (body.conversations ?? [:]).sorted { $0.key < $1.key }.map { key, value in
@@ -109,8 +124,9 @@ extension HeraldAPI {
                 }
             }
             let summary = try await store.withTenant(caller.tenant) { session in
-                for (event, app, mode) in changes {
-                    try await session.setPreference(event, app: app, mode: mode, for: person, by: person)
+                for (event, app, mode, channel) in changes {
+                    if let mode { try await session.setPreference(event, app: app, mode: mode, for: person, by: person) }
+                    if let channel { try await session.setChannel(channel, for: event, app: app, of: person) }
                 }
                 if let window { try await session.setDigestWindow(window, for: person) }
                 for (conversation, mode) in conversations {

@@ -6,7 +6,7 @@ import Hummingbird
 
 extension Console {
     /// A person's own choices on their page (docs/notifications.md#digests): how each event is
-    /// pushed to them and how long their digest gathers. Only they may change them
+    /// pushed to them, by which channel (docs/notifications.md#email), and how long their digest gathers. Only they may change them
     /// (`AccessPolicy.mayChangePreferences`); every field is checked before anything is written,
     /// and only what the person changed is written (each field comes with the value the page
     /// showed, `shown.NAME`): a tenant's default the page showed stays a default.
@@ -28,7 +28,7 @@ extension Console {
                     guard let value = form[name], value != form["shown." + name] else { return nil }
                     return value
                 }
-                let (window, modes) = try Self.refusingInput(session) {
+                let (window, modes, channels) = try Self.refusingInput(session) {
                     let window = try changed("window").map { try DigestWindow.parse($0) }
                     let modes = try EventKind.allCases.flatMap { event in
                         try event.apps.compactMap { app -> (EventKind, AppKind, PushMode)? in
@@ -37,11 +37,22 @@ extension Console {
                             }
                         }
                     }
-                    return (window, modes)
+                    let channels = try EventKind.allCases.flatMap { event in
+                        try event.apps.compactMap { app -> (EventKind, AppKind, NotificationChannel)? in
+                            try changed("channel.\(event.rawValue).\(app.rawValue)").map {
+                                (
+                                    event, app,
+                                    try Input.choice($0, field: "the channel of \(event.rawValue) on \(app.rawValue)", as: NotificationChannel.self)
+                                )
+                            }
+                        }
+                    }
+                    return (window, modes, channels)
                 }
                 try await store.withTenant(session.authentication.tenant) { tenant in
                     if let window { try await tenant.setDigestWindow(window, for: person) }
                     for (event, app, mode) in modes { try await tenant.setPreference(event, app: app, mode: mode, for: person, by: person) }
+                    for (event, app, channel) in channels { try await tenant.setChannel(channel, for: event, app: app, of: person) }
                 }
                 // (An email is checked when it is added: no character a header may not hold.)
                 return Self.redirect(to: "/console/people/\(pathSegment(person.email))")

@@ -13,12 +13,14 @@ struct PrefsCommand: AsyncParsableCommand {
             immediate what asks the person to act. In quiet hours (on the person's own clock) a non-P0 push waits \
             until they end; P0 breaks through.
             """,
-        subcommands: [Show.self, Set.self, DigestWindowCommand.self, QuietHoursCommand.self])
+        subcommands: [Show.self, Set.self, ChannelCommand.self, DigestWindowCommand.self, QuietHoursCommand.self])
 
     static func show(_ summary: PreferenceSummary) {
-        var table = TextTable("EVENT", "APP", "PUSH", "SET BY")
+        var table = summary.person == nil ? TextTable("EVENT", "APP", "PUSH", "SET BY") : TextTable("EVENT", "APP", "PUSH", "SET BY", "CHANNEL")
         for entry in summary.entries {
-            table.add(entry.event.rawValue, entry.app.rawValue, entry.mode.rawValue, entry.origin.rawValue)
+            var row = [entry.event.rawValue, entry.app.rawValue, entry.mode.rawValue, entry.origin.rawValue]
+            if summary.person != nil { row.append(entry.channel?.rawValue ?? NotificationChannel.push.rawValue) }
+            table.add(row)
         }
         print(table.render(empty: ""))
         for conversation in summary.conversations ?? [] {
@@ -92,6 +94,37 @@ struct PrefsCommand: AsyncParsableCommand {
                 } else if let mode {
                     try await session.setPreference(event, app: app, mode: mode, for: person, by: actor)
                 }
+                return try await session.preferences(for: person)
+            }
+            if options.json { return try printJSON(summary) }
+            PrefsCommand.show(summary)
+        }
+    }
+
+    struct ChannelCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "channel", abstract: "Set how a person hears of an event: push, push_only, both or email.",
+            discussion: """
+                push (the default): pushed, and emailed when no device of theirs can be pushed; push_only: never emailed \
+                (what an email's unsubscribe link sets); both: pushed and emailed; email: emailed instead of pushed. \
+                Example: herald prefs channel activity.assigned both --as erin@acme.test. See docs/notifications.md#email.
+                """)
+
+        @Argument(help: "The event, e.g. activity.assigned or chat.message.") var event: String
+        @Argument(help: "push, push_only, both or email.") var channel: String
+        @Option(help: "member or manager (default: every app the event reaches).") var app: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var tenant: TenantOptions
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            let event = try Input.choice(event, field: "event", as: EventKind.self)
+            let channel = try Input.choice(channel, field: "channel", as: NotificationChannel.self)
+            let app = try app.map { try Input.choice($0, field: "app", as: AppKind.self) }
+            let email = try actor.email()
+            let summary = try await withTenant(tenant) { session in
+                let person = try await session.person(email: email)
+                try await session.setChannel(channel, for: event, app: app, of: person)
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }

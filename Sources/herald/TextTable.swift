@@ -10,7 +10,10 @@ struct TextTable {
     }
 
     /// Adds a row; each cell is one line, its control characters (newlines too) escaped.
-    mutating func add(_ cells: String...) {
+    mutating func add(_ cells: String...) { add(cells) }
+
+    /// Adds a row of cells made at run time.
+    mutating func add(_ cells: [String]) {
         rows.append(cells.map { TerminalText.escaped($0, .singleLine) })
     }
 

@@ -89,7 +89,8 @@ struct WhyCommand: AsyncParsableCommand {
             let digest = entry.digestID.map { " (digest \($0.lowercasedString))" } ?? ""
             outcome = "\(entry.status) — \(entry.reason ?? "gathered into a digest")\(digest)"
         case .send?, nil:
-            outcome = entry.status + (entry.status == "sent" || entry.reason == nil ? "" : " — \(entry.reason ?? "")")
+            // (A notification sent says why only when it took another way: by email.)
+            outcome = entry.status + (entry.reason.map { " — \($0)" } ?? "")
         }
         return "\(who): \(outcome)\(devices.isEmpty ? "" : " · \(devices)")\(engagement(detail))"
     }

@@ -15,7 +15,7 @@ import Testing
                 cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
             let shown = try await ok(cli, ["prefs", "set", "activity.started", "off", "--as", "alice@acme.test"])
             let row = shown.split(separator: "\n").first { $0.hasPrefix("activity.started ") }?.split(separator: " ")
-            #expect(row == ["activity.started", "manager", "off", "own"], "\(shown)")
+            #expect(row == ["activity.started", "manager", "off", "own", "push"], "\(shown)")
             let refused = try await cli.run(["prefs", "set", "activity.started", "off", "--app", "member", "--as", "alice@acme.test"])
             #expect(refused.status != 0 && refused.stderr == "herald: activity.started never reaches the member app (only the manager app)\n")
 
@@ -53,6 +53,24 @@ import Testing
         }
     }
 
+    /// Chidi wants assignments by email as well as pushed (docs/notifications.md#email): the
+    /// channel is set, shown, and a wrong one refused in one line.
+    @Test func aChannelIsSetShownAndAWrongOneRefused() async throws {
+        try await withEmulatorCLI { cli, _, _ in
+            try await addAcmeOps(cli)
+            let shown = try await ok(cli, ["prefs", "channel", "activity.assigned", "both", "--as", "chidi@acme.test"])
+            let row = shown.split(separator: "\n").first { $0.hasPrefix("activity.assigned ") }?.split(separator: " ")
+            #expect(row == ["activity.assigned", "member", "immediate", "default", "both"], "\(shown)")
+            let refused = try await cli.run(["prefs", "channel", "activity.assigned", "fax", "--as", "chidi@acme.test"])
+            #expect(refused.status != 0 && refused.stderr == "herald: channel \"fax\" is not one of push, push_only, both, email\n")
+            let json = try await ok(cli, ["prefs", "show", "--as", "chidi@acme.test", "--json"])
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            let entries = try #require(summary["entries"] as? [[String: Any]])
+            #expect(entries.first { $0["event"] as? String == "activity.assigned" }?["channel"] as? String == "both")
+            #expect(entries.first { $0["event"] as? String == "chat.message" }?["channel"] as? String == "push")
+        }
+    }
+
     /// Alice gathers starts into a one-minute digest: the real worker pushes them as one when
     /// the minute ends, and `why` says which digest each went into, and when.
     @Test func aDigestArrivesWhenItsWindowEndsAndWhyNamesIt() async throws {
@@ -62,7 +80,7 @@ import Testing
                 cli, ["device", "register", "--user", "alice@acme.test", "--token", "alice-manager", "--app", "manager", "--platform", "android"])
             let set = try await ok(cli, ["prefs", "set", "activity.started", "digest", "--as", "alice@acme.test"])
             let row = set.split(separator: "\n").first { $0.hasPrefix("activity.started ") }?.split(separator: " ")
-            #expect(row == ["activity.started", "manager", "digest", "own"], "\(set)")
+            #expect(row == ["activity.started", "manager", "digest", "own", "push"], "\(set)")
             let window = try await ok(cli, ["prefs", "digest-window", "1m", "--as", "alice@acme.test"])
             #expect(window.contains("digest window: 1m"), "\(window)")
             let refused = try await cli.run(["prefs", "digest-window", "2h", "--as", "alice@acme.test"])

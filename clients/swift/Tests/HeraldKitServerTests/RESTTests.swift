@@ -34,6 +34,9 @@ import Testing
             PreferencesChange(events: [.init(event: "activity.assigned", app: "member", mode: "digest")], digestWindow: "daily 08:00"))
         #expect(digest.digestWindow == "daily 08:00")
         #expect(digest.entries.contains { $0.event == "activity.assigned" && $0.app == "member" && $0.mode == "digest" && $0.enabled })
+        // The channel (email as well as pushes), leaving the mode as it was.
+        let both = try await bob.updatePreferences(PreferencesChange(events: [.init(event: "activity.assigned", app: "member", channel: "both")]))
+        #expect(both.entries.contains { $0.event == "activity.assigned" && $0.app == "member" && $0.channel == "both" && $0.mode == "digest" })
     }
 
     @Test func problemsAreTypedErrorsNamingTheField() async throws {

@@ -63,6 +63,8 @@ public struct Preferences: Codable, Sendable, Hashable {
         public var mode: String?
         public var enabled: Bool
         public var origin: String
+        /// `push`, `push_only`, `both` or `email` (nil from a server older than email).
+        public var channel: String?
     }
     /// A setting of one conversation, which wins over `chat.message`'s.
     public struct ConversationSetting: Codable, Sendable, Hashable {
@@ -93,12 +95,21 @@ public struct PreferencesChange: Sendable, Hashable {
     public struct Switch: Codable, Sendable, Hashable {
         public var event: EventKind
         public var app: AppKind?
-        /// `immediate`, `digest` or `off`.
-        public var mode: String
+        /// `immediate`, `digest` or `off` (nil: unchanged).
+        public var mode: String?
+        /// `push` (pushed; emailed when no device can be), `push_only`, `both` or `email`
+        /// (nil: unchanged): docs/notifications.md#email in the Herald repository.
+        public var channel: String?
         public init(event: EventKind, app: AppKind? = nil, mode: String) {
             self.event = event
             self.app = app
             self.mode = mode
+        }
+        /// How the person hears of the event: by push, by email, or both.
+        public init(event: EventKind, app: AppKind? = nil, channel: String) {
+            self.event = event
+            self.app = app
+            self.channel = channel
         }
         public init(event: EventKind, app: AppKind? = nil, enabled: Bool) {
             self.init(event: event, app: app, mode: enabled ? "immediate" : "off")
