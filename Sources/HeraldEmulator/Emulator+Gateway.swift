@@ -14,8 +14,9 @@ extension Emulator {
     /// - Parameters:
     ///   - base: one of the emulator's endpoints (HTTPS, h2c or HTTP/1.1).
     ///   - sendTimeout: how long a send waits for its answer (tests of a provider that does not answer).
+    ///   - email: a relay to send email to, in the clear (none: email is not configured).
     public func withGateway<Result>(
-        base: String, maxInFlight: Int, sendTimeout: Duration = pushSendTimeout, logger: Logger,
+        base: String, maxInFlight: Int, sendTimeout: Duration = pushSendTimeout, email: EmulatorSMTP? = nil, logger: Logger,
         _ body: (ProviderGateway) async throws -> Result
     ) async throws -> Result {
         let caFile = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -31,8 +32,17 @@ extension Emulator {
         let webPushHTTP = try HTTPClient(configuration: .init(maxInFlight: maxInFlight, http1Only: true, engine: .libcurl), logger: logger)
         defer { webPushHTTP.shutdown() }
         let vapid = try VAPIDCredentials(pem: webPushKey.pem, subject: "mailto:operator@herald.test")
+        var mail: [any PushChannel] = []
+        if let email {
+            mail.append(
+                EmailChannel(
+                    settings: EmailSettings(
+                        smtp: SMTPClient.Settings(url: "smtp://127.0.0.1:\(email.port)", allowPlain: true, timeout: sendTimeout),
+                        from: EmailMessage.Mailbox(address: "herald@herald.test", name: "Herald"), appURL: Self.demoAppURL,
+                        publicURL: Self.demoPublicURL)))
+        }
         let gateway = ProviderGateway(
-            channels: [
+            channels: mail + [
                 FCMProvider(account: account, endpoint: base, http: http, sendTimeout: sendTimeout),
                 APNsProvider(
                     credentials: credentials, endpoint: base, http: http, sendTimeout: sendTimeout,
@@ -44,4 +54,8 @@ extension Emulator {
             http: http)
         return try await body(gateway)
     }
+
+    /// Where the emulator's emails link to: the apps, and `herald serve` (unsubscribing).
+    public static let demoAppURL = "https://app.herald.test"
+    public static let demoPublicURL = "http://127.0.0.1:8080"
 }

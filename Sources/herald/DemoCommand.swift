@@ -77,12 +77,16 @@ struct DemoCommand: AsyncParsableCommand {
             }
             let ids = try await Emulator.withRunning(logger: emulatorLogger) { emulator, endpoints in
                 let tenant = try await store.createTenant(slug: Self.slug, name: "Demo Corp")
-                return try await emulator.withGateway(base: endpoints.https, maxInFlight: 64, logger: logger) { gateway in
+                // A mail relay too: Erin has no phone, and email reaches her (docs/notifications.md#email).
+                let relay = try await EmulatorSMTP.start()
+                defer { Task { await relay.stop() } }
+                return try await emulator.withGateway(base: endpoints.https, maxInFlight: 64, email: relay, logger: logger) { gateway in
                     try await Dispatcher.with(
                         store: store, listen: false, gateway: gateway, configuration: .init(concurrency: 32, tenants: [tenant.id]), poolSize: 2,
                         logger: logger
                     ) { dispatcher in
-                        var story = DemoStory(store: store, tenant: tenant, emulator: emulator, dispatcher: dispatcher, style: style)
+                        var story = DemoStory(
+                            store: store, tenant: tenant, emulator: emulator, relay: relay, dispatcher: dispatcher, style: style)
                         try await story.play()
                         try await story.playDigest()
                         if let group = story.ids.group { try await story.playLive(conversation: group, logger: logger) }
@@ -147,9 +151,12 @@ struct DemoStory {
     let store: Store
     let tenant: Tenant
     let emulator: Emulator
+    /// The emulator's mail relay.
+    let relay: EmulatorSMTP
     let dispatcher: Dispatcher
     let style: TerminalStyle
     private var seen = 0
+    private var seenEmails = 0
     private var deadTokens = 0
     private var lockScreen = DemoLockScreen()
     /// The ids the closing suggestions name.
@@ -166,10 +173,11 @@ struct DemoStory {
         var group: UUID?
     }
 
-    init(store: Store, tenant: Tenant, emulator: Emulator, dispatcher: Dispatcher, style: TerminalStyle) {
+    init(store: Store, tenant: Tenant, emulator: Emulator, relay: EmulatorSMTP, dispatcher: Dispatcher, style: TerminalStyle) {
         self.store = store
         self.tenant = tenant
         self.emulator = emulator
+        self.relay = relay
         self.dispatcher = dispatcher
         self.style = style
     }
@@ -241,6 +249,11 @@ struct DemoStory {
             }
             if priority == .p0 { try await bobReadsOnHisLaptop() }
         }
+        _ = try await step("Alice assigns Erin \"Check the fire extinguishers\" (P3): Erin has no phone, so it goes by email") { session in
+            try await session.assignActivity(
+                actor: "alice@demo.test", team: "field-ops", assignee: "erin@demo.test", name: "Check the fire extinguishers",
+                deadline: Self.deadline(), priority: .p3)
+        }
 
         let group = try await step("Alice creates the group \"Site Team\" with everyone (a system message: nobody is notified)") { session in
             try await session.createConversation(
@@ -267,6 +280,15 @@ struct DemoStory {
         }
     }
 
+    /// Writes an email the relay took to `HERALD_HOME/demo-mail/N.eml` (a mail client opens
+    /// it, HTML part and all); answers the path, or nil when it cannot be written.
+    func keep(_ email: EmulatorSMTP.Email) -> String? {
+        let folder = DatabaseSource.heraldHome(ProcessInfo.processInfo.environment).appendingPathComponent("demo-mail")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("\(email.queueID).eml")
+        return (try? Data(email.data.utf8).write(to: file)) == nil ? nil : file.path
+    }
+
     /// Today plus a week, as the deadline.
     static func deadline() -> LocalDate {
         LocalDate(Date().addingTimeInterval(7 * 86_400), in: .utc)
@@ -289,8 +311,14 @@ struct DemoStory {
         let messages = await emulator.messages()
         let new = messages.dropFirst(seen)
         seen = messages.count
-        if new.isEmpty { printStyled(style.dim("  (no notification)")) }
+        let emails = relay.emails.dropFirst(seenEmails)
+        seenEmails += emails.count
+        if new.isEmpty && emails.isEmpty { printStyled(style.dim("  (no notification)")) }
         for message in new { printStyled(describe(message)) }
+        for email in emails {
+            printStyled(DemoEmail(email).shown(style))
+            if let file = keep(email) { printStyled(style.dim("     (the whole email, with its HTML part: \(file))")) }
+        }
         let dead = dispatcher.counters.deadTokens
         if dead > deadTokens {
             printStyled(style.dim("  ✗ Carol's old Android answered UNREGISTERED: it is deactivated and will never be used again"))

@@ -29,7 +29,7 @@ extension DemoStory {
         _ = try await happen("15 minutes on, Alice has not opened it: it is pushed to her again, and Ada (admin) is told") {
             try await store.fireDueTimers(at: asked.addingTimeInterval(16 * 60), tenants: [tenant.id])
         }
-        printStyled(style.dim("  (the demo moved the timers' clock 16 minutes; Ada has no phone: it waits in her inbox)"))
+        printStyled(style.dim("  (the demo moved the timers' clock 16 minutes; Ada has no phone: it waits in her inbox, and reached her by email)"))
     }
 
     /// Bob reads what is left in his inbox on his laptop (the web app: no device of his): his

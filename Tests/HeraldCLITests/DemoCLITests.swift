@@ -29,13 +29,14 @@ import Testing
                     byEvent[entry["event"] as? String ?? "", default: 0] += 1
                     byStatus[entry["status"] as? String ?? "", default: 0] += 1
                 }
-                // Two activities × (assigned, started, 2 × completion_requested, rejected, approved);
-                // three chat messages × four recipients each (Erin has no phone); the last one
+                // Two activities × (assigned, started, 2 × completion_requested, rejected, approved),
+                // and Erin's, by email (she has no phone); three chat messages × four recipients
+                // each (Erin's by email too); the last one
                 // reaches Carol's open app over the live channel, and her phone is not pushed.
                 // Three rounds assigned and started: the starts gathered into Alice's digest, one push.
                 #expect(
                     byEvent == [
-                        "activity.assigned": 5, "activity.started": 5, "activity.completion_requested": 4, "activity.rejected": 2,
+                        "activity.assigned": 6, "activity.started": 5, "activity.completion_requested": 4, "activity.rejected": 2,
                         "activity.approved": 2, "chat.message": 12, "digest": 1,
                         // Bob read the rest on his laptop: his Pixel's badge update.
                         "badge": 1,
@@ -44,7 +45,11 @@ import Testing
                         // The P0's Live Activity on Alice's iPhone: started, updated five times, ended.
                         "liveactivity.start": 1, "liveactivity.update": 5, "liveactivity.end": 1
                     ])
-                #expect(byStatus == ["sent": 33, "no_device": 4, "suppressed": 1, "digested": 3])
+                #expect(byStatus == ["sent": 38, "suppressed": 1, "digested": 3])
+                // Erin's assignment, as her mail client shows it.
+                #expect(demo.stdout.contains("has assigned you a new activity with deadline"), "\(demo.stdout)")
+                #expect(demo.stdout.contains("From: \"Herald\" <herald@herald.test> · To: \"Erin Park\" <erin@demo.test>"), "\(demo.stdout)")
+                #expect(demo.stdout.contains("/demo-mail/") && demo.stdout.contains(".eml)"), "\(demo.stdout)")
                 #expect(demo.stdout.contains("You have not opened Replace the pump seal (P0, Field Ops), sent 16 minutes ago."), "\(demo.stdout)")
                 #expect(
                     demo.stdout.contains("Field Ops: 3 updates\n     Bob Stone started North pump round · Carol Wu started Valve check · and 1 more"))
@@ -129,7 +134,8 @@ import Testing
                 let missing = try await cli.run(["why", "--message", muted.uuidString, "--tenant", "demo", "--as", "ada@demo.test"])
                 #expect(
                     missing.stdout.split(separator: "\n").contains {
-                        $0.contains("erin@demo.test (member app): not sent — no active device on the member app")
+                        $0.contains("erin@demo.test (member app): sent — no active device on the member app: by email")
+                            && $0.contains("email erin@demo.test: sent")
                     }, "\(missing.stdout)")
                 // The demo names the ids it suggests why on, and they work as printed.
                 #expect(demo.stdout.contains("herald why --activity \(carols.uuidString.lowercased())"), "\(demo.stdout)")
@@ -152,8 +158,8 @@ import Testing
                 #expect(Self.shownLive(reset.stdout) == "Pump room is open again. Thanks, everyone!", "\(reset.stdout)")
                 let count = try await pool.query("SELECT count(*) FROM notifications").single().decode(Int.self, at: 0)
                 #expect(
-                    count == 41,
-                    "the 24 pushes, the P0's 7 Live Activity pushes, the three rounds' 6, Alice's digest, Bob's badge update and the 2 of the unopened request, once"
+                    count == 42,
+                    "the 24 notifications, Erin's assignment, the P0's 7 Live Activity pushes, the three rounds' 6, Alice's digest, Bob's badge update and the 2 of the unopened request, once"
                 )
             }
         }
