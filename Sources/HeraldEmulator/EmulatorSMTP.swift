@@ -22,6 +22,14 @@ public final class EmulatorSMTP: Sendable {
     /// Replies given instead of `250` to `RCPT TO` for an address (`550 5.1.1 …`, `451 4.3.0 …`).
     private let refusals = Mutex<[String: String]>([:])
 
+    /// Whether new sessions get no greeting at all: a relay that accepts connections and hangs.
+    private let hanging = Atomic<Bool>(false)
+
+    /// Hangs every new session from now on (or stops doing so).
+    public func hang(_ on: Bool) { hanging.store(on, ordering: .relaxed) }
+
+    fileprivate var hangs: Bool { hanging.load(ordering: .relaxed) }
+
     /// Answers `reply` to every message for `address` from now on (nil: accepts them again).
     public func refuse(_ address: String, with reply: String?) { refusals.withLock { $0[address] = reply } }
 
@@ -41,7 +49,7 @@ public final class EmulatorSMTP: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(SMTPSession(keep: box.keep, refusal: box.refusal))
+                    try channel.pipeline.syncOperations.addHandler(SMTPSession(keep: box.keep, refusal: box.refusal, hangs: box.hangs()))
                 }
             }
             .bind(host: host, port: 0).get()
@@ -62,6 +70,7 @@ public final class EmulatorSMTP: Sendable {
         let target = Mutex<EmulatorSMTP?>(nil)
         var keep: @Sendable (Email) -> Void { { [self] email in target.withLock { $0 }?.keep(email) } }
         var refusal: @Sendable (String) -> String? { { [self] address in target.withLock { $0 }?.refusal(for: address) } }
+        var hangs: @Sendable () -> Bool { { [self] in target.withLock { $0 }?.hangs ?? false } }
     }
 }
 
@@ -72,23 +81,27 @@ private final class SMTPSession: ChannelInboundHandler {
 
     let keep: @Sendable (EmulatorSMTP.Email) -> Void
     let refusal: @Sendable (String) -> String?
+    /// Says nothing, ever.
+    let hangs: Bool
     private var pending: [UInt8] = []
     private var inData = false
     private var from = ""
     private var to: [String] = []
     private var lines: [String] = []
 
-    init(keep: @escaping @Sendable (EmulatorSMTP.Email) -> Void, refusal: @escaping @Sendable (String) -> String?) {
+    init(keep: @escaping @Sendable (EmulatorSMTP.Email) -> Void, refusal: @escaping @Sendable (String) -> String?, hangs: Bool) {
         self.keep = keep
         self.refusal = refusal
+        self.hangs = hangs
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        reply("220 herald-emulator ESMTP ready", context)
+        if !hangs { reply("220 herald-emulator ESMTP ready", context) }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !hangs else { return }
         var buffer = unwrapInboundIn(data)
         pending += buffer.readBytes(length: buffer.readableBytes) ?? []
         // A runaway line is not SMTP: the session ends.

@@ -74,6 +74,28 @@ import Testing
         await relay.stop()
     }
 
+    /// A relay that takes the connection and never answers holds back email only: Dana's push
+    /// goes out in the same run, and Chidi's email waits for another try.
+    @Test func aHangingRelayHoldsBackNoPush() async throws {
+        let relay = try await EmulatorSMTP.start()
+        relay.hang(true)
+        try await DispatchHarness.with(sendTimeout: .seconds(2), email: relay) { harness in
+            try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
+            _ = try await harness.assign(to: "chidi@acme.test", priority: .p2, name: "By a hanging relay")
+            _ = try await harness.assign(to: "dana@acme.test", priority: .p2, name: "By push")
+            _ = try await harness.drain(horizon: .zero)
+            #expect(await harness.emulator.messages().map(\.token) == ["dana-phone"])
+            #expect(relay.emails.isEmpty)
+            let chidi = try #require(try await harness.history(.init(recipient: "chidi@acme.test", limit: 10)).first)
+            #expect(chidi.status == "pending", "\(chidi)")
+            // Answering again, the relay takes it.
+            relay.hang(false)
+            _ = try await harness.drain(horizon: .seconds(60))
+            #expect(relay.emails.count == 1)
+        }
+        await relay.stop()
+    }
+
     /// A 451 is tried again and goes through; a 550 fails, and the third in a row deactivates
     /// the address: a fourth notification is `no_device`.
     @Test func aTemporaryRefusalIsRetriedAndThreePermanentOnesEndTheAddress() async throws {

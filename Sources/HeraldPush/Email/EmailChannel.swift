@@ -67,7 +67,9 @@ public struct EmailChannel: PushChannel {
                 return ProviderAnswer(
                     .configurationError(reason: "the relay offers no TLS (STARTTLS is required; HERALD_SMTP_ALLOW_PLAIN=1 allows plain): \(reason)"),
                     httpStatus: nil)
-            case .unreachable: return ProviderAnswer(.retry(after: nil, reason: "the relay could not be reached: \(reason)"), httpStatus: nil)
+            case .unreachable:
+                return ProviderAnswer(
+                    .retry(after: nil, reason: "the relay could not be reached, or did not answer before the message: \(reason)"), httpStatus: nil)
             case .noAnswer: return ProviderAnswer(.unanswered(reason: "the relay did not answer: \(reason)"), httpStatus: nil)
             }
         }

@@ -44,12 +44,13 @@ public final class SMTPClient: Sendable {
 
     /// Why no reply came.
     public enum Failure: Sendable, Equatable {
-        /// No connection: the relay's name, address or port.
+        /// No connection (the relay's name, address or port), or no reply before the message
+        /// went: it was not sent.
         case unreachable
         /// TLS was required and the relay offers none, or the handshake failed.
         case tlsRefused
-        /// Connected, and then the relay went silent or the connection broke: the message may
-        /// have been taken.
+        /// The message went (the relay had said `354` to `DATA`) and no reply came: it may have
+        /// been taken.
         case noAnswer
     }
 
@@ -136,7 +137,7 @@ public final class SMTPClient: Sendable {
             case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_PROXY: return .failed(words, .unreachable)
             case CURLE_USE_SSL_FAILED, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE:
                 return .failed(words, .tlsRefused)
-            default: return .failed(words, .noAnswer)
+            default: return .failed(words, exchange.sentMessage ? .noAnswer : .unreachable)
             }
         }
     }
@@ -145,7 +146,11 @@ public final class SMTPClient: Sendable {
     final class Exchange: @unchecked Sendable {
         let body: [UInt8]
         private var offset = 0
-        var lastReply = ""
+        var lastReply = "" {
+            didSet { if lastReply.hasPrefix("354") { sentMessage = true } }
+        }
+        /// Whether the relay said `354` to `DATA`: from then on the message is on its way.
+        private(set) var sentMessage = false
 
         init(_ body: [UInt8]) { self.body = body }
 
