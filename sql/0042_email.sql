@@ -95,6 +95,9 @@ CREATE POLICY tenant_isolation ON notification_channels
     USING (tenant_id = herald_current_tenant()) WITH CHECK (tenant_id = herald_current_tenant());
 GRANT SELECT, INSERT, UPDATE, DELETE ON notification_channels TO herald_app;
 
+-- Where a person's digest goes: pushed (emailed when no device can be), or emailed instead.
+ALTER TABLE people ADD COLUMN digest_channel text NOT NULL DEFAULT 'push' CHECK (digest_channel IN ('push', 'email'));
+
 -- The key unsubscribe links are signed with (HMAC-SHA256): made here, read by workers (which
 -- sign) and `herald serve` (which checks). 244 random bits (two version-4 UUIDs).
 CREATE TABLE email_link_keys (

@@ -8,7 +8,7 @@ extension HeraldAPI {
     struct PreferencesBody: Decodable, FieldNamed {
         static let fieldNames: Set<String> = ["events", "digest", "conversations", "quietHours", "showPresence"]
         static let nestedFieldNames: [String: Set<String>] = [
-            "events[]": ["event", "app", "mode", "enabled", "channel"], "digest": ["window"], "quietHours": ["window", "days"]
+            "events[]": ["event", "app", "mode", "enabled", "channel"], "digest": ["window", "channel"], "quietHours": ["window", "days"]
         ]
 
         /// One setting: `{"event", "app"?, "mode"?, "channel"?}` (or `"enabled"`, as before modes).
@@ -29,7 +29,9 @@ extension HeraldAPI {
         }
 
         struct Digest: Decodable {
-            let window: String
+            let window: String?
+            /// `push` or `email`.
+            let channel: String?
         }
 
         struct Window: Decodable {
@@ -113,7 +115,18 @@ extension HeraldAPI {
                 }
                 return (event, app, mode, channel)
             }
-            let window = try body.digest.map { digest in try field("digest.window") { try DigestWindow.parse(digest.window) } }
+            let window = try body.digest?.window.map { window in try field("digest.window") { try DigestWindow.parse(window) } }
+            let digestByEmail = try body.digest?.channel.map { channel in
+                try field("digest.channel") { () throws -> Bool in
+                    guard channel == "push" || channel == "email" else { throw InputError("a digest goes by push or email") }
+                    return channel == "email"
+                }
+            }
+            if let digest = body.digest, digest.window == nil, digest.channel == nil {
+                throw Problem(
+                    .unprocessableContent, "Invalid fields", detail: "a digest setting names its window, its channel or both",
+                    errors: [.init(field: "digest", detail: "give window, channel or both")])
+            }
             let conversations = try (body.conversations ?? [:]).sorted { $0.key < $1.key }.map { key, value in
                 let id = try field("conversations") { try Input.id(key, field: "a conversation") }
                 return (id, try value.map { value in try field("conversations.\(key)") { try PushMode.parse(value, field: "mode") } })
@@ -129,6 +142,7 @@ extension HeraldAPI {
                     if let channel { try await session.setChannel(channel, for: event, app: app, of: person) }
                 }
                 if let window { try await session.setDigestWindow(window, for: person) }
+                if let digestByEmail { try await session.setDigestChannel(email: digestByEmail, for: person) }
                 for (conversation, mode) in conversations {
                     try await session.setConversationMode(mode, conversation: conversation, for: person)
                 }

@@ -52,7 +52,7 @@ extension Dispatcher {
     func closeDueDigests() async throws -> Bool {
         let closings = try await store.closeDueDigests(
             at: Date(), limit: Self.timerBatch, deadline: configuration.retry.deadline, templates: fanOut.templates,
-            tenants: configuration.tenants)
+            tenants: configuration.tenants, email: gateway.sends(.email))
         var sent = 0
         for closing in closings {
             if case .sent = closing { sent += 1 }

@@ -29,9 +29,9 @@ extension Store {
     /// Closes the digests due at `now` (`closeDueDigests(…, wording:)`), their pushes worded
     /// as every push is.
     public func closeDueDigests(
-        at now: Date = Date(), limit: Int = 100, deadline: Duration, templates: TemplateCatalog, tenants: [UUID] = []
+        at now: Date = Date(), limit: Int = 100, deadline: Duration, templates: TemplateCatalog, tenants: [UUID] = [], email: Bool = false
     ) async throws -> [DigestClosing] {
         try await closeDueDigests(
-            at: now, limit: limit, deadline: deadline, templates: templates, tenants: tenants, wording: Dispatcher.digestWording)
+            at: now, limit: limit, deadline: deadline, templates: templates, tenants: tenants, email: email, wording: Dispatcher.digestWording)
     }
 }

@@ -11,10 +11,11 @@ extension Store {
     ///   - deadline: how long the digest's deliveries may be tried.
     ///   - wording: how its push is worded (HeraldDispatch's, which words every push).
     ///   - tenants: only these tenants (empty: all).
+    ///   - email: whether the caller can send email (a digest the person chose by email goes so).
     /// - Returns: what each digest it took did (digests another worker held are left out).
     public func closeDueDigests(
         at now: Date = Date(), limit: Int = 100, deadline: Duration, templates: TemplateCatalog, tenants: [UUID] = [],
-        wording: DigestWording
+        email: Bool = false, wording: DigestWording
     ) async throws -> [DigestClosing] {
         // Across tenants, as the timers: which are due (a peek; the closing locks each).
         let due = try await pool.withTransaction(setup: DatabaseRole.dispatcher.forTransaction) { connection in
@@ -34,7 +35,7 @@ extension Store {
                 let tenant = try Self.tenant(
                     try await connection.query("SELECT id, slug, name, created_at FROM tenants WHERE id = \(tenantID)").single())
                 return try await TenantSession(connection: connection, tenant: tenant, logger: logger, ledger: ledger, freshness: deviceFreshness)
-                    .closeDigest(id, now: now, deadline: deadline, templates: templates, wording: wording)
+                    .closeDigest(id, now: now, deadline: deadline, templates: templates, email: email, wording: wording)
             }
             if closing != .notDue { closings.append(closing) }
         }

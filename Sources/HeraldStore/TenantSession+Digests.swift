@@ -42,8 +42,9 @@ extension TenantSession {
     /// that it is empty, or the one notification of what is left with a delivery to each of
     /// the app's devices: the same write as fan-out's, so the digest is retried, expires and
     /// is reported like any notification. The items still in it say which digest, and when.
+    /// - Parameter email: whether the worker can send email (a digest chosen by email goes so).
     func closeDigest(
-        _ id: UUID, now: Date, deadline: Duration, templates: TemplateCatalog, wording: DigestWording
+        _ id: UUID, now: Date, deadline: Duration, templates: TemplateCatalog, email: Bool, wording: DigestWording
     ) async throws -> DigestClosing {
         guard
             let person = try await connection.query(
@@ -106,6 +107,7 @@ extension TenantSession {
             eventID: id, kind: sent[0].kind, recipientID: person, app: app, teamID: team, activityID: nil, conversationID: conversation,
             content: content, eventAt: now, suppressedReason: nil)
         draft.kindName = "digest"
+        if email { draft.email = profile.digestByEmail ? .only : .whenNoDevice }
         _ = try await DeliveryQueue.write([draft], events: [], tenant: tenantID, deadline: deadline, claim: nil, freshness: freshness, on: connection)
         let notification = try await connection.query(
             """

@@ -31,6 +31,8 @@ public struct PreferenceSummary: Sendable, Equatable, Codable {
     public let entries: [PreferenceEntry]
     /// How long their digest gathers (`1h` …, `daily HH:MM`); nil for the tenant.
     public let digestWindow: String?
+    /// `push` or `email`: where their digest goes (docs/notifications.md#digests-by-email); nil for the tenant.
+    public var digestChannel: String? = nil
     /// Their settings of single conversations; nil for the tenant.
     public let conversations: [ConversationPreference]?
     public let quietHours: QuietHoursRecord?
@@ -76,12 +78,14 @@ extension TenantSession {
         var shown: Bool?
         var window: String?
         var conversations: [ConversationPreference]?
+        var digestChannel: String?
         if let person {
             let row = try await connection.query(
-                "SELECT show_presence, digest_window FROM people WHERE tenant_id = \(tenantID) AND id = \(person.id)"
+                "SELECT show_presence, digest_window, digest_channel FROM people WHERE tenant_id = \(tenantID) AND id = \(person.id)"
             ).first
             shown = try row?.decode(Bool.self, at: 0)
             window = try row?.decode(String.self, at: 1)
+            digestChannel = try row?.decode(String.self, at: 2)
             conversations = try await connection.query(
                 """
                 SELECT cp.conversation_id, CASE WHEN \(conversationNamesFor: viewer, of: person.id) THEN c.name END, cp.push_mode
@@ -95,9 +99,11 @@ extension TenantSession {
                 return PushMode(rawValue: mode).map { ConversationPreference(conversationId: id, name: name, mode: $0) }
             }
         }
-        return PreferenceSummary(
+        var summary = PreferenceSummary(
             person: person?.reference, entries: entries, digestWindow: window, conversations: conversations, quietHours: hours,
             showPresence: shown)
+        summary.digestChannel = digestChannel
+        return summary
     }
 
     func storedPreferences(for person: UUID?) async throws -> NotificationPreferences {
@@ -138,6 +144,12 @@ extension TenantSession {
     public func setDigestWindow(_ window: DigestWindow, for person: Person) async throws {
         try await connection.query(
             "UPDATE people SET digest_window = \(window.description) WHERE tenant_id = \(tenantID) AND id = \(person.id)")
+    }
+
+    /// Sends `person`'s digest by email instead of a push (`email`), or pushes it again (`push`).
+    public func setDigestChannel(email: Bool, for person: Person) async throws {
+        try await connection.query(
+            "UPDATE people SET digest_channel = \(email ? "email" : "push") WHERE tenant_id = \(tenantID) AND id = \(person.id)")
     }
 
     /// Sets (or, with nil, removes) `person`'s setting for one conversation they take part in.

@@ -44,10 +44,10 @@ extension TemplateVariables {
         }
 
         /// The body on one line without the push's own P0 marker (the subject says P0 itself),
-        /// after a chat message's title.
+        /// after a chat message's or a digest's title.
         public var summary: String {
             var text = plainBody.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
-            if isChat { text = title + ": " + text }
+            if isChat || isDigest { text = title + ": " + text }
             return TextShortening.shorten(text.trimmingCharacters(in: .whitespaces)) { $0.unicodeScalars.count <= 150 }
         }
     }

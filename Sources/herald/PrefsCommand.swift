@@ -28,7 +28,7 @@ struct PrefsCommand: AsyncParsableCommand {
                 "conversation \(conversation.name.map { TerminalText.escaped($0, .singleLine) } ?? conversation.conversationId.lowercasedString): \(conversation.mode.rawValue)"
             )
         }
-        if let window = summary.digestWindow { print("digest window: \(window)") }
+        if let window = summary.digestWindow { print("digest window: \(window)" + (summary.digestChannel == "email" ? ", by email" : "")) }
         if let person = summary.person {
             let hours = summary.quietHours.map {
                 "\($0.window) \($0.days.count == 7 ? "every day" : $0.days.joined(separator: ",")) (\($0.timeZone))"
@@ -138,20 +138,26 @@ struct PrefsCommand: AsyncParsableCommand {
             discussion: """
                 A window opens at the first gathered event and ends after 1m, 5m, 15m, 1h (the default) or 4h, or at the \
                 next daily HH:MM on the person's own clock; or at 50 items. Example: herald prefs digest-window \
-                "daily 08:00" --as alice@acme.test
+                "daily 08:00" --channel email --as alice@acme.test (the digest by email instead of a push).
                 """)
 
         @Argument(help: "1m, 5m, 15m, 1h, 4h or \"daily HH:MM\".") var window: String
+        @Option(help: "push (the default) or email: where the digest goes.") var channel: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var tenant: TenantOptions
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
             let window = try DigestWindow.parse(window)
+            let byEmail = try channel.map { channel -> Bool in
+                guard channel == "push" || channel == "email" else { throw InputError("--channel is push or email") }
+                return channel == "email"
+            }
             let email = try actor.email()
             let summary = try await withTenant(tenant) { session in
                 let person = try await session.person(email: email)
                 try await session.setDigestWindow(window, for: person)
+                if let byEmail { try await session.setDigestChannel(email: byEmail, for: person) }
                 return try await session.preferences(for: person)
             }
             if options.json { return try printJSON(summary) }

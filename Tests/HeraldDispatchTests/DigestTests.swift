@@ -355,7 +355,7 @@ extension DigestTests {
             await #expect(throws: Crash.self) {
                 try await harness.store.withTenant(harness.tenant) { session in
                     let closing = try await session.closeDigest(
-                        digestID, now: Date().addingTimeInterval(3700), deadline: Self.deadline, templates: Self.templates,
+                        digestID, now: Date().addingTimeInterval(3700), deadline: Self.deadline, templates: Self.templates, email: false,
                         wording: Dispatcher.digestWording)
                     #expect(closing != .notDue)
                     throw Crash()

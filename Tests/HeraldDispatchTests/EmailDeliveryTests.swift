@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldDispatch
 import HeraldEmulator
+import HeraldTemplates
 import HeraldTestSupport
 import HeraldTesting
 import Testing
@@ -92,6 +93,38 @@ import Testing
             relay.hang(false)
             _ = try await harness.drain(horizon: .seconds(60))
             #expect(relay.emails.count == 1)
+        }
+        await relay.stop()
+    }
+
+    /// Alice gathers starts into her digest and asked for it by email: when it closes, it is
+    /// emailed, titled by its team, and her phone hears nothing of it.
+    @Test func aDigestChosenByEmailIsEmailedInsteadOfPushed() async throws {
+        let relay = try await EmulatorSMTP.start()
+        try await DispatchHarness.with(email: relay) { harness in
+            try await harness.register("alice@acme.test", token: "alice-phone", app: .manager)
+            try await harness.register("chidi@acme.test", token: "chidi-phone", app: .member)
+            try await harness.store.withTenant(harness.tenant) { session in
+                let alice = try await session.person(email: "alice@acme.test")
+                try await session.setPreference(.activityStarted, app: .manager, mode: .digest, for: alice, by: alice)
+                try await session.setDigestChannel(email: true, for: alice)
+            }
+            let activity = try await harness.assign(priority: .p2, name: "Gathered")
+            try await harness.act(.start, activity.id, by: "chidi@acme.test")
+            _ = try await harness.drain(horizon: .seconds(1))
+            let closings = try await harness.store.closeDueDigests(
+                at: Date().addingTimeInterval(3700), deadline: .seconds(3600), templates: TemplateCatalog(), email: true)
+            #expect(closings.count == 1)
+            _ = try await harness.drain(horizon: .seconds(1))
+            #expect(!(await harness.emulator.messages().map(\.token).contains("alice-phone")))
+            let email = try #require(relay.emails.first)
+            #expect(relay.emails.count == 1 && email.to == ["alice@acme.test"])
+            #expect(email.data.contains("Subject: Field Ops: 1 update: Chidi Okafor started Gathered\r\n"), "\(email.data)")
+            #expect(!email.data.contains("List-Unsubscribe"))
+            let preferences = try await harness.store.withTenant(harness.tenant) { session in
+                try await session.preferences(for: try await session.person(email: "alice@acme.test"))
+            }
+            #expect(preferences.digestChannel == "email")
         }
         await relay.stop()
     }

@@ -31,7 +31,8 @@ extension DeliveryQueue {
                    p.digest_window,
                    -- The channels they chose (docs/notifications.md#email), `event=channel`.
                    ARRAY(SELECT c.event || '=' || c.channel FROM notification_channels c
-                         WHERE c.tenant_id = p.tenant_id AND c.person_id = r.id AND c.app = r.app)
+                         WHERE c.tenant_id = p.tenant_id AND c.person_id = r.id AND c.app = r.app),
+                   p.digest_channel = 'email'
             FROM (SELECT u.id, u.app, bool_or(u.live) AS live
                   FROM unnest(\(everyone.map(\.id))::uuid[], \(everyone.map(\.app.rawValue))::text[], \(asked)::bool[]) AS u(id, app, live)
                   GROUP BY u.id, u.app) r
@@ -49,6 +50,7 @@ extension DeliveryQueue {
             if let starts, let ends, let days { profile.quietHours = try? QuietHours.parse("\(starts)-\(ends)", days: days) }
             profile.followsLiveActivities = try row.decode(Bool.self, at: 9)
             profile.digestWindow = (try? DigestWindow.parse(try row.decode(String.self, at: 10))) ?? .default
+            profile.digestByEmail = try row.decode(Bool.self, at: 12)
             for entry in try row.decode([String].self, at: 11) {
                 let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
                 if parts.count == 2, let event = EventKind(rawValue: parts[0]), let channel = NotificationChannel(rawValue: parts[1]) {

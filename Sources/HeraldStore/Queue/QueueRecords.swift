@@ -190,6 +190,8 @@ public struct RecipientProfile: Sendable {
     public var digestWindow = DigestWindow.default
     /// The channels they chose on this app, by event (none: `push`).
     public var channels: [EventKind: NotificationChannel] = [:]
+    /// Their digest goes by email instead of a push (docs/notifications.md#digests-by-email).
+    public var digestByEmail = false
 
     /// What the per-recipient decision (`DeliveryDecision`) needs of them.
     public var recipient: DeliveryDecision.Recipient {

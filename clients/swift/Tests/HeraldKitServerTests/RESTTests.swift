@@ -37,6 +37,9 @@ import Testing
         // The channel (email as well as pushes), leaving the mode as it was.
         let both = try await bob.updatePreferences(PreferencesChange(events: [.init(event: "activity.assigned", app: "member", channel: "both")]))
         #expect(both.entries.contains { $0.event == "activity.assigned" && $0.app == "member" && $0.channel == "both" && $0.mode == "digest" })
+        // The digest by email, its window kept.
+        let mailed = try await bob.updatePreferences(PreferencesChange(digestChannel: "email"))
+        #expect(mailed.digestChannel == "email" && mailed.digestWindow == "daily 08:00")
     }
 
     @Test func problemsAreTypedErrorsNamingTheField() async throws {

@@ -49,7 +49,10 @@ struct PreferencesBody: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         if !change.events.isEmpty { try container.encode(change.events, forKey: .events) }
-        if let window = change.digestWindow { try container.encode(["window": window], forKey: .digest) }
+        var digest: [String: String] = [:]
+        digest["window"] = change.digestWindow
+        digest["channel"] = change.digestChannel
+        if !digest.isEmpty { try container.encode(digest, forKey: .digest) }
         if !change.conversations.isEmpty { try container.encode(change.conversations, forKey: .conversations) }
         switch change.quietHours {
         case .keep: break

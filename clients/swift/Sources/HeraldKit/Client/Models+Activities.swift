@@ -85,6 +85,8 @@ public struct Preferences: Codable, Sendable, Hashable {
     public var entries: [Entry]
     /// How long the digest gathers: `1m` … `4h`, or `daily HH:MM`.
     public var digestWindow: String?
+    /// `push` or `email`: where the digest goes (nil from a server older than email).
+    public var digestChannel: String?
     public var conversations: [ConversationSetting]?
     public var quietHours: QuietHours?
     public var showPresence: Bool?
@@ -123,16 +125,19 @@ public struct PreferencesChange: Sendable, Hashable {
     public var events: [Switch]
     /// The digest's window (nil: unchanged).
     public var digestWindow: String?
+    /// `push` or `email` (nil: unchanged).
+    public var digestChannel: String?
     /// Conversation id → mode, or nil to follow `chat.message` again.
     public var conversations: [String: String?]
     public var quietHours: Quiet
     public var showPresence: Bool?
     public init(
-        events: [Switch] = [], digestWindow: String? = nil, conversations: [String: String?] = [:], quietHours: Quiet = .keep,
-        showPresence: Bool? = nil
+        events: [Switch] = [], digestWindow: String? = nil, digestChannel: String? = nil, conversations: [String: String?] = [:],
+        quietHours: Quiet = .keep, showPresence: Bool? = nil
     ) {
         self.events = events
         self.digestWindow = digestWindow
+        self.digestChannel = digestChannel
         self.conversations = conversations
         self.quietHours = quietHours
         self.showPresence = showPresence
