@@ -294,6 +294,7 @@ let package = Package(
                 "HeraldEmulator",
                 "HeraldHTTP",
                 "HeraldStore",
+                "HeraldTemplates",
                 "HeraldWebhooks",
                 server("Logging", "swift-log"),
                 server("NIOCore", "swift-nio"),
