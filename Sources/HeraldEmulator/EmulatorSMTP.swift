@@ -22,6 +22,14 @@ public final class EmulatorSMTP: Sendable {
     /// Replies given instead of `250` to `RCPT TO` for an address (`550 5.1.1 …`, `451 4.3.0 …`).
     private let refusals = Mutex<[String: String]>([:])
 
+    /// Connections accepted so far.
+    private let accepted = Atomic<Int>(0)
+
+    /// How many connections clients opened (a client that keeps its connections opens few).
+    public var sessions: Int { accepted.load(ordering: .relaxed) }
+
+    fileprivate func opened() { accepted.add(1, ordering: .relaxed) }
+
     /// Whether new sessions get no greeting at all: a relay that accepts connections and hangs.
     private let hanging = Atomic<Bool>(false)
 
@@ -70,7 +78,13 @@ public final class EmulatorSMTP: Sendable {
         let target = Mutex<EmulatorSMTP?>(nil)
         var keep: @Sendable (Email) -> Void { { [self] email in target.withLock { $0 }?.keep(email) } }
         var refusal: @Sendable (String) -> String? { { [self] address in target.withLock { $0 }?.refusal(for: address) } }
-        var hangs: @Sendable () -> Bool { { [self] in target.withLock { $0 }?.hangs ?? false } }
+        var hangs: @Sendable () -> Bool {
+            { [self] in
+                let relay = target.withLock { $0 }
+                relay?.opened()
+                return relay?.hangs ?? false
+            }
+        }
     }
 }
 

@@ -75,6 +75,18 @@ import Testing
         await relay.stop()
     }
 
+    /// Eight emails in a row go over the channel's kept connections (four lanes), not eight.
+    @Test func connectionsToTheRelayAreKept() async throws {
+        let relay = try await EmulatorSMTP.start()
+        try await DispatchHarness.with(email: relay) { harness in
+            for index in 0..<8 { _ = try await harness.assign(priority: .p3, name: "Round \(index)") }
+            _ = try await harness.drain(horizon: .seconds(1))
+            #expect(relay.emails.count == 8)
+            #expect((1...4).contains(relay.sessions), "\(relay.sessions) connections")
+        }
+        await relay.stop()
+    }
+
     /// A relay that takes the connection and never answers holds back email only: Dana's push
     /// goes out in the same run, and Chidi's email waits for another try.
     @Test func aHangingRelayHoldsBackNoPush() async throws {
