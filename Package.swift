@@ -101,7 +101,6 @@ let package = Package(
                 "CLibPQ",
                 "HeraldLoops",
                 // For its calendar arithmetic only (CivilCalendar); HeraldCore depends on nothing.
-                "CCurl",
                 "HeraldCore",
                 server("CoreMetrics", "swift-metrics"),
                 server("Logging", "swift-log")
@@ -123,6 +122,7 @@ let package = Package(
         .target(
             name: "HeraldPush",
             dependencies: [
+                "CCurl",
                 "HeraldCore",
                 "HeraldHTTP",
                 "HeraldTemplates",
