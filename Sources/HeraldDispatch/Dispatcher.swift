@@ -283,6 +283,7 @@ public final class Dispatcher: Sendable {
         if delivery.provider == .email {
             do {
                 guard let recipient = try await mailRecipient(for: delivery) else {
+                    if verdict == .probe { state.withLock { $0.abandonProbe(delivery.provider, at: .now) } }
                     record(acknowledgement(.cancelled, .cancelled, error: "the address is no longer a person's", spent: false))
                     return
                 }

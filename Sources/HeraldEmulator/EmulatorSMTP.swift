@@ -30,13 +30,23 @@ public final class EmulatorSMTP: Sendable {
 
     fileprivate func opened() { accepted.add(1, ordering: .relaxed) }
 
-    /// Whether new sessions get no greeting at all: a relay that accepts connections and hangs.
-    private let hanging = Atomic<Bool>(false)
+    /// How many of the next sessions get no greeting at all: a relay that accepts connections
+    /// and hangs.
+    private let hanging = Atomic<Int>(0)
 
-    /// Hangs every new session from now on (or stops doing so).
-    public func hang(_ on: Bool) { hanging.store(on, ordering: .relaxed) }
+    /// Hangs the next `sessions` sessions (the ones after them are answered).
+    public func hang(sessions: Int) { hanging.store(sessions, ordering: .relaxed) }
 
-    fileprivate var hangs: Bool { hanging.load(ordering: .relaxed) }
+    /// Whether this new session hangs (one fewer to hang after it).
+    fileprivate var hangs: Bool {
+        var left = hanging.load(ordering: .relaxed)
+        while left > 0 {
+            let (exchanged, found) = hanging.compareExchange(expected: left, desired: left - 1, ordering: .relaxed)
+            if exchanged { return true }
+            left = found
+        }
+        return false
+    }
 
     /// Answers `reply` to every message for `address` from now on (nil: accepts them again).
     public func refuse(_ address: String, with reply: String?) { refusals.withLock { $0[address] = reply } }

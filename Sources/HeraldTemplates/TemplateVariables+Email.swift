@@ -37,16 +37,31 @@ extension TemplateVariables {
         }
 
         /// The body without the push's own P0 marker (an email says P0 in its own words).
-        public var plainBody: String {
-            var text = body
-            while let marker = text.range(of: "🔻P0🔻") { text.removeSubrange(marker) }
-            return text
+        public var plainBody: String { Self.removingMarker(body) }
+
+        /// `text` without `🔻P0🔻`, scalar by scalar (Foundation's search cost an email more than
+        /// its whole message).
+        static func removingMarker(_ text: String) -> String {
+            let marker = Array("🔻P0🔻".unicodeScalars)
+            guard text.unicodeScalars.contains(marker[0]) else { return text }
+            let scalars = Array(text.unicodeScalars)
+            var kept = String.UnicodeScalarView()
+            var index = 0
+            while index < scalars.count {
+                if scalars[index] == marker[0], index + marker.count <= scalars.count, Array(scalars[index..<index + marker.count]) == marker {
+                    index += marker.count
+                } else {
+                    kept.append(scalars[index])
+                    index += 1
+                }
+            }
+            return String(kept)
         }
 
         /// The body on one line without the push's own P0 marker (the subject says P0 itself),
         /// after a chat message's or a digest's title.
         public var summary: String {
-            var text = plainBody.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
+            var text = String(String.UnicodeScalarView(plainBody.unicodeScalars.map { $0 == "\r" || $0 == "\n" ? " " : $0 }))
             if isChat || isDigest { text = title + ": " + text }
             return TextShortening.shorten(text.trimmingCharacters(in: .whitespaces)) { $0.unicodeScalars.count <= 150 }
         }

@@ -88,23 +88,27 @@ import Testing
     }
 
     /// A relay that takes the connection and never answers holds back email only: Dana's push
-    /// goes out in the same run, and Chidi's email waits for another try.
+    /// goes out while Chidi's email waits for the relay, which the next try reaches.
     @Test func aHangingRelayHoldsBackNoPush() async throws {
         let relay = try await EmulatorSMTP.start()
-        relay.hang(true)
+        // (Every lane's first connection hangs: whichever lane the email takes.)
+        relay.hang(sessions: 4)
         try await DispatchHarness.with(sendTimeout: .seconds(2), email: relay) { harness in
             try await harness.register("dana@acme.test", token: "dana-phone", app: .member)
             _ = try await harness.assign(to: "chidi@acme.test", priority: .p2, name: "By a hanging relay")
             _ = try await harness.assign(to: "dana@acme.test", priority: .p2, name: "By push")
-            _ = try await harness.drain(horizon: .zero)
-            #expect(await harness.emulator.messages().map(\.token) == ["dana-phone"])
-            #expect(relay.emails.isEmpty)
-            let chidi = try #require(try await harness.history(.init(recipient: "chidi@acme.test", limit: 10)).first)
-            #expect(chidi.status == "pending", "\(chidi)")
-            // Answering again, the relay takes it.
-            relay.hang(false)
             _ = try await harness.drain(horizon: .seconds(60))
+            #expect(await harness.emulator.messages().map(\.token) == ["dana-phone"])
             #expect(relay.emails.count == 1)
+            let told = try await harness.history(.init(event: "activity.assigned", limit: 10))
+            let chidi = try #require(told.first { $0.recipient.email == "chidi@acme.test" })
+            let dana = try #require(told.first { $0.recipient.email == "dana@acme.test" })
+            let email = try await harness.store.withTenant(harness.tenant) { try await $0.historyDetail(viewer: "root@acme.test", id: chidi.id) }
+            let attempts = try #require(email.deliveries.first?.attempts)
+            #expect(attempts.count >= 2 && attempts.first?.outcome == "retry", "\(attempts)")
+            // The push went out before the relay's silence ran out.
+            let first = try #require(attempts.first)
+            #expect(try #require(dana.sentAt) < first.finishedAt)
         }
         await relay.stop()
     }

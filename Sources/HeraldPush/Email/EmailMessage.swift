@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// One email as it goes to the relay (RFC 5322 with MIME): headers that no name or text can
 /// add to (CR and LF become spaces), non-ASCII names and subjects as RFC 2047 encoded words,
@@ -120,41 +121,55 @@ public struct EmailMessage: Sendable, Equatable {
     }
 
     /// Quoted-printable (RFC 2045): lines of at most 76 characters, soft breaks `=`, CRLF
-    /// line ends; a space or tab before a line end encoded.
+    /// line ends; a space or tab before a line end encoded, and a dot that starts a line (some
+    /// relays strip it). Written byte by byte into one buffer.
     static func quotedPrintable(_ text: String) -> String {
-        let normalised = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
         let hex = Array("0123456789ABCDEF".utf8)
-        var out: [String] = []
-        for line in normalised.split(separator: "\n", omittingEmptySubsequences: false) {
-            let bytes = Array(line.utf8)
-            var current = ""
-            for (index, byte) in bytes.enumerated() {
-                let last = index == bytes.count - 1
-                let plain = (byte >= 33 && byte <= 126 && byte != 61) || ((byte == 32 || byte == 9) && !last)
-                // A leading dot is encoded too: some relays strip it.
-                let token =
-                    plain && !(current.isEmpty && byte == 46)
-                    ? String(UnicodeScalar(byte)) : "=" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 15)]))
-                if current.utf8.count + token.utf8.count > 75 {
-                    out.append(current + "=")
-                    current = ""
-                }
-                current += token
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 8 + 16)
+        var column = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            // CRLF, a lone CR and a lone LF all end a line.
+            if byte == 13 || byte == 10 {
+                if byte == 13, index + 1 < bytes.count, bytes[index + 1] == 10 { index += 1 }
+                out += [13, 10]
+                column = 0
+                index += 1
+                continue
             }
-            out.append(current)
+            let next = index + 1 < bytes.count ? bytes[index + 1] : 10
+            let lineEnds = next == 10 || next == 13
+            let plain = (byte >= 33 && byte <= 126 && byte != 61 && !(column == 0 && byte == 46)) || ((byte == 32 || byte == 9) && !lineEnds)
+            let width = plain ? 1 : 3
+            if column + width > 75 {
+                out += [61, 13, 10]
+                column = 0
+            }
+            if plain && !(column == 0 && byte == 46) {
+                out.append(byte)
+            } else {
+                out += [61, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+            column += plain && !(column == 0 && byte == 46) ? 1 : 3
+            index += 1
         }
-        return out.joined(separator: "\r\n")
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// RFC 5322's date: `Sun, 29 Nov 2026 08:00:00 +0000`.
+    /// RFC 5322's date: `Sun, 29 Nov 2026 08:00:00 +0000` (by arithmetic: a calendar
+    /// object cost more than the rest of the headers).
     static func date(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
+        let names = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int?) -> String { (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
-        return "\(days[((parts.weekday ?? 1) - 1) % 7]), \(two(parts.day)) \(months[((parts.month ?? 1) - 1) % 12]) \(parts.year ?? 1970) "
-            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) +0000"
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let weekday = names[Int(((days % 7) + 7) % 7)]
+        return "\(weekday), \(two(day)) \(months[Int(month - 1) % 12]) \(year) \(two(time / 3600)):\(two(time % 3600 / 60)):\(two(time % 60)) +0000"
     }
 }
