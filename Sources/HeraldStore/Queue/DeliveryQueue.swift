@@ -303,8 +303,10 @@ public struct DeliveryQueue: Sendable {
                                                THEN 'the relay refused this address \(unsafeRaw: "\(Self.emailRefusalsToDeactivate)") times in a row: ' || i.error END,
                     updated_at = now()
                 FROM input i
-                WHERE v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
-                  AND (i.outcome = 'dead_token' OR i.provider = 'email' AND (i.outcome = 'bad_request' OR i.outcome = 'delivered' AND v.refusals > 0))
+                -- (The first condition is the input's alone: a push that went through looks up no device.)
+                WHERE (i.outcome = 'dead_token' OR i.provider = 'email' AND i.outcome IN ('bad_request', 'delivered'))
+                  AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
+                  AND (i.outcome <> 'delivered' OR v.refusals > 0)
                 RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason, v.deactivated_at IS NOT NULL AS deactivated
             ), told AS (
                 -- What became of each notification, and each dead token, for tenants with a
