@@ -101,5 +101,11 @@ import Testing
             "HERALD_SMTP_URL": "http://mail.acme.test", "HERALD_EMAIL_FROM": "a@b.test", "HERALD_APP_URL": "https://x.test"
         ])
         if case .success = http { Issue.record("an http:// URL is not a relay") }
+        for from in ["Ops <ops@acme>", "ops@acme.test>", "a b@acme.test", "@acme.test", "ops@acme.test, x@evil.test"] {
+            let settings = EmailSettings.from([
+                "HERALD_SMTP_URL": "smtp://mail.acme.test", "HERALD_EMAIL_FROM": from, "HERALD_APP_URL": "https://x.test"
+            ])
+            if case .success = settings { Issue.record("\(from) is not a sender") }
+        }
     }
 }

@@ -76,9 +76,12 @@ public struct EmailSettings: Sendable, Equatable, CustomStringConvertible {
         return isAddress(trimmed) ? EmailMessage.Mailbox(address: trimmed) : nil
     }
 
+    /// `local@domain`: printable ASCII without the characters that end an address in a header,
+    /// a domain with a dot (or `localhost`).
     static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") || parts.count == 2 && parts[1] == "localhost"
-            ? text.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f && !"<>()[],;:\\\"".unicodeScalars.contains($0) } : false
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains(".") || parts[1] == "localhost" else { return false }
+        let forbidden = Set("<>()[],;:\\\"".unicodeScalars)
+        return text.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f && !forbidden.contains($0) }
     }
 }
