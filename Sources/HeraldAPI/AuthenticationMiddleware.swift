@@ -19,6 +19,8 @@ extension HTTPField.Name {
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let store: Store
+    /// Where a secret seen in the last few seconds is answered from.
+    let credentials: CredentialCache
     let attempts: FailedAttempts
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
@@ -52,7 +54,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw Problem.noCredentials("the Authorization header must be Bearer followed by a person token or a tenant key")
         }
-        let authentication = try await store.authenticate(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        let authentication = try await credentials.authenticate(String(parts[1]).trimmingCharacters(in: .whitespaces))
         let onBehalfOf = request.headers[.onBehalfOf]
         var person: Person?
         switch authentication.kind {

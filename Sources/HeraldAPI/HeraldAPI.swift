@@ -20,6 +20,11 @@ public struct HeraldAPI: Sendable {
     let notReadyReason: @Sendable () async -> String?
     /// The live channel (`/v1/live`): run it as a service beside the server.
     public let live: LiveHub
+    /// Who presented secrets are, for a few seconds: answers only while `credentialService`
+    /// runs beside the server.
+    public let credentials: CredentialCache
+    /// Keeps `credentials` told of revocations (docs/api.md#credentials).
+    public var credentialService: CredentialCacheService { CredentialCacheService(cache: credentials) }
     /// Where tenants' webhooks may send (`HERALD_WEBHOOK_ALLOW_HTTP`, `…_ALLOW_PRIVATE`).
     let webhookPolicy: DestinationPolicy
     /// Web Push subscriptions' rules and the server's public key.
@@ -39,6 +44,7 @@ public struct HeraldAPI: Sendable {
         let limiter = RateLimiter(limits)
         self.live = LiveHub(store: store, settings: live, logger: logger) { limiter.admit($0, kind: $1) }
         self.store = store
+        self.credentials = CredentialCache(store: store)
         self.logger = logger
         self.limiter = limiter
         self.attempts = attempts ?? FailedAttempts(rate: limits.anonymousRate, burst: limits.anonymousBurst, trustForwardedFor: false)
@@ -65,7 +71,7 @@ public struct HeraldAPI: Sendable {
         addHealth(to: router)
         addEmailLinks(to: router)
         let v1 = router.group("v1")
-            .add(middleware: AuthenticationMiddleware(store: store, attempts: attempts))
+            .add(middleware: AuthenticationMiddleware(store: store, credentials: credentials, attempts: attempts))
             .add(middleware: RateLimitMiddleware(limiter: limiter))
         addMe(to: v1)
         addDevices(to: v1)

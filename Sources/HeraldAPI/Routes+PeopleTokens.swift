@@ -57,6 +57,8 @@ extension HeraldAPI {
             try caller.requireAdmin("revoke a person's token")
             let token = try await personToken(context, caller: caller)
             _ = try await store.withTenant(caller.tenant) { try await $0.revokeCredential(id: token.id) }
+            // This server refuses it from the next request on; the others when they hear of it.
+            credentials.forget(tenant: caller.tenant.id)
             return Response(status: .noContent)
         }
     }

@@ -9,6 +9,8 @@ public struct Authentication: Sendable, Equatable {
     public let kind: CredentialKind
     /// The person a token acts as (nil for a tenant key).
     public let person: Person?
+    /// When the credential expires (nil: never).
+    public let expiresAt: Date?
 }
 
 /// Why a presented credential was refused.
@@ -43,7 +45,7 @@ extension Store {
         let rows = try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
             try await connection.query(
                 """
-                SELECT c.tenant_id, c.id, c.kind, c.person_id, c.secret_sha256, c.expires_at <= now() AS expired,
+                SELECT c.tenant_id, c.id, c.kind, c.person_id, c.secret_sha256, c.expires_at, c.expires_at <= now() AS expired,
                        c.revoked_at IS NOT NULL AS revoked, c.last_used_at > now() - interval '1 minute' AS used_lately,
                        t.slug, t.name, t.created_at,
                        p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at AS person_created_at
@@ -71,7 +73,7 @@ extension Store {
 }
 
 extension Authentication {
-    /// From a row with the credential's `tenant_id`, `id` and `person_id`, the tenant's
+    /// From a row with the credential's `tenant_id`, `id`, `person_id` and `expires_at`, the tenant's
     /// `slug`, `name`, `created_at`, and the person's columns (`email`, `display_name`,
     /// `locale`, `time_zone`, `is_admin`, `person_created_at`; NULL for a tenant key).
     init(_ row: PostgresRow, kind: CredentialKind) throws {
@@ -86,6 +88,6 @@ extension Authentication {
             tenant: Tenant(
                 id: try row.decode(column: "tenant_id"), slug: try row.decode(column: "slug"), name: try row.decode(column: "name"),
                 createdAt: try row.decode(column: "created_at")),
-            credentialID: try row.decode(column: "id"), kind: kind, person: person)
+            credentialID: try row.decode(column: "id"), kind: kind, person: person, expiresAt: try row.decode(column: "expires_at"))
     }
 }

@@ -57,7 +57,7 @@ extension Store {
                 """
                 SELECT s.secret_sha256, s.csrf_token, s.expires_at AS session_expires_at, s.expires_at <= now() AS session_expired,
                        s.ended_at IS NOT NULL AS ended,
-                       c.tenant_id, c.id, c.kind, c.person_id, c.expires_at <= now() AS expired, c.revoked_at IS NOT NULL AS revoked,
+                       c.tenant_id, c.id, c.kind, c.person_id, c.expires_at, c.expires_at <= now() AS expired, c.revoked_at IS NOT NULL AS revoked,
                        t.slug, t.name, t.created_at,
                        p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at AS person_created_at
                 FROM console_sessions s

@@ -22,7 +22,8 @@ extension DemoStory {
         let (urls, announce) = AsyncStream.makeStream(of: String.self)
         let application = try APIServer(api: api, host: "127.0.0.1", port: 0, tls: nil).application { announce.yield($0) }
         let services = ServiceGroup(
-            configuration: .init(services: [.init(service: application), .init(service: api.live)], logger: logger))
+            configuration: .init(
+                services: [.init(service: application), .init(service: api.credentialService), .init(service: api.live)], logger: logger))
         let running = Task {
             defer { announce.finish() }
             try await services.run()

@@ -122,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
             let application = try server.application { url in FileHandle.standardOutput.write(Data((url + "\n").utf8)) }
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
             if let worker { services.append(.init(service: worker)) }
+            services.append(.init(service: api.credentialService))
             // Last: shut down first, so sockets close with 1001 while requests still finish.
             services.append(.init(service: api.live))
             let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

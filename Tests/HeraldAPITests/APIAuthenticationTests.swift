@@ -50,6 +50,43 @@ import Testing
         }
     }
 
+    /// With the credential cache running (as `herald serve` runs it): a token revoked through
+    /// this server is refused on its next request; one revoked elsewhere once the database's
+    /// notification arrives (docs/api.md#credentials).
+    @Test func withTheCredentialCacheARevocationStillEndsTheToken() async throws {
+        try await APIHarness.with { api in
+            let listening = Task { await api.credentials.run() }
+            defer { listening.cancel() }
+            while api.credentials.listening != .connected { try await Task.sleep(for: .milliseconds(5)) }
+            let admin = try await api.key()
+            let token = try await api.token("chidi@acme.test")
+            for _ in 0..<3 { #expect(try await api.call("GET", "/v1/me", token: token).status == 200) }
+            let reads = api.credentials.databaseReads
+            #expect(try await api.call("GET", "/v1/me", token: token).status == 200)
+            #expect(api.credentials.databaseReads == reads, "answered from the cache")
+
+            let listed = try await api.call("GET", "/v1/people/chidi@acme.test/tokens", token: admin)
+            let id = try #require(listed.items.first?["id"] as? String)
+            #expect(try await api.call("DELETE", "/v1/people/chidi@acme.test/tokens/\(id)", token: admin).status == 204)
+            let next = try await api.call("GET", "/v1/me", token: token)
+            #expect(next.status == 401 && (next.json["detail"] as? String)?.contains("revoked") == true)
+
+            // Revoked by another process (here, the store directly): refused once heard.
+            let dana = try await api.token("dana@acme.test")
+            #expect(try await api.call("GET", "/v1/me", token: dana).status == 200)
+            try await api.store.withTenant(api.acme) { session in
+                let mine = try await session.credentials(kind: .personToken, person: "dana@acme.test")
+                _ = try await session.revokeCredential(id: try #require(mine.first?.id))
+            }
+            var status = 200
+            let start = ContinuousClock.now
+            while status == 200, ContinuousClock.now - start < .seconds(30) {
+                status = try await api.call("GET", "/v1/me", token: dana).status
+            }
+            #expect(status == 401)
+        }
+    }
+
     @Test func anotherTenantsIdsAreNotFoundExactlyLikeIdsThatDoNotExist() async throws {
         try await APIHarness.with { api in
             let alice = try await api.token("alice@acme.test")

@@ -35,6 +35,8 @@ struct APIHarness: Sendable {
     let base: String
     /// The live channel's hub of the server.
     let live: LiveHub
+    /// The server's credential cache (it answers only while a test runs it).
+    let credentials: CredentialCache
     private let send: @Sendable (_ method: String, _ path: String, _ headers: [(name: String, value: String)], _ body: [UInt8]) async throws -> Reply
 
     struct Reply: Sendable {
@@ -71,7 +73,8 @@ struct APIHarness: Sendable {
             case .router:
                 try await server.application().test(.router) { client in
                     try await body(
-                        APIHarness(store: store, acme: acme, globex: globex, base: "", live: api.live) { method, path, headers, bytes in
+                        APIHarness(store: store, acme: acme, globex: globex, base: "", live: api.live, credentials: api.credentials) {
+                            method, path, headers, bytes in
                             var fields = HTTPFields()
                             for (name, value) in headers {
                                 guard let name = HTTPField.Name(name) else { continue }
@@ -101,7 +104,8 @@ struct APIHarness: Sendable {
                     guard let base = await iterator.next() else { throw CancellationError() }
                     defer { group.cancelAll() }
                     try await body(
-                        APIHarness(store: store, acme: acme, globex: globex, base: base, live: api.live) { method, path, headers, bytes in
+                        APIHarness(store: store, acme: acme, globex: globex, base: base, live: api.live, credentials: api.credentials) {
+                            method, path, headers, bytes in
                             let response = try await http.send(
                                 HeraldHTTP.HTTPRequest(method: method, url: base + path, headers: headers, body: bytes, timeout: .seconds(30)))
                             return Reply(status: response.status, headers: response.headers, body: response.body)

@@ -48,7 +48,7 @@ extension Store {
         return try await pool.withTransaction(setup: DatabaseRole.authenticator.forTransaction) { connection in
             let rows = try await connection.query(
                 """
-                SELECT c.tenant_id, c.id, c.kind, p.id AS person_id, t.slug, t.name, t.created_at,
+                SELECT c.tenant_id, c.id, c.kind, c.expires_at, p.id AS person_id, t.slug, t.name, t.created_at,
                        p.email, p.display_name, p.locale, p.time_zone, p.is_admin, p.created_at AS person_created_at
                 FROM credentials c JOIN tenants t ON t.id = c.tenant_id
                 JOIN people p ON p.tenant_id = c.tenant_id AND p.id = \(person)
