@@ -66,15 +66,21 @@ cluster_ticks() {
     }
     END { print total + 0 }'
 }
-# cpu_split START_SERVE START_CLUSTER REQUESTS: µs of CPU a request, herald serve and PostgreSQL.
+# cpu_split START_SERVE START_CLUSTER REQUESTS [START_WAL]: µs of CPU a request, herald serve
+# and PostgreSQL (and the bytes of WAL a request wrote, from the WAL position before).
 cpu_split() {
-  local serve cluster
+  local serve cluster wal=""
   serve=$(($(process_ticks "$serve_pid") - $1))
   cluster=$(($(cluster_ticks) - $2))
-  awk -v s="$serve" -v c="$cluster" -v n="$3" -v hz="$ticks_per_second" 'BEGIN {
+  if [ -n "${4:-}" ]; then wal=$(($(wal_position) - $4)); fi
+  awk -v s="$serve" -v c="$cluster" -v n="$3" -v hz="$ticks_per_second" -v w="$wal" 'BEGIN {
     printf "CPU a request: herald serve %.0f µs, PostgreSQL %.0f µs, together %.0f µs (%d requests)\n",
-      s / hz / n * 1e6, c / hz / n * 1e6, (s + c) / hz / n * 1e6, n }'
+      s / hz / n * 1e6, c / hz / n * 1e6, (s + c) / hz / n * 1e6, n
+    if (w != "") printf "WAL a request: %.0f bytes\n", w / n }'
 }
+
+# wal_position: where PostgreSQL's write-ahead log is now, in bytes.
+wal_position() { database -Atc "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn" | cut -d. -f1; }
 requests_of() { awk '/requests in/ { print $1 }' "$1"; }
 
 # wrk prints "Non-2xx or 3xx responses: N" when any request was refused.
@@ -87,12 +93,13 @@ check() {
 # phase NAME TITLE: wrk with benchmarks/wrk/NAME.lua for the run's length, then the CPU split.
 phase() {
   echo; echo "== $1: $2, ${seconds}s, $connections connections"
-  local serve_before cluster_before
+  local serve_before cluster_before wal_before
+  wal_before=$(wal_position)
   serve_before=$(process_ticks "$serve_pid")
   cluster_before=$(cluster_ticks)
   wrk -t "$threads" -c "$connections" -d "${seconds}s" --latency -s "benchmarks/wrk/$1.lua" "$base" >"$work/$1.txt"
   check "$work/$1.txt"
-  cpu_split "$serve_before" "$cluster_before" "$(requests_of "$work/$1.txt")"
+  cpu_split "$serve_before" "$cluster_before" "$(requests_of "$work/$1.txt")" "$wal_before"
 }
 
 # The statistics autovacuum would gather within its next minute, now: a table that grew from

@@ -13,6 +13,8 @@ public struct BenchReport: Encodable, Sendable {
     public let rates: [String: Double]
     public let durationsSeconds: [String: Double]
     public let latencyMilliseconds: [String: Double]?
+    /// Every event's latency (the latency scenario's JSON), for pooling runs (benchmarks/pickup).
+    public let latencySamplesMilliseconds: [Double]?
     /// CPU time per delivery, in microseconds, by process and phase: "worker …" is this
     /// process (split by thread where it says so), "postgres …" the database server when it
     /// runs on this machine, "emulator per request" an emulator running as its own process.
@@ -26,7 +28,7 @@ public struct BenchReport: Encodable, Sendable {
     init(
         scenario: String, settings: BenchSettings, emulatorInProcess: Bool, parameters: [String: Int], counts: [String: Int],
         rates: [String: Double], durations: [String: Double], latency: [String: Double]?, cpu: [String: Double],
-        timeline: [LatencyTimeline.Second]? = nil
+        timeline: [LatencyTimeline.Second]? = nil, samples: [Double]? = nil
     ) {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -45,6 +47,7 @@ public struct BenchReport: Encodable, Sendable {
         self.rates = rates
         durationsSeconds = durations
         latencyMilliseconds = latency
+        latencySamplesMilliseconds = samples
         cpuMicrosecondsPerDelivery = cpu
         peakRSSMegabytes = Double(usage.ru_maxrss) / 1024
         self.emulatorInProcess = emulatorInProcess

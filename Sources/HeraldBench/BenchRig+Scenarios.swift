@@ -17,14 +17,18 @@ extension BenchRig {
         let total = tenants * people * devicesPerPerson
         let setupTime = setup.duration(to: .now)
         setup = .now
+        let walBeforeFanOut = try await store.serverActivity().walBytes
         let beforeFanOut = meter.sample()
         try await fanOutEverything()
         let fanOut = setup.duration(to: .now)
+        let walAfterFanOut = try await store.serverActivity().walBytes
         var cpu = meter.sample().perItem(since: beforeFanOut, items: total, phase: "fan-out", byThread: false)
         try await analyzeQueue()
+        let walBeforeDrain = try await store.serverActivity().walBytes
         let emulatorBefore = await emulator.cpuSeconds()
         let drained = try await drain()
         let emulatorAfter = await emulator.cpuSeconds()
+        let walAfterDrain = try await store.serverActivity().walBytes
         let counters = drained.counters
         let accepted = await acceptedCount()
         cpu.merge(drained.after.perItem(since: drained.before, items: counters.sent, phase: "send+acknowledge")) { $1 }
@@ -38,7 +42,12 @@ extension BenchRig {
                 "sent": counters.sent, "retried": counters.retried, "unanswered": counters.unanswered, "failed": counters.failed,
                 "lateAcknowledgements": counters.lateAcknowledgements, "acceptedByEmulator": accepted
             ],
-            rates: ["deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval],
+            rates: [
+                "deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval,
+                // What PostgreSQL's log grew by, a delivery (pg_stat_wal).
+                "WAL bytes/delivery, fan-out": Double(walAfterFanOut - walBeforeFanOut) / Double(max(total, 1)),
+                "WAL bytes/delivery, send+acknowledge": Double(walAfterDrain - walBeforeDrain) / Double(max(counters.sent, 1))
+            ],
             durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": drained.elapsed.timeInterval],
             cpu: cpu)
     }
@@ -82,7 +91,7 @@ extension BenchRig {
         counts.merge(LatencyTimeline.attribution(timeline)) { $1 }
         return report(
             scenario: "latency", parameters: ["rate": rate, "seconds": seconds], counts: counts,
-            latency: BenchReport.percentiles(events.map(\.milliseconds)), timeline: timeline)
+            latency: BenchReport.percentiles(events.map(\.milliseconds)), timeline: timeline, samples: events.map(\.milliseconds))
     }
 
     /// One message to a group of `people`: time from its commit until every delivery is
@@ -184,10 +193,10 @@ extension BenchRig {
     func report(
         scenario: String, parameters: [String: Int], counts: [String: Int] = [:], rates: [String: Double] = [:],
         durations: [String: Double] = [:], latency: [String: Double]? = nil, cpu: [String: Double] = [:],
-        timeline: [LatencyTimeline.Second]? = nil
+        timeline: [LatencyTimeline.Second]? = nil, samples: [Double]? = nil
     ) -> BenchReport {
         BenchReport(
             scenario: scenario, settings: settings, emulatorInProcess: emulator.isInProcess, parameters: parameters, counts: counts,
-            rates: rates, durations: durations, latency: latency, cpu: cpu, timeline: timeline)
+            rates: rates, durations: durations, latency: latency, cpu: cpu, timeline: timeline, samples: samples)
     }
 }
