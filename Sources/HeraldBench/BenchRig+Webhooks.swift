@@ -31,6 +31,7 @@ extension BenchRig {
         let local = HeraldEnvironment(variables, logger: logger)
         return try await local.withWebhookSender(store: store, worker: "bench-\(run)-webhooks", retention: .seconds(86_400)) { sender in
             setup = .now
+            let walBefore = try await store.serverActivity().walBytes
             let before = meter.sample()
             let receiverBefore = await emulator.cpuSeconds()
             let running = Task { await sender.run() }
@@ -49,6 +50,7 @@ extension BenchRig {
             let elapsed = setup.duration(to: .now)
             let after = meter.sample()
             let receiverAfter = await emulator.cpuSeconds()
+            let walAfter = try await store.serverActivity().walBytes
             sender.shutdown()
             await running.value
             let total = try await store.webhookMessages(tenant: tenant.id)
@@ -62,7 +64,11 @@ extension BenchRig {
                     // (The bench's own requests for the counts keep one connection of their own.)
                     "receiverConnections": received.connections - receivedBefore.connections
                 ],
-                rates: ["eventsPerSecond": Double(delivered) / elapsed.timeInterval],
+                rates: [
+                    "eventsPerSecond": Double(delivered) / elapsed.timeInterval,
+                    // Sending only: each message leased, settled, its attempt recorded (pg_stat_wal).
+                    "WAL bytes/event, sent": Double(walAfter - walBefore) / Double(max(events, 1))
+                ],
                 durations: ["setup": setupTime.timeInterval, "sent": elapsed.timeInterval], cpu: cpu)
         }
     }
