@@ -265,7 +265,8 @@ let package = Package(
                 server("NIOHTTPTypes", "swift-nio-extras"),
                 server("NIOHTTPTypesHTTP1", "swift-nio-extras"),
                 server("Crypto", "swift-crypto"),
-                server("Logging", "swift-log")
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle")
             ],
             plugins: ["EmbedFiles"]
         ),
