@@ -17,24 +17,28 @@ extension BenchRig {
         let total = tenants * people * devicesPerPerson
         let setupTime = setup.duration(to: .now)
         setup = .now
-        let walBeforeFanOut = try await store.serverActivity().walBytes
+        let walBeforeFanOut = await walPosition()
         let beforeFanOut = meter.sample()
         try await fanOutEverything()
         let fanOut = setup.duration(to: .now)
-        let walAfterFanOut = try await store.serverActivity().walBytes
+        let walAfterFanOut = await walPosition()
         var cpu = meter.sample().perItem(since: beforeFanOut, items: total, phase: "fan-out", byThread: false)
         try await analyzeQueue()
-        let walBeforeDrain = try await store.serverActivity().walBytes
+        let walBeforeDrain = await walPosition()
         let emulatorBefore = await emulator.cpuSeconds()
         let drained = try await drain()
         let emulatorAfter = await emulator.cpuSeconds()
-        let walAfterDrain = try await store.serverActivity().walBytes
+        let walAfterDrain = await walPosition()
         let counters = drained.counters
         let accepted = await acceptedCount()
         cpu.merge(drained.after.perItem(since: drained.before, items: counters.sent, phase: "send+acknowledge")) { $1 }
         if let before = emulatorBefore, let after = emulatorAfter, accepted > 0 {
             cpu["emulator per request"] = (after - before) * 1_000_000 / Double(accepted)
         }
+        var rates = ["deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval]
+        // What PostgreSQL's log grew by, a delivery (pg_stat_wal; left out when a reading failed).
+        rates["WAL bytes/delivery, fan-out"] = Self.perItem(from: walBeforeFanOut, to: walAfterFanOut, items: total)
+        rates["WAL bytes/delivery, send+acknowledge"] = Self.perItem(from: walBeforeDrain, to: walAfterDrain, items: counters.sent)
         return report(
             scenario: "burn-down",
             parameters: ["deliveries": total, "tenants": tenants, "devicesPerPerson": devicesPerPerson],
@@ -42,12 +46,7 @@ extension BenchRig {
                 "sent": counters.sent, "retried": counters.retried, "unanswered": counters.unanswered, "failed": counters.failed,
                 "lateAcknowledgements": counters.lateAcknowledgements, "acceptedByEmulator": accepted
             ],
-            rates: [
-                "deliveriesPerSecond": Double(counters.sent) / drained.elapsed.timeInterval,
-                // What PostgreSQL's log grew by, a delivery (pg_stat_wal).
-                "WAL bytes/delivery, fan-out": Double(walAfterFanOut - walBeforeFanOut) / Double(max(total, 1)),
-                "WAL bytes/delivery, send+acknowledge": Double(walAfterDrain - walBeforeDrain) / Double(max(counters.sent, 1))
-            ],
+            rates: rates,
             durations: ["setup": setupTime.timeInterval, "fanOut": fanOut.timeInterval, "burnDown": drained.elapsed.timeInterval],
             cpu: cpu)
     }

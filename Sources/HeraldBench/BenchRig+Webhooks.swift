@@ -31,7 +31,7 @@ extension BenchRig {
         let local = HeraldEnvironment(variables, logger: logger)
         return try await local.withWebhookSender(store: store, worker: "bench-\(run)-webhooks", retention: .seconds(86_400)) { sender in
             setup = .now
-            let walBefore = try await store.serverActivity().walBytes
+            let walBefore = await walPosition()
             let before = meter.sample()
             let receiverBefore = await emulator.cpuSeconds()
             let running = Task { await sender.run() }
@@ -50,7 +50,7 @@ extension BenchRig {
             let elapsed = setup.duration(to: .now)
             let after = meter.sample()
             let receiverAfter = await emulator.cpuSeconds()
-            let walAfter = try await store.serverActivity().walBytes
+            let walAfter = await walPosition()
             sender.shutdown()
             await running.value
             let total = try await store.webhookMessages(tenant: tenant.id)
@@ -67,8 +67,8 @@ extension BenchRig {
                 rates: [
                     "eventsPerSecond": Double(delivered) / elapsed.timeInterval,
                     // Sending only: each message leased, settled, its attempt recorded (pg_stat_wal).
-                    "WAL bytes/event, sent": Double(walAfter - walBefore) / Double(max(events, 1))
-                ],
+                    "WAL bytes/event, sent": Self.perItem(from: walBefore, to: walAfter, items: events)
+                ].compactMapValues { $0 },
                 durations: ["setup": setupTime.timeInterval, "sent": elapsed.timeInterval], cpu: cpu)
         }
     }

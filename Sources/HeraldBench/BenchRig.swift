@@ -131,6 +131,19 @@ public final class BenchRig: Sendable {
 
     /// A queue that has been running has statistics; one bulk-loaded a moment ago has none
     /// until autovacuum comes by, and its plans are a lottery until then.
+    /// Where PostgreSQL's log is (pg_stat_wal's bytes), or nil when it cannot be read: a
+    /// measurement only, which a database that failed over mid-run must not fail.
+    func walPosition() async -> Int64? {
+        try? await store.serverActivity().walBytes
+    }
+
+    /// Bytes of log an item between two positions; nil when either is missing or the log
+    /// went back (another server after a failover).
+    static func perItem(from start: Int64?, to end: Int64?, items: Int) -> Double? {
+        guard let start, let end, end >= start else { return nil }
+        return Double(end - start) / Double(max(items, 1))
+    }
+
     func analyzeQueue() async throws {
         try await store.analyze(.queue)
     }

@@ -346,12 +346,15 @@ public final class LiveBench: Sendable {
         let server: Double
         let client: Double
         let postgres: Double?
+        /// What PostgreSQL's log grew by (pg_stat_wal), when it could be read.
+        let walBytes: Int64?
 
         func perItem(_ count: Int, _ item: String) -> String {
             let per = 1_000 / Double(max(1, count))
             return "  CPU: herald \(format(server)) s (\(format(server * per)) ms a \(item)), PostgreSQL "
                 + (postgres.map { "\(format($0)) s (\(format($0 * per)) ms a \(item))" } ?? "n/a")
                 + ", this client \(format(client)) s (\(format(client * per)) ms a \(item)) over \(format(seconds)) s"
+                + (walBytes.map { "; WAL \(Int64(Double($0) / Double(max(1, count)))) bytes a \(item)" } ?? "")
         }
     }
 
@@ -360,13 +363,16 @@ public final class LiveBench: Sendable {
         let clientBefore = ProcessMeter.ownCPUSeconds()
         let meter = postgres.withLock { $0 }
         let postgresBefore = meter?.sample().server
+        let walBefore = try? await store.serverActivity().walBytes
         let started = ContinuousClock.now
         let result = try await body()
+        let walAfter = try? await store.serverActivity().walBytes
         let postgresAfter = meter?.sample().server
         let cost = Cost(
             seconds: (ContinuousClock.now - started).inMilliseconds / 1_000, server: ProcessMeter.cpuSeconds(of: server.pid) - serverBefore,
             client: ProcessMeter.ownCPUSeconds() - clientBefore,
-            postgres: postgresBefore.flatMap { before in postgresAfter.map { $0 - before } })
+            postgres: postgresBefore.flatMap { before in postgresAfter.map { $0 - before } },
+            walBytes: walBefore.flatMap { before in walAfter.map { $0 - before } })
         return (cost, result)
     }
 
