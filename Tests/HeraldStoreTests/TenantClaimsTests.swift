@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 /// The list in docs/operating/scaling.md of the statements that claim or lock work under a
-/// lease, and whether each names its tenant (what Citus needs to route `SKIP LOCKED`, DESIGN's
-/// path beyond one primary), is the code's: this test reads the store's statements and fails
-/// when the list and the code differ.
+/// lease, and whether each names its tenant (what Citus needs to route `SKIP LOCKED`, the path
+/// beyond one primary that page describes), is the code's: this test reads the store's
+/// statements and fails when the list and the code differ.
 struct TenantClaimsTests {
     /// Where a claim stands on naming its tenant.
     enum Scope: String, CaseIterable {
