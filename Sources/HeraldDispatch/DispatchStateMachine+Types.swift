@@ -51,9 +51,9 @@ extension DispatchStateMachine {
     /// What the acknowledgement loop does next.
     enum AcknowledgementAction {
         /// Write the providers' pauses and resumptions, then the outcomes (`again`: the last
-        /// write of them failed without an answer, so it may have been committed); then
-        /// `acknowledgementsWritten` or `acknowledgementsFailed`.
-        case write([Acknowledgement], changes: [SendGate.Change], again: Bool)
+        /// write of them failed without an answer, so it may have been committed) and remove
+        /// the leases they finish; then `acknowledgementsWritten` or `acknowledgementsFailed`.
+        case write([Acknowledgement], changes: [SendGate.Change], again: Bool, finishing: [DeliveryLease])
         /// Sleep until then, or until woken (a full batch, a pause, the end of sending).
         case sleep(until: Instant)
         case finish

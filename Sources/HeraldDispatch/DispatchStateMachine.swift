@@ -45,6 +45,8 @@ struct DispatchStateMachine {
     /// transaction leases with the time it began: one that took seven seconds on a loaded
     /// machine handed over leases with three left.)
     private var held: [UUID: Instant] = [:]
+    /// Each lease's deliveries still in hand: the outcome of its last one removes it.
+    private var openLeases: [DeliveryLease: Int] = [:]
     /// Something may be waiting in the delivery queue (a hint from another worker, a retry,
     /// a reclaimed lease): the send loop claims on its next turn.
     private var queueHint = false
@@ -286,7 +288,14 @@ struct DispatchStateMachine {
             acknowledgements = []
             gateChanges = []
         }
-        return .write(acknowledgements, changes: gateChanges, again: writeAgain)
+        return .write(acknowledgements, changes: gateChanges, again: writeAgain, finishing: finishing(acknowledgements))
+    }
+
+    /// The leases whose last deliveries in hand `batch` settles.
+    private func finishing(_ batch: [Acknowledgement]) -> [DeliveryLease] {
+        var settled: [DeliveryLease: Int] = [:]
+        for acknowledgement in batch { settled[DeliveryLease(tenantID: acknowledgement.tenantID, id: acknowledgement.leaseID), default: 0] += 1 }
+        return settled.compactMap { lease, count in openLeases[lease] == count ? lease : nil }
     }
 
     /// A batch was written (`counted`: those whose lease still held).
@@ -298,7 +307,11 @@ struct DispatchStateMachine {
         writeAgain = false
         // Written: their slots are free for the next sends.
         counters.inFlight -= batch.count
-        for acknowledgement in batch { held[acknowledgement.deliveryID] = nil }
+        for acknowledgement in batch {
+            held[acknowledgement.deliveryID] = nil
+            let lease = DeliveryLease(tenantID: acknowledgement.tenantID, id: acknowledgement.leaseID)
+            if let open = openLeases[lease] { openLeases[lease] = open > 1 ? open - 1 : nil }
+        }
         let late = batch.count - counted
         counters.lateAcknowledgements += late
         let requeued = batch.contains { $0.status == .queued }
@@ -360,6 +373,9 @@ struct DispatchStateMachine {
     mutating func statisticsChecked(at now: Instant) { lastStatistics = now }
 
     private mutating func hold(_ deliveries: [ClaimedDelivery], leasedAt: Instant) {
-        for delivery in deliveries { held[delivery.id] = leasedAt + settings.lease }
+        for delivery in deliveries {
+            held[delivery.id] = leasedAt + settings.lease
+            openLeases[DeliveryLease(tenantID: delivery.tenantID, id: delivery.leaseID), default: 0] += 1
+        }
     }
 }

@@ -8,7 +8,7 @@ extension Dispatcher {
     func ackLoop() async {
         while true {
             switch state.withLock({ $0.nextAcknowledgements(at: .now) }) {
-            case .write(let batch, let changes, let again):
+            case .write(let batch, let changes, let again, let finishing):
                 for change in changes {
                     do {
                         switch change {
@@ -25,7 +25,7 @@ extension Dispatcher {
                 // next batch filling up does.
                 var wakeUp = ackSignal
                 do {
-                    let counted = batch.isEmpty ? [] : try await queue.acknowledge(batch, again: again)
+                    let counted = try await queue.acknowledge(batch, finishing: finishing, again: again)
                     failures.outcomes.succeeded()
                     let written = state.withLock { $0.acknowledgementsWritten(batch, counted: counted.count, at: .now) }
                     if !batch.isEmpty { sendSignal.signal() }

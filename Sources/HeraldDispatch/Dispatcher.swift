@@ -252,7 +252,7 @@ public final class Dispatcher: Sendable {
             Acknowledgement(
                 tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID,
                 provider: delivery.provider,
-                attempt: delivery.attempt,
+                attempt: delivery.attempt, leaseID: delivery.leaseID,
                 status: status, outcome: outcome, nextAttemptAt: next, httpStatus: http, messageID: messageID, error: error,
                 startedAt: started, finishedAt: finished, spent: spent, attempted: attempted, attemptID: delivery.id.v7Sibling())
         }

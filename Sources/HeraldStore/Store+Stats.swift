@@ -118,9 +118,10 @@ extension Store {
             }
             let queueRow = try await connection.query(
                 """
-                SELECT count(*) FILTER (WHERE status = 'queued' AND due_at <= now())::int,
+                SELECT count(*) FILTER (WHERE status = 'queued' AND due_at <= now() AND NOT herald_delivery_leased(tenant_id, id))::int,
                        count(*) FILTER (WHERE status = 'queued' AND due_at > now())::int,
-                       count(*) FILTER (WHERE status = 'sending')::int
+                       -- Being sent: under a worker's lease (`delivery_leases`).
+                       count(*) FILTER (WHERE status = 'sending' OR status = 'queued' AND herald_delivery_leased(tenant_id, id))::int
                 FROM deliveries WHERE status IN ('queued', 'sending') AND (\(tenantID)::uuid IS NULL OR tenant_id = \(tenantID))
                 """
             ).single()

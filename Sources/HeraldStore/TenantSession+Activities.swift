@@ -146,6 +146,8 @@ extension TenantSession {
                 FROM notifications n
                 WHERE d.tenant_id = \(tenantID) AND d.status = 'queued' AND n.tenant_id = d.tenant_id AND n.id = d.notification_id
                   AND n.activity_id = \(id) AND EXISTS (SELECT FROM moved)
+                  -- (One a worker is sending now has been taken: it is left to its outcome.)
+                  AND NOT herald_delivery_leased(d.tenant_id, d.id)
                   -- (A Live Activity's start is never moot: the next update brings it up to date.)
                   AND n.kind <> \(LiveActivityContent.Event.start.notificationKind)
                   AND n.id >= \(id.v7Floor) AND n.id < \(ceiling) AND d.id >= \(id.v7Floor) AND d.id < \(ceiling)

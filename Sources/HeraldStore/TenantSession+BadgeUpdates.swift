@@ -52,6 +52,7 @@ extension TenantSession {
                 UPDATE deliveries d SET status = 'cancelled', last_error = 'superseded: a newer badge update', updated_at = now()
                 FROM recent r
                 WHERE d.tenant_id = \(tenantID) AND d.id = ANY(r.waiting) AND d.device_id = r.device_id AND d.status = 'queued'
+                  AND NOT herald_delivery_leased(d.tenant_id, d.id)
             ), told AS (
                 INSERT INTO notifications (tenant_id, id, event_id, kind, recipient_id, app, title, body, data, badge, sound, thread_id,
                                            status, event_at, decision)

@@ -192,7 +192,7 @@ import Testing
             kill(worker.processIdentifier, SIGTERM)
             await worker.waitForExit()
             #expect(worker.terminationReason == .exit && worker.terminationStatus == 0)
-            let held = try await pool.query("SELECT count(*) FROM deliveries WHERE status = 'sending'").single().decode(Int.self, at: 0)
+            let held = try await pool.query("SELECT count(*) FROM delivery_leases").single().decode(Int.self, at: 0)
             #expect(held == 0)
         }
     }

@@ -22,7 +22,7 @@ import Testing
                 let batch = claimed.map {
                     Acknowledgement(
                         tenantID: $0.tenantID, deliveryID: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider,
-                        attempt: $0.attempt, status: .sent,
+                        attempt: $0.attempt, leaseID: $0.leaseID, status: .sent,
                         outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m-\($0.id)", error: nil, startedAt: started,
                         finishedAt: started.addingTimeInterval(0.01), attemptID: $0.id.v7Sibling())
                 }

@@ -30,13 +30,15 @@ struct DispatchStateMachineTests {
         return ClaimedDelivery(
             tenantID: UUID(), id: UUID(), notificationID: UUID(), deviceID: UUID(), provider: provider, app: .member, attempt: 1,
             firstAttemptAt: now, deadlineAt: now.addingTimeInterval(3600), token: "token", address: .token, deviceActive: true,
-            content: NotificationContent(title: "t", body: "b", data: [:], badge: 0, sound: false, threadID: "t"), eventAt: now, claimedAt: now)
+            content: NotificationContent(title: "t", body: "b", data: [:], badge: 0, sound: false, threadID: "t"), eventAt: now, claimedAt: now,
+            leaseID: UUID())
     }
 
     func acknowledgement(of delivery: ClaimedDelivery, _ status: DeliveryStatus = .sent) -> Acknowledgement {
         Acknowledgement(
             tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID, deviceID: delivery.deviceID,
-            provider: delivery.provider, attempt: delivery.attempt, status: status, outcome: status == .sent ? .delivered : .retry,
+            provider: delivery.provider, attempt: delivery.attempt, leaseID: delivery.leaseID, status: status,
+            outcome: status == .sent ? .delivered : .retry,
             nextAttemptAt: nil, httpStatus: 200, messageID: nil, error: nil, startedAt: Date(), finishedAt: Date())
     }
 
@@ -51,7 +53,7 @@ struct DispatchStateMachineTests {
     }
 
     func written(_ action: DispatchStateMachine.AcknowledgementAction) -> [Acknowledgement]? {
-        if case .write(let batch, _, _) = action { return batch }
+        if case .write(let batch, _, _, _) = action { return batch }
         return nil
     }
 
@@ -173,7 +175,7 @@ struct DispatchStateMachineTests {
         let first = written(machine.nextAcknowledgements(at: at(30))) ?? []
         #expect(machine.acknowledgementsFailed(first, at: at(31)) == .sleep(until: at(231)))
         _ = machine.finished(acknowledgement(of: two))
-        guard case .write(let retried, _, let again) = machine.nextAcknowledgements(at: at(240)) else {
+        guard case .write(let retried, _, let again, _) = machine.nextAcknowledgements(at: at(240)) else {
             Issue.record("the failed batch is written again")
             return
         }
@@ -294,7 +296,7 @@ struct DispatchStateMachineTests {
         #expect(claim(machine.nextSend(at: at(1)))?.paused == [.apns])
         _ = machine.claimed([], asked: at(2), at: at(2))
         machine.outboxLooked(idle: true)
-        guard case .write(_, let changes, _) = machine.nextAcknowledgements(at: at(3)) else {
+        guard case .write(_, let changes, _, _) = machine.nextAcknowledgements(at: at(3)) else {
             Issue.record("the pause is written")
             return
         }

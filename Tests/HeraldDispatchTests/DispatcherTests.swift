@@ -160,9 +160,12 @@ import Testing
             #expect(claimed == [1, 0, 0])
             #expect(try await harness.count("SELECT count(*) FROM notifications") == 1)
             #expect(try await harness.count("SELECT count(*) FROM deliveries") == 2)
+            // Leased to the worker in one row; the deliveries written once, as queued.
+            #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'queued' AND attempts = 0") == 2)
             #expect(
                 try await harness.count(
-                    "SELECT count(*) FROM deliveries WHERE status = 'sending' AND lease_owner = 'fan-out-worker' AND attempts = 1") == 1)
+                    "SELECT count(*) FROM delivery_leases l, unnest(l.deliveries, l.attempts) m(id, a) WHERE l.worker = 'fan-out-worker' AND m.a = 0"
+                ) == 1)
             // The dispatcher finds the event done and adds nothing.
             let counters = try await harness.drain()
             #expect(counters.eventsFannedOut == 0)
@@ -272,7 +275,7 @@ import Testing
         let now = Date()
         return Acknowledgement(
             tenantID: delivery.tenantID, deliveryID: delivery.id, notificationID: delivery.notificationID,
-            deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt,
+            deviceID: delivery.deviceID, provider: delivery.provider, attempt: delivery.attempt, leaseID: delivery.leaseID,
             status: .sent, outcome: .delivered, nextAttemptAt: nil, httpStatus: 200, messageID: "m", error: nil,
             startedAt: now, finishedAt: now)
     }
@@ -292,7 +295,7 @@ import Testing
                 let second = try await dispatcher.queue.claimDeliveries(limit: 10)
                 #expect(second.map(\.id) == first.map(\.id) && second.map(\.attempt) == first.map { $0.attempt + 1 })
                 #expect(try await dispatcher.queue.acknowledge(first.map(Self.sent)).isEmpty)
-                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE status = 'sending'") == 1)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_leases WHERE worker = 'stalled'") == 1)
                 #expect(try await dispatcher.queue.acknowledge(second.map(Self.sent)) == Set(second.map(\.id)))
             }
             #expect(try await harness.count("SELECT count(*) FROM delivery_attempt_history WHERE worker = 'stalled' AND NOT counted") == 1)

@@ -59,12 +59,12 @@ import Testing
             try await harness.withDispatcher(.init(worker: "stalled", lease: .seconds(60))) { stalled in
                 let held = try await stalled.queue.claimDeliveries(limit: 10)
                 #expect(held.count == 1)
-                let expire = "UPDATE deliveries SET lease_expires_at = now() - interval '1 second'"
+                let expire = "UPDATE delivery_leases SET expires_at = now() - interval '1 second'"
                 try await harness.store.pool.query("\(unsafeRaw: expire)")
                 #expect(try await stalled.queue.reclaimExpiredLeases(except: held.map(\.id)) == 0)
                 // Renewed, it is this worker's again for a lease.
                 #expect(try await stalled.queue.renewLeases(held.map(\.id)) == held.map(\.id))
-                #expect(try await harness.count("SELECT count(*) FROM deliveries WHERE lease_expires_at > now() + interval '30 seconds'") == 1)
+                #expect(try await harness.count("SELECT count(*) FROM delivery_leases WHERE expires_at > now() + interval '30 seconds'") == 1)
                 try await harness.store.pool.query("\(unsafeRaw: expire)")
                 let reclaimed = try await harness.withDispatcher(.init(worker: "other")) { other in
                     try await other.queue.reclaimExpiredLeases(except: held.map(\.id))

@@ -18,8 +18,9 @@ struct TenantClaimsTests {
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
 
-    /// Every function of the store whose SQL locks rows with `SKIP LOCKED` or takes a lease
-    /// (`SET … lease_owner = \(worker)`), as `Type.function`, with its scope.
+    /// Every function of the store whose SQL locks rows with `SKIP LOCKED`, takes a lease
+    /// (`SET … lease_owner = \(worker)`, a row of `delivery_leases`) or a tenant's turn to claim,
+    /// as `Type.function`, with its scope.
     static func claimsInTheCode() throws -> [String: Scope] {
         let sources = root.appendingPathComponent("Sources/HeraldStore")
         let files =
@@ -43,13 +44,15 @@ struct TenantClaimsTests {
                 }
                 let takesWork = statements.contains {
                     $0.contains("SKIP LOCKED") || ($0.contains("SET ") && $0.contains("lease_owner = \\(worker)"))
+                        || $0.contains("INSERT INTO delivery_leases") || $0.contains("pg_advisory_xact_lock(\\(Self.claimLockClass)")
                 }
                 guard takesWork else { continue }
                 let body = statements.joined(separator: "\n")
                 let scope: Scope =
                     if type == "TenantSession" || body.contains("tenant_id = \\(tenant") {
                         .named
-                    } else if body.contains("tenantScope:") {
+                    } else if body.contains("tenantScope:") || body.contains("current_setting('herald.claiming'") {
+                        // (A claim's tenants are those whose turn `claimTurns` took.)
                         .onlyTenant
                     } else {
                         .notNamed

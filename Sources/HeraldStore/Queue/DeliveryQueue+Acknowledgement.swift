@@ -5,7 +5,8 @@ import HeraldPostgres
 extension DeliveryQueue {
     /// Records a batch of attempts. Only deliveries this worker still holds the lease on
     /// change state; every attempt is recorded, marked `counted` or not. A dead token
-    /// deactivates its device whatever became of the lease.
+    /// deactivates its device whatever became of the lease. The leases in `finishing` (those
+    /// whose last deliveries this batch settles) are removed with it.
     ///
     /// Writing the same batch again is harmless: an attempt keeps its id (`attemptID`), so an
     /// attempt already recorded is not recorded twice. With
@@ -13,14 +14,14 @@ extension DeliveryQueue {
     /// during the statement), a delivery whose attempt was recorded and counted then counts.
     /// - Returns: the ids of the deliveries whose acknowledgement counted.
     @discardableResult
-    public func acknowledge(_ batch: [Acknowledgement], again: Bool = false) async throws -> Set<UUID> {
-        guard !batch.isEmpty else { return [] }
-        let rows = try await pool.query(acknowledgement(batch, again: again))
+    public func acknowledge(_ batch: [Acknowledgement], finishing: [DeliveryLease] = [], again: Bool = false) async throws -> Set<UUID> {
+        guard !batch.isEmpty || !finishing.isEmpty else { return [] }
+        let rows = try await pool.query(acknowledgement(batch, finishing: finishing, again: again))
         return Set(try rows.map { try $0.decode(UUID.self, at: 0) })
     }
 
     /// The statement `acknowledge` runs (tests look at its plan).
-    func acknowledgement(_ batch: [Acknowledgement], again: Bool = false) -> PostgresQuery {
+    func acknowledgement(_ batch: [Acknowledgement], finishing: [DeliveryLease] = [], again: Bool = false) -> PostgresQuery {
         let (lower, upper) = (window.lower, window.upper)
         // (Read only when a batch is sent again: rare, so its plan need not be pruned.) What
         // the earlier write counted: an attempt row, or a first attempt kept on its delivery.
@@ -51,6 +52,15 @@ extension DeliveryQueue {
                   AND d.sent_attempt_id = i.attempt_id AND d.id >= '\(lower.uuidString)' AND d.id < '\(upper.uuidString)')
             """
             : ""
+        // Written again, a delivery whose attempt the earlier write recorded is not settled
+        // again (an unanswered send would be counted twice).
+        let recordedBefore =
+            again
+            ? """
+             AND NOT EXISTS (
+                SELECT 1 FROM delivery_attempts a WHERE a.tenant_id = i.tenant_id AND a.delivery_id = i.id AND a.id = i.attempt_id)
+            """
+            : ""
         return """
             WITH input AS (
                 SELECT *, \(worker)::text AS worker, (status = 'sent' AND attempt = 1 AND attempted) AS kept FROM unnest(
@@ -60,14 +70,15 @@ extension DeliveryQueue {
                     \(batch.map(\.nextAttemptAt))::timestamptz[], \(batch.map(\.httpStatus))::int[], \(batch.map(\.messageID))::text[],
                     \(batch.map(\.error))::text[], \(batch.map(\.startedAt))::timestamptz[], \(batch.map(\.finishedAt))::timestamptz[],
                     \(batch.map(\.spent))::bool[], \(batch.map(\.attempted))::bool[],
-                    \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[], \(batch.map(\.provider.rawValue))::text[])
+                    \(batch.map { $0.attemptID ?? $0.deliveryID.v7Sibling() })::uuid[], \(batch.map(\.provider.rawValue))::text[],
+                    \(batch.map(\.leaseID))::uuid[])
                 AS i(tenant_id, id, notification_id, device_id, attempt, status, outcome, next_at, http_status, message_id, error, started_at,
-                     finished_at, spent, attempted, attempt_id, provider)
+                     finished_at, spent, attempted, attempt_id, provider, lease_id)
             ), acked AS (
                 UPDATE deliveries d
-                SET status = i.status, due_at = coalesce(i.next_at, d.due_at), lease_owner = NULL, lease_expires_at = NULL,
-                    attempts = d.attempts - CASE WHEN i.spent THEN 0 ELSE 1 END,
-                    first_attempt_at = CASE WHEN NOT i.spent AND d.attempts = 1 THEN NULL ELSE d.first_attempt_at END,
+                SET status = i.status, due_at = coalesce(i.next_at, d.due_at),
+                    attempts = d.attempts + CASE WHEN i.spent THEN 1 ELSE 0 END,
+                    first_attempt_at = CASE WHEN i.spent THEN coalesce(d.first_attempt_at, i.started_at) ELSE d.first_attempt_at END,
                     http_status = coalesce(i.http_status, d.http_status), message_id = coalesce(i.message_id, d.message_id),
                     last_error = i.error, sent_at = CASE WHEN i.status = 'sent' THEN i.finished_at ELSE d.sent_at END,
                     unanswered = d.unanswered + CASE WHEN i.outcome = 'unanswered' THEN 1 ELSE 0 END,
@@ -78,23 +89,20 @@ extension DeliveryQueue {
                     sent_attempt_started_at = CASE WHEN i.kept THEN i.started_at ELSE d.sent_attempt_started_at END,
                     updated_at = now()
                 FROM input i
-                -- Only a lease holder has a lease_owner (a CHECK ties it to status 'sending'),
-                -- so status is not tested: that would bring in the partial index on leased
-                -- rows. And the owner is compared with a column of the input, not with a
-                -- constant: statistics taken while nobody held a lease (or naming other
-                -- workers) make the planner expect at most one delivery to match a constant;
-                -- it then scanned the table and, for every leased row, the whole batch again
-                -- (measured: 1 s for 1,500 acknowledgements). As a join condition the owner
-                -- leaves the table's estimate whole: each row is looked up by key, or a small
-                -- table is hashed against the batch once.
+                -- Under the lease it was claimed with, still this worker's (a lease that ran
+                -- out and was swept is gone; `reclaimExpiredLeases`), and at the attempt it
+                -- was claimed at: a worker that stalled past its lease and claimed the
+                -- delivery again must not count the first send's answer while the second is
+                -- in flight (benchmarks/chaos's disk-full phase). The delivery's status is not
+                -- tested (it is `queued` while leased): that would bring in the partial index
+                -- of queued rows, where each row is found by its key. The owner is compared
+                -- with a column of the input, not a constant, which statistics taken while
+                -- nobody held a lease made the planner expect to match nothing.
                 -- (A leased delivery is live: it lies within the window.)
-                -- The attempt too: the lease this answer was sent under, not a later one. A
-                -- worker that stalled past its lease and claimed the delivery again counted
-                -- the first send's answer while the second was in flight, and the delivery
-                -- reached the phone twice with one send counted (benchmarks/chaos's disk-full
-                -- phase; BenchCLITests' burn-down on a loaded machine).
-                WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id AND d.lease_owner = i.worker
-                  AND d.attempts = i.attempt AND d.id >= \(lower) AND d.id < \(upper)
+                WHERE d.tenant_id = i.tenant_id AND d.notification_id = i.notification_id AND d.id = i.id
+                  AND d.attempts = i.attempt - 1 AND d.id >= \(lower) AND d.id < \(upper)
+                  AND EXISTS (SELECT 1 FROM delivery_leases l
+                              WHERE l.tenant_id = i.tenant_id AND l.id = i.lease_id AND l.worker = i.worker AND d.id = ANY (l.deliveries))\(unsafeRaw: recordedBefore)
                 -- (What the webhooks are told of comes from here, not from the batch again.)
                 RETURNING d.tenant_id, d.id, i.notification_id, i.device_id, i.status, i.attempt, i.http_status, i.error
             ), recorded AS (
@@ -127,6 +135,11 @@ extension DeliveryQueue {
                   AND v.tenant_id = i.tenant_id AND v.id = i.device_id AND v.deactivated_at IS NULL
                   AND (i.outcome <> 'delivered' OR v.refusals > 0)
                 RETURNING v.tenant_id, v.id, v.person_id, v.app, v.platform, v.provider, v.deactivation_reason, v.deactivated_at IS NOT NULL AS deactivated
+            ), finished AS (
+                -- The leases whose last deliveries this batch settles.
+                DELETE FROM delivery_leases l
+                USING unnest(\(finishing.map(\.tenantID))::uuid[], \(finishing.map(\.id))::uuid[]) AS f(tenant_id, id)
+                WHERE l.tenant_id = f.tenant_id AND l.id = f.id AND l.worker = \(worker)
             ), told AS (
                 -- What became of each notification, and each dead token, for tenants with a
                 -- webhook endpoint (docs/webhooks.md): rows of the durable feed no socket sees.

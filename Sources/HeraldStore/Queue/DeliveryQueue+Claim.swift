@@ -7,8 +7,15 @@ extension DeliveryQueue {
     /// any: the batch is filled round robin across tenants, so one tenant's burst cannot
     /// hold back another's single notification by more than a batch. Providers this worker
     /// holds back (`paused`) are skipped; other workers may take their deliveries.
+    ///
+    /// The deliveries are not written: each tenant's share is one row of `delivery_leases`
+    /// (docs/operating/scaling.md#a-delivery-written-twice). Claims of one tenant take turns
+    /// (`claimTurns`), in one round trip with the claim.
     public func claimDeliveries(limit: Int, paused: [PushProvider] = []) async throws -> [ClaimedDelivery] {
-        let rows = try await pool.query(claim(limit: limit, paused: paused))
+        let rows = try await pool.withTransaction { connection in
+            connection.enqueue(claimTurns(paused: paused))
+            return try await connection.query(claim(limit: limit, paused: paused), followedBy: "COMMIT")
+        }
         let decoder = JSONDecoder()
         // A notification's deliveries share its data: each text is decoded once a batch.
         var decoded: [String: PushPayload] = [:]
@@ -30,6 +37,7 @@ extension DeliveryQueue {
             let (eventAt, claimedAt, address) = (try next(Date.self), try next(Date.self), try next(String.self))
             let liveText = try next(String?.self)
             let (p256dh, auth, unanswered) = (try next(String?.self), try next(String?.self), try next(Int.self))
+            let lease = try next(UUID.self)
             let data: PushPayload
             if let known = decoded[dataText] {
                 data = known
@@ -48,87 +56,108 @@ extension DeliveryQueue {
                 provider: PushProvider(rawValue: provider) ?? .fcm, app: AppKind(rawValue: app) ?? .member, attempt: attempt,
                 firstAttemptAt: firstAttemptAt, deadlineAt: deadlineAt, token: token, address: DeviceAddress(rawValue: address) ?? .token,
                 deviceActive: deviceActive, content: content.sent(as: notificationID), eventAt: eventAt, claimedAt: claimedAt,
-                subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth), unansweredBefore: unanswered)
+                subscription: Self.subscription(endpoint: token, p256dh: p256dh, auth: auth), unansweredBefore: unanswered, leaseID: lease)
         }
     }
 
-    /// The statement `claimDeliveries` runs (tests look at its plan). `claimDeliveries` reads
-    /// its columns by position: their order is part of it.
+    /// The advisory lock class of a tenant's claims ("DC"; the key is a hash of the tenant).
+    static let claimLockClass: Int32 = 0x4443
+
+    /// The statement before a claim, in its transaction: it waits for the turn of each tenant
+    /// with deliveries due, in one order (so that two claimers never wait for each other in a
+    /// circle), and names them in `herald.claiming` for the claim.
+    ///
+    /// Why turns: a claim leaves the deliveries as they are and writes a lease, which a claim
+    /// whose snapshot was taken before that lease committed cannot see; nothing it updates
+    /// would make it look again, and it would take the same deliveries. The claim is the
+    /// next statement, so its snapshot is taken once the turn is held, after the previous
+    /// holder committed. (A turn lasts one claim, milliseconds; fan-out's own leases need
+    /// none: no one else can see the deliveries it creates before its lease commits.)
+    func claimTurns(paused: [PushProvider]) -> PostgresQuery {
+        let (lower, upper) = (window.lower, window.upper)
+        return """
+            WITH busy AS MATERIALIZED (
+                SELECT t.id FROM tenants t
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM deliveries d
+                    WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
+                      AND d.id >= \(lower) AND d.id < \(upper)
+                      AND NOT d.provider = ANY(\(paused.map(\.rawValue))::text[])
+                    LIMIT 1) due
+                WHERE true\(tenantScope: "t.id", tenants)
+                ORDER BY t.id
+            ), turns AS MATERIALIZED (
+                SELECT b.id, pg_advisory_xact_lock(\(Self.claimLockClass)::int, hashtext(b.id::text)) FROM busy b
+            )
+            SELECT set_config('herald.claiming', coalesce(string_agg(id::text, ','), ''), true) FROM turns
+            """
+    }
+
+    /// What a claim reads of each delivery it takes (it writes none).
+    static let claimedColumns = """
+        d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at, d.unanswered, d.due_at
+        """
+
+    /// The statement `claimDeliveries` runs (tests look at its plan), after `claimTurns` in
+    /// the same transaction. `claimDeliveries` reads its columns by position: their order is
+    /// part of it.
     func claim(limit: Int, paused: [PushProvider] = []) -> PostgresQuery {
         let (lower, upper) = (window.lower, window.upper)
         return """
             WITH paused AS (
                 SELECT unnest(\(paused.map(\.rawValue))::text[]) AS provider
             ), busy AS (
-                -- One look per tenant into its due deliveries (a LIMIT, not EXISTS: as a
-                -- semi-join over the partitions, the planner hashed the tenants against a scan
-                -- of the whole partition, 50 ms a claim in a burn-down).
-                SELECT t.id FROM tenants t
-                CROSS JOIN LATERAL (
-                    SELECT 1 FROM deliveries d
-                    WHERE d.tenant_id = t.id AND d.status = 'queued' AND d.due_at <= now()
-                      AND d.id >= \(lower) AND d.id < \(upper)
-                      AND d.provider NOT IN (SELECT provider FROM paused)
-                    LIMIT 1) due
-                WHERE true\(tenantScope: "t.id", tenants)
+                -- The tenants whose turn this claim holds (`claimTurns`).
+                SELECT unnest(string_to_array(nullif(current_setting('herald.claiming', true), ''), ','))::uuid AS id
+            ), leased AS MATERIALIZED (
+                -- What their leases hold: passed over below as a hashed list, built once.
+                SELECT m.id FROM delivery_leases l CROSS JOIN LATERAL unnest(l.deliveries) m(id)
+                WHERE l.tenant_id IN (SELECT id FROM busy)
             ), share AS (
                 SELECT ceil(\(limit)::numeric / greatest(count(*), 1))::int AS n FROM busy
             ), first AS (
-                -- An equal slice per busy tenant, locked (every row locked costs a write).
-                SELECT c.tenant_id, c.id, c.row, c.due_at, row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
+                -- An equal slice per tenant (a LIMIT per tenant: as a semi-join over the
+                -- partitions, the planner hashed the tenants against a scan of the whole
+                -- partition).
+                SELECT c.*, row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
                 FROM busy b CROSS JOIN LATERAL (
-                    SELECT d.tenant_id, d.id, d.ctid AS row, d.due_at FROM deliveries d
+                    SELECT \(unsafeRaw: Self.claimedColumns) FROM deliveries d
                     WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
                       AND d.id >= \(lower) AND d.id < \(upper)
-                      AND d.provider NOT IN (SELECT provider FROM paused)
+                      AND d.provider NOT IN (SELECT provider FROM paused) AND d.id NOT IN (SELECT id FROM leased)
                     ORDER BY d.due_at
-                    LIMIT (SELECT n FROM share)
-                    FOR NO KEY UPDATE SKIP LOCKED) c
+                    LIMIT (SELECT n FROM share)) c
             ), more AS (
                 -- What tenants with less than a slice left unused goes to the others, in
                 -- turns after their slices; nothing is read when the slices filled the batch.
-                SELECT c.tenant_id, c.id, c.row, c.due_at, (SELECT n FROM share) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
+                SELECT c.*, (SELECT n FROM share) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.due_at) AS turn
                 FROM busy b CROSS JOIN LATERAL (
-                    SELECT d.tenant_id, d.id, d.ctid AS row, d.due_at FROM deliveries d
+                    SELECT \(unsafeRaw: Self.claimedColumns) FROM deliveries d
                     WHERE d.tenant_id = b.id AND d.status = 'queued' AND d.due_at <= now()
                       AND d.id >= \(lower) AND d.id < \(upper)
-                      AND d.provider NOT IN (SELECT provider FROM paused)
+                      AND d.provider NOT IN (SELECT provider FROM paused) AND d.id NOT IN (SELECT id FROM leased)
                       AND NOT EXISTS (SELECT 1 FROM first f WHERE f.tenant_id = d.tenant_id AND f.id = d.id)
                     ORDER BY d.due_at
-                    LIMIT (SELECT greatest(0, \(limit) - count(*)) FROM first)
-                    FOR NO KEY UPDATE OF d SKIP LOCKED) c
-            ), picked AS (
+                    LIMIT (SELECT greatest(0, \(limit) - count(*)) FROM first)) c
+            ), picked AS MATERIALIZED (
                 -- Round robin: every tenant's first, then every tenant's second, …
-                SELECT row, id FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
+                SELECT * FROM (SELECT * FROM first UNION ALL SELECT * FROM more) offered
                 ORDER BY turn, due_at LIMIT \(limit)
-            ), leased AS (
-                UPDATE deliveries d
-                SET status = 'sending', lease_owner = \(worker), lease_expires_at = now() + make_interval(secs => \(leaseSeconds)),
-                    attempts = d.attempts + 1, first_attempt_at = coalesce(d.first_attempt_at, now()), updated_at = now()
-                -- The rows locked above, by tuple id. Joined by key instead, the planner weighed
-                -- the batch (estimated at a tenth of the queued rows it was offered, or at its
-                -- limit) against the table, and on a small or freshly analyzed one hashed the
-                -- batch and scanned every delivery: 200 ms a claim in a burn-down of 100,000.
-                -- A locked row keeps its tuple id until this statement ends. (One updated and
-                -- committed after this statement began is locked in its new version, which the
-                -- update does not see: it stays queued for the next claim.)
-                -- A tuple id is only unique within one partition (one week): the range of the
-                -- picked ids leaves only their weeks' partitions to look in, and the ids tell
-                -- which of the tuples there are the picked ones. Nothing else is joined here:
-                -- with the notifications in the same statement, the planner scanned the week's
-                -- notifications and looked each delivery up from them.
-                WHERE d.ctid = ANY(ARRAY(SELECT row FROM picked))
-                  AND d.id >= \(lower) AND d.id < \(upper)
-                  AND d.id BETWEEN (SELECT id FROM picked ORDER BY id LIMIT 1) AND (SELECT id FROM picked ORDER BY id DESC LIMIT 1)
-                  AND d.id = ANY(ARRAY(SELECT id FROM picked))
-                RETURNING d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, d.attempts, d.first_attempt_at, d.deadline_at,
-                          d.unanswered
+            ), lease AS (
+                -- One lease a tenant; the deliveries are not written.
+                INSERT INTO delivery_leases (tenant_id, id, worker, expires_at, deliveries, notifications, attempts)
+                SELECT p.tenant_id, gen_random_uuid(), \(worker), now() + make_interval(secs => \(leaseSeconds)),
+                       array_agg(p.id), array_agg(p.notification_id), array_agg(p.attempts)
+                FROM picked p GROUP BY p.tenant_id
+                RETURNING tenant_id, id
             )
-            SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts, d.first_attempt_at, d.deadline_at,
+            SELECT d.tenant_id, d.id, d.notification_id, d.device_id, d.provider, n.app, d.attempts + 1,
+                   coalesce(d.first_attempt_at, now()), d.deadline_at,
                    v.token, (v.removed_at IS NULL AND v.deactivated_at IS NULL) AS device_active, n.title, n.body,
                    n.data::text AS data, n.badge, n.sound, n.thread_id, n.image_url, n.event_at, now() AS claimed_at, v.address,
-                   n.live::text AS live, v.webpush_p256dh, v.webpush_auth, d.unanswered
-            FROM leased d
+                   n.live::text AS live, v.webpush_p256dh, v.webpush_auth, d.unanswered, l.id
+            FROM picked d
+            JOIN lease l ON l.tenant_id = d.tenant_id
             -- Each delivery's notification by its key, in a subquery the planner keeps apart
             -- (OFFSET 0). Joined directly, the lookup was planned with the tenant alone as its
             -- key (on the index of tenant and creation time) and the id as a filter: every

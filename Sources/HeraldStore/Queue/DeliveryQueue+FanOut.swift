@@ -142,6 +142,8 @@ extension DeliveryQueue {
         let room: Int
         /// Providers this worker holds back (`SendGate`): their deliveries are only queued.
         let paused: [PushProvider]
+        /// The lease's id (`delivery_leases`): one for what the statement leases.
+        var leaseID = UUID()
     }
 
     /// Writes the notifications and their deliveries (one per active device of the
@@ -176,7 +178,7 @@ extension DeliveryQueue {
             let (id, eventID, recipientID, deviceID, provider, deadlineAt, token, now) =
                 try row.decode((UUID, UUID, UUID, UUID, String, Date, String, Date).self)
             guard let index = draftIndex[DraftKey(event: eventID, recipient: recipientID)],
-                let provider = PushProvider(rawValue: provider)
+                let provider = PushProvider(rawValue: provider), let claim
             else { continue }
             let draft = drafts[index]
             claimed.append(
@@ -188,7 +190,8 @@ extension DeliveryQueue {
                     content: draft.content.sent(as: try row.decode(UUID.self, at: 9)),
                     eventAt: draft.eventAt, claimedAt: now,
                     subscription: subscription(
-                        endpoint: token, p256dh: try row.decode(String?.self, at: 11), auth: try row.decode(String?.self, at: 12))))
+                        endpoint: token, p256dh: try row.decode(String?.self, at: 11), auth: try row.decode(String?.self, at: 12)),
+                    leaseID: claim.leaseID))
         }
         return (created, claimed)
     }

@@ -19,6 +19,7 @@ extension DeliveryQueue {
         let room = claim?.room ?? 0
         let worker = claim?.worker ?? ""
         let leaseSeconds = claim?.lease.timeInterval ?? 0
+        let leaseID = claim?.leaseID ?? UUID()
         let paused = claim?.paused.map(\.rawValue) ?? []
         let summarizes = drafts.contains { $0.decision == .quietHours && $0.conversationID != nil }
         // What digests gathered (`gather`): which, and what each will say of its item (nothing
@@ -152,33 +153,38 @@ extension DeliveryQueue {
                 SELECT n.id, r.email_device, 'email', n.deferred_until, false, false
                 FROM inserted n JOIN reach r ON r.event_id = n.event_id AND r.recipient_id = n.recipient_id AND r.app = n.app
                 WHERE n.status = 'queued' AND r.mailed
-            ), targets AS (
-                SELECT a.*, row_number() OVER (ORDER BY a.notification_id, a.device_id) <= \(room)
-                           AND NOT a.provider = ANY(\(paused)::text[]) AND a.deferred_until IS NULL AND NOT a.live AND NOT a.stale AS claimed
-                FROM aimed a
             ), created AS (
-                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, attempts,
-                                        first_attempt_at, lease_owner, lease_expires_at, last_error)
+                INSERT INTO deliveries (tenant_id, id, notification_id, device_id, provider, due_at, deadline_at, status, last_error)
                 SELECT \(tenant), herald_child_id(t.notification_id, t.notification_id::text || t.device_id::text),
                        t.notification_id, t.device_id, t.provider,
                        -- Quiet hours: due when they end, and the deadline counts from then.
                        coalesce(t.deferred_until, now()), coalesce(t.deferred_until, now()) + make_interval(secs => \(deadline.timeInterval)),
-                       CASE WHEN t.live OR t.stale THEN 'cancelled' WHEN t.claimed THEN 'sending' ELSE 'queued' END, CASE WHEN t.claimed THEN 1 ELSE 0 END,
-                       CASE WHEN t.claimed THEN now() END, CASE WHEN t.claimed THEN \(worker) END,
-                       CASE WHEN t.claimed THEN now() + make_interval(secs => \(leaseSeconds)) END,
+                       CASE WHEN t.live OR t.stale THEN 'cancelled' ELSE 'queued' END,
                        CASE WHEN t.live THEN \(unsafeRaw: Self.liveReason) WHEN t.stale THEN \(staleReason) END
-                FROM targets t
+                FROM aimed t
                 ON CONFLICT (tenant_id, notification_id, id) DO NOTHING
-                RETURNING id, notification_id, device_id, provider, status, deadline_at
+                RETURNING id, notification_id, device_id, provider, status, due_at, deadline_at
+            ), claimed AS (
+                -- What the worker sends at once: up to its room of what was created now (one
+                -- that existed is left alone), due now, and not to a provider it holds back.
+                SELECT * FROM (
+                    SELECT c.*, row_number() OVER (ORDER BY c.notification_id, c.device_id) AS turn FROM created c
+                    WHERE c.status = 'queued' AND c.due_at <= now() AND NOT c.provider = ANY(\(paused)::text[])) c
+                WHERE c.turn <= \(room)
+            ), lease AS (
+                -- Leased to it in one row (`delivery_leases`), the deliveries written once.
+                INSERT INTO delivery_leases (tenant_id, id, worker, expires_at, deliveries, notifications, attempts)
+                SELECT \(tenant), \(leaseID), \(worker), now() + make_interval(secs => \(leaseSeconds)),
+                       array_agg(c.id), array_agg(c.notification_id), array_agg(0)
+                FROM claimed c HAVING count(*) > 0
             )\(unsafeRaw: summarizes ? Self.summarizedCTE : ""), done AS (
                 UPDATE outbox SET fanned_out_at = now(), lease_owner = NULL, lease_expires_at = NULL
                 WHERE tenant_id = \(tenant) AND id = ANY(\(events)) AND fanned_out_at IS NULL AND seq >= \(outboxFloor)
             )
             SELECT c.id, n.event_id, n.recipient_id, c.device_id, c.provider, c.deadline_at, v.token, now(), NULL::int, c.notification_id,
                    v.address, v.webpush_p256dh, v.webpush_auth
-            FROM created c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
+            FROM claimed c JOIN devices v ON v.tenant_id = \(tenant) AND v.id = c.device_id
             JOIN inserted n ON n.id = c.notification_id
-            WHERE c.status = 'sending'
             UNION ALL
             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, count(*)::int, NULL, NULL, NULL, NULL FROM created
             """

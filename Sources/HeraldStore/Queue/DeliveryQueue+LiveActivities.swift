@@ -95,6 +95,7 @@ extension DeliveryQueue {
                 WHERE n.tenant_id = \(tenant) AND n.activity_id = ANY(\(drafts.map(\.activityID))::uuid[]) AND n.live IS NOT NULL
                   AND n.kind <> \(LiveActivityContent.Event.start.notificationKind)
                   AND d.tenant_id = n.tenant_id AND d.notification_id = n.id AND d.status = 'queued'
+                  AND NOT herald_delivery_leased(d.tenant_id, d.id)
                   AND d.device_id IN (
                       SELECT t.device_id FROM targets t JOIN inserted i ON i.event_id = t.event_id AND i.recipient_id = t.recipient_id
                       WHERE i.status = 'queued' AND i.kind <> \(LiveActivityContent.Event.start.notificationKind))

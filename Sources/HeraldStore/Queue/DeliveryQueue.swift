@@ -47,8 +47,15 @@ public struct DeliveryQueue: Sendable {
     public func depth() async throws -> [State: Int] {
         let (due, leased, deferred, timers) = try await pool.query(
             """
-            SELECT (SELECT count(*) FROM deliveries WHERE status = 'queued' AND due_at <= now() AND id >= \(window.lower) AND id < \(window.upper)),
-                   (SELECT count(*) FROM deliveries WHERE status = 'sending' AND id >= \(window.lower) AND id < \(window.upper)),
+            WITH leased AS MATERIALIZED (
+                -- Being sent: what the leases name (with, for the moment it takes, a settled
+                -- delivery of a batch not finished yet).
+                SELECT m.id FROM delivery_leases l CROSS JOIN LATERAL unnest(l.deliveries) m(id)
+            )
+            SELECT (SELECT count(*) FROM deliveries
+                    WHERE status = 'queued' AND due_at <= now() AND id >= \(window.lower) AND id < \(window.upper)
+                      AND id NOT IN (SELECT id FROM leased)),
+                   (SELECT count(*) FROM leased),
                    (SELECT count(*) FROM deliveries WHERE status = 'queued' AND due_at > now() AND id >= \(window.lower) AND id < \(window.upper)),
                    (SELECT count(*) FROM activity_timers WHERE status = 'pending')
             """

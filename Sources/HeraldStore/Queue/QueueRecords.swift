@@ -47,6 +47,21 @@ public struct ClaimedDelivery: Sendable {
     /// Its earlier attempts that left and were never answered: the provider may hold one,
     /// so one is all it gets again (docs/notifications.md#delivery).
     public var unansweredBefore = 0
+    /// The lease it was taken under (one a claim per tenant: `delivery_leases`), which its
+    /// acknowledgement names.
+    public var leaseID: UUID
+}
+
+/// A claimed batch of one tenant's deliveries, leased to one worker (a row of
+/// `delivery_leases`): removed with the outcome of its last delivery.
+public struct DeliveryLease: Hashable, Sendable {
+    public let tenantID: UUID
+    public let id: UUID
+
+    public init(tenantID: UUID, id: UUID) {
+        self.tenantID = tenantID
+        self.id = id
+    }
 }
 
 /// What became of one attempt, as the worker acknowledges it.
@@ -60,6 +75,9 @@ public struct Acknowledgement: Sendable {
     public let deviceID: UUID
     public let provider: PushProvider
     public let attempt: Int
+    /// The lease the delivery was sent under (`ClaimedDelivery.leaseID`): only its holder's
+    /// outcome counts.
+    public let leaseID: UUID
     public let status: Status
     public let outcome: Outcome
     /// When the delivery is due again (status `queued`).
@@ -80,7 +98,8 @@ public struct Acknowledgement: Sendable {
     public var attemptID: UUID? = nil
 
     public init(
-        tenantID: UUID, deliveryID: UUID, notificationID: UUID, deviceID: UUID, provider: PushProvider, attempt: Int, status: Status,
+        tenantID: UUID, deliveryID: UUID, notificationID: UUID, deviceID: UUID, provider: PushProvider, attempt: Int, leaseID: UUID,
+        status: Status,
         outcome: Outcome, nextAttemptAt: Date?, httpStatus: Int?, messageID: String?, error: String?, startedAt: Date, finishedAt: Date,
         spent: Bool = true, attempted: Bool = true, attemptID: UUID? = nil
     ) {
@@ -90,6 +109,7 @@ public struct Acknowledgement: Sendable {
         self.deviceID = deviceID
         self.provider = provider
         self.attempt = attempt
+        self.leaseID = leaseID
         self.status = status
         self.outcome = outcome
         self.nextAttemptAt = nextAttemptAt
