@@ -57,6 +57,42 @@ struct DispatchStateMachineTests {
         return nil
     }
 
+    /// A lease goes with the write of its batch's last outcome, not before; one whose write
+    /// failed is named again when the batch is written again.
+    @Test func aLeaseIsFinishedWithItsLastOutcome() {
+        var machine = machine()
+        #expect(claim(machine.nextSend(at: at(0)))?.limit == 8)
+        // Three deliveries of one tenant under one lease.
+        let (lease, tenant) = (UUID(), UUID())
+        let batch = [delivery(), delivery(), delivery()].map {
+            ClaimedDelivery(
+                tenantID: tenant, id: $0.id, notificationID: $0.notificationID, deviceID: $0.deviceID, provider: $0.provider, app: $0.app,
+                attempt: 1, firstAttemptAt: $0.firstAttemptAt, deadlineAt: $0.deadlineAt, token: $0.token, address: $0.address,
+                deviceActive: true, content: $0.content, eventAt: $0.eventAt, claimedAt: $0.claimedAt, leaseID: lease)
+        }
+        _ = machine.claimed(batch, asked: at(1), at: at(1))
+        _ = machine.finished(acknowledgement(of: batch[0]))
+        _ = machine.finished(acknowledgement(of: batch[1]))
+        guard case .write(let first, _, _, let finishing) = machine.nextAcknowledgements(at: at(2)) else {
+            Issue.record("expected a write")
+            return
+        }
+        #expect(first.count == 2 && finishing.isEmpty, "one of the lease's deliveries is still in hand")
+        _ = machine.acknowledgementsWritten(first, counted: 2, at: at(3))
+        _ = machine.finished(acknowledgement(of: batch[2]))
+        guard case .write(let last, _, _, let closing) = machine.nextAcknowledgements(at: at(4)) else {
+            Issue.record("expected a write")
+            return
+        }
+        #expect(last.count == 1 && closing == [DeliveryLease(tenantID: tenant, id: lease)])
+        _ = machine.acknowledgementsFailed(last, at: at(5))
+        guard case .write(_, _, let again, let stillClosing) = machine.nextAcknowledgements(at: at(6)) else {
+            Issue.record("expected the write again")
+            return
+        }
+        #expect(again && stillClosing == [DeliveryLease(tenantID: tenant, id: lease)])
+    }
+
     @Test func claimSendAcknowledgeThenDrain() {
         var machine = machine(drain: .seconds(1))
         // Nothing in flight: the first turn claims a full batch.

@@ -71,6 +71,11 @@ struct CredentialCacheStateTests {
         state.keep(authentication, for: Data([2]), readAt: state.generation, now: 0, timeToLive: 5, expiresIn: nil)
         state.keep(authentication, for: Data([3]), readAt: state.generation, now: 0.5, timeToLive: 5, expiresIn: nil)
         #expect(state.lookup(Data([3]), now: 0.5) == nil, "full")
+        // Full of live entries, it looks again only once the first of them runs out (not at
+        // every miss, which swept the whole table).
+        #expect(state.fullUntil == 1)
+        state.keep(authentication, for: Data([4]), readAt: state.generation, now: 0.9, timeToLive: 5, expiresIn: nil)
+        #expect(state.lookup(Data([4]), now: 0.9) == nil && state.fullUntil == 1)
         state.keep(authentication, for: Data([3]), readAt: state.generation, now: 2, timeToLive: 5, expiresIn: nil)
         #expect(state.lookup(Data([3]), now: 2) == authentication && state.lookup(Data([2]), now: 2) == authentication)
     }

@@ -27,6 +27,9 @@ struct CredentialCacheState {
     private(set) var generation = 0
     /// How many entries at most (the oldest are not evicted; a full cache keeps no more).
     let capacity: Int
+    /// When full: the uptime before which no entry runs out, so no sweep can make room (each
+    /// miss of a full cache swept the whole table before).
+    private(set) var fullUntil: Double?
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -37,6 +40,7 @@ struct CredentialCacheState {
         guard listening != .off, let entry = entries[key] else { return nil }
         guard now < entry.until else {
             entries[key] = nil
+            fullUntil = nil
             return nil
         }
         return entry.authentication
@@ -52,8 +56,13 @@ struct CredentialCacheState {
         let until = now + min(timeToLive, max(0, expiresIn ?? timeToLive))
         guard until > now else { return }
         if entries.count >= capacity {
+            if let fullUntil, now < fullUntil { return }
             entries = entries.filter { $0.value.until > now }
-            guard entries.count < capacity else { return }
+            guard entries.count < capacity else {
+                fullUntil = entries.values.lazy.map(\.until).min()
+                return
+            }
+            fullUntil = nil
         }
         entries[key] = Entry(authentication: authentication, until: until)
     }
@@ -62,6 +71,7 @@ struct CredentialCacheState {
     mutating func changed(tenant: UUID) {
         generation += 1
         entries = entries.filter { $0.value.authentication.tenant.id != tenant }
+        fullUntil = nil
     }
 
     /// The listener's connection state changed. Every entry goes when it connects again (what
@@ -70,6 +80,7 @@ struct CredentialCacheState {
         if state != .away {
             generation += 1
             entries = [:]
+            fullUntil = nil
         }
         listening = state
     }
