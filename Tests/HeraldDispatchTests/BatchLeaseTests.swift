@@ -36,6 +36,29 @@ import Testing
         }
     }
 
+    /// A tenant whose turn another claim holds (here, a transaction that took it and went
+    /// quiet, as a claimer stopped mid-claim would) is passed over, not waited for; its work
+    /// is claimed once the turn is free.
+    @Test func aTenantWhoseTurnIsHeldIsPassedOverNotWaitedFor() async throws {
+        try await DispatchHarness.with { harness in
+            try await harness.registerMany("chidi@acme.test", count: 3, prefix: "phone-")
+            _ = try await harness.assign()
+            _ = try await harness.withDispatcher { try await $0.fanOutOnce() }
+            try await harness.withDispatcher(.init(worker: "patient", lease: .seconds(60))) { dispatcher in
+                try await harness.store.pool.withTransaction(
+                    // Should the claim wait after all, the turn is given up after a while and
+                    // the expectation below fails instead of the test hanging.
+                    setup: "SET LOCAL idle_in_transaction_session_timeout = '20s'"
+                ) { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(\(DeliveryQueue.claimLockClass)::int, hashtext(\(harness.tenant.id)::text))")
+                    #expect(try await dispatcher.queue.claimDeliveries(limit: 10).isEmpty)
+                }
+                #expect(try await dispatcher.queue.claimDeliveries(limit: 10).count == 3)
+            }
+        }
+    }
+
     /// A lease that ran out (its worker died mid-send) is taken back, and each delivery of it
     /// still as it was claimed counts the attempt its worker was making: claimed again, it is
     /// the second attempt. One the worker settled before it died is left as it is.

@@ -44,7 +44,7 @@ struct TenantClaimsTests {
                 }
                 let takesWork = statements.contains {
                     $0.contains("SKIP LOCKED") || ($0.contains("SET ") && $0.contains("lease_owner = \\(worker)"))
-                        || $0.contains("INSERT INTO delivery_leases") || $0.contains("pg_advisory_xact_lock(\\(Self.claimLockClass)")
+                        || $0.contains("INSERT INTO delivery_leases") || $0.contains("advisory_xact_lock(\\(Self.claimLockClass)")
                 }
                 guard takesWork else { continue }
                 let body = statements.joined(separator: "\n")

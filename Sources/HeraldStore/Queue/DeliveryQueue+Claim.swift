@@ -63,9 +63,11 @@ extension DeliveryQueue {
     /// The advisory lock class of a tenant's claims ("DC"; the key is a hash of the tenant).
     static let claimLockClass: Int32 = 0x4443
 
-    /// The statement before a claim, in its transaction: it waits for the turn of each tenant
-    /// with deliveries due, in one order (so that two claimers never wait for each other in a
-    /// circle), and names them in `herald.claiming` for the claim.
+    /// The statement before a claim, in its transaction: it takes the turn of each tenant with
+    /// deliveries due that no other claim holds, and names them in `herald.claiming` for the
+    /// claim. A tenant whose turn another claim holds is left to it this time, never waited
+    /// for: a claimer frozen mid-claim (its process stopped while its results were on the
+    /// way) would otherwise hold every other worker's send loop behind it.
     ///
     /// Why turns: a claim leaves the deliveries as they are and writes a lease, which a claim
     /// whose snapshot was taken before that lease committed cannot see; nothing it updates
@@ -85,9 +87,8 @@ extension DeliveryQueue {
                       AND NOT d.provider = ANY(\(paused.map(\.rawValue))::text[])
                     LIMIT 1) due
                 WHERE true\(tenantScope: "t.id", tenants)
-                ORDER BY t.id
             ), turns AS MATERIALIZED (
-                SELECT b.id, pg_advisory_xact_lock(\(Self.claimLockClass)::int, hashtext(b.id::text)) FROM busy b
+                SELECT b.id FROM busy b WHERE pg_try_advisory_xact_lock(\(Self.claimLockClass)::int, hashtext(b.id::text))
             )
             SELECT set_config('herald.claiming', coalesce(string_agg(id::text, ','), ''), true) FROM turns
             """
