@@ -147,7 +147,7 @@ public enum LiveFrame {
     static func typeName(_ payload: LivePayload) -> String {
         switch payload {
         case .message: "message"
-        case .receipt: "receipt"
+        case .receipt, .deliveryReceipts: "receipt"
         case .conversation: "conversation"
         case .activity: "activity"
         case .notification: "notification"

@@ -61,10 +61,10 @@ extension LiveHub {
                 try await session.liveRows(for: readers, after: page.position, afterReader: page.reader, through: through, limit: Self.page)
             }
             var received: [ReceivedKey: Int64] = [:]
-            var texts: [Int64: String] = [:]
+            var texts: [Int64: [PositionedFrame]] = [:]
             for row in rows {
                 guard let targets = people[row.reader] else { continue }
-                let text: String
+                let frames: [PositionedFrame]
                 if case .conversation(let id) = row.payload {
                     guard let reader = targets.first?.person else { continue }
                     let conversation: ConversationRecord
@@ -75,19 +75,26 @@ extension LiveHub {
                         // ends the round, which runs again from the same cursor (`roundOrAgain`).
                         continue
                     }
-                    text = LiveFrame.text(LiveFrame.Conversation(cursor: LiveFrame.cursor(row.position), conversation: conversation))
+                    frames = [
+                        PositionedFrame(
+                            position: row.position,
+                            text: LiveFrame.text(LiveFrame.Conversation(cursor: LiveFrame.cursor(row.position), conversation: conversation)))
+                    ]
                 } else if let cached = texts[row.position] {
-                    text = cached
+                    frames = cached
                 } else {
-                    text = Self.frameText(row)
-                    texts[row.position] = text
+                    frames = Self.frames(of: row)
+                    texts[row.position] = frames
                 }
                 if case .inboxStatus(let change) = row.payload, change.ids.isEmpty { continue }
                 let item = try await inboxItem(of: row, for: targets.first?.person, tenant: tenant)
                 var wrote = false
-                for socket in targets where socket.deliver(text, at: row.position) {
+                for socket in targets {
+                    // A socket resuming from a cursor inside a batch of receipts takes the rest.
+                    let written = frames.filter { socket.deliver($0.text, at: $0.position) }.count
+                    guard written > 0 else { continue }
                     wrote = true
-                    metrics.sent(LiveFrame.typeName(row.payload))
+                    metrics.sent(LiveFrame.typeName(row.payload), count: written)
                     if let item {
                         socket.send(LiveFrame.text(LiveFrame.Inbox(cursor: LiveFrame.cursor(row.position), item: item)))
                         metrics.sent("inbox")
@@ -155,25 +162,44 @@ extension LiveHub {
         return batches
     }
 
-    /// A durable row's frame (the conversation frame is each reader's own, made apart).
-    static func frameText(_ row: LiveRow) -> String {
+    /// A durable row's frames, each at the position its cursor names: one, or one a receipt of
+    /// a batch (the positions up to the row's own, in order). The conversation frame is each
+    /// reader's own, made apart.
+    static func frames(of row: LiveRow) -> [PositionedFrame] {
         let cursor = LiveFrame.cursor(row.position)
+        let text: String
         switch row.payload {
         case .message(let conversation, let message):
-            return LiveFrame.text(LiveFrame.Message(cursor: cursor, conversation: conversation, message: message))
+            text = LiveFrame.text(LiveFrame.Message(cursor: cursor, conversation: conversation, message: message))
         case .receipt(let conversation, let receipt):
-            return LiveFrame.text(
+            text = LiveFrame.text(
                 LiveFrame.Receipt(cursor: cursor, conversation: conversation, person: receipt.person, received: receipt.received, read: receipt.read))
+        case .deliveryReceipts(let conversation, let receipts):
+            let first = row.position - Int64(row.payload.positions) + 1
+            return receipts.enumerated().map { index, receipt in
+                let position = first + Int64(index)
+                let frame = LiveFrame.Receipt(
+                    cursor: LiveFrame.cursor(position), conversation: conversation, person: receipt.person, received: receipt.received,
+                    read: receipt.read)
+                return PositionedFrame(position: position, text: LiveFrame.text(frame))
+            }
         case .conversation(let id):
-            return LiveFrame.text(LiveFrame.Failure(code: "internal", detail: "conversation \(id) is made per reader"))
+            text = LiveFrame.text(LiveFrame.Failure(code: "internal", detail: "conversation \(id) is made per reader"))
         case .activity(let change):
-            return LiveFrame.text(LiveFrame.Activity(cursor: cursor, event: change.event, activity: change.activity))
+            text = LiveFrame.text(LiveFrame.Activity(cursor: cursor, event: change.event, activity: change.activity))
         case .notification(let notification):
-            return LiveFrame.text(LiveFrame.Notification(cursor: cursor, notification: notification))
+            text = LiveFrame.text(LiveFrame.Notification(cursor: cursor, notification: notification))
         case .inboxStatus(let change):
-            return LiveFrame.text(LiveFrame.InboxStatus(cursor: cursor, ids: change.ids, status: change.status, at: change.at))
+            text = LiveFrame.text(LiveFrame.InboxStatus(cursor: cursor, ids: change.ids, status: change.status, at: change.at))
         }
+        return [PositionedFrame(position: row.position, text: text)]
     }
+}
+
+/// A durable frame and the feed position its cursor names.
+struct PositionedFrame {
+    let position: Int64
+    let text: String
 }
 
 /// Where a page of feed rows ends: a position, and the last reader of it that was read.

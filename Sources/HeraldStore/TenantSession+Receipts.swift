@@ -66,11 +66,16 @@ extension TenantSession {
                 FROM before b JOIN messages m ON m.tenant_id = \(tenantID) AND m.conversation_id = b.conversation_id
                                               AND m.seq > b.was AND m.seq <= b.seq AND NOT m.is_system AND m.sender_id <> b.person_id
             ), pending AS (
-                INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, about_person, payload)
-                SELECT \(tenantID), 'receipt', t.sender_id, t.conversation_id, t.person_id,
-                       jsonb_build_object('person', p.email, 'received', m.last_received_seq, 'read', m.last_read_seq)
+                -- One row a sender and conversation, however many receipts: a group's message
+                -- written to 1,000 sockets is one row for the sequencer, not 1,000 (each
+                -- receipt still its own frame and position: `LivePayload.receipts`).
+                INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, payload)
+                SELECT \(tenantID), 'receipt', t.sender_id, t.conversation_id,
+                       jsonb_build_object('receipts', jsonb_agg(
+                           jsonb_build_object('person', p.email, 'received', m.last_received_seq, 'read', m.last_read_seq) ORDER BY p.email))
                 FROM told t JOIN moved m ON m.conversation_id = t.conversation_id AND m.person_id = t.person_id
                 JOIN people p ON p.tenant_id = \(tenantID) AND p.id = t.person_id
+                GROUP BY t.sender_id, t.conversation_id
                 RETURNING 1
             )
             SELECT pg_notify(\(LiveFeed.pendingChannel), '') WHERE EXISTS (SELECT FROM pending)

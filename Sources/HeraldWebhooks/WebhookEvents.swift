@@ -57,6 +57,9 @@ public enum WebhookEvents {
         case .live(.receipt(let conversation, let receipt)):
             guard let read = receipt.read else { return [] }
             return [Event(type: .messageRead, data: try json(ReadData(conversationID: conversation, person: receipt.person, read: read)))]
+        case .live(.deliveryReceipts):
+            // The live channel's deliveries move what was received, never what was read.
+            return []
         case .live(.conversation(let conversation)):
             return [Event(type: .conversationUpdated, data: try json(["conversationId": conversation]))]
         case .live(.notification):

@@ -72,4 +72,76 @@ import Testing
             #expect(connection.types.filter { $0 == "conversation" }.count == 1, "not again")
         }
     }
+
+    /// What a round wrote to a group's sockets comes back to the sender as one feed row (the
+    /// sequencer moves one row, not one a reader), each receipt still a frame with a cursor of
+    /// its own; a socket that resumes from a cursor inside that row gets the rest of it, once.
+    @Test func aRoundsReceiptsAreOneRowAndEachFrameKeepsItsOwnCursor() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let tenant = try await store.createTenant(slug: "batches", name: "Batches")
+            let names = ["alice", "bob", "carol", "dan"]
+            let people = try await store.withTenant(tenant) { session in
+                _ = try await session.createTeam(slug: "ops", name: "Ops")
+                var people: [Person] = []
+                for name in names {
+                    people.append(try await session.addPerson(email: "\(name)@batches.test", name: name.capitalized))
+                    _ = try await session.setMembership(team: "ops", email: "\(name)@batches.test", role: .member)
+                }
+                return people
+            }
+            let group = try await store.withTenant(tenant) { session in
+                try await session.createConversation(
+                    actor: "alice@batches.test", with: names.dropFirst().map { "\($0)@batches.test" }, name: "Night shift", photoURL: nil,
+                    team: "ops")
+            }.id
+            _ = try await store.sequenceLive()
+            let hub = LiveHub(store: store, logger: testLogger)
+            let (head, horizon) = try await store.livePositions()
+            hub.machine.withLock { $0.start(at: head) }
+            var connections: [RecordingConnection] = []
+            for person in people {
+                let connection = RecordingConnection()
+                let plan = LivePlan(tenant: tenant, person: person, credentialID: UUID(), after: nil, device: nil, head: head, horizon: horizon)
+                let socket = hub.socket(for: plan, on: connection)
+                hub.register(socket, plan: plan)
+                connections.append(connection)
+            }
+            try await hub.round()
+            _ = try await store.withTenant(tenant) { session in
+                try await session.sendMessage(actor: "alice@batches.test", conversation: group, text: "all hands", clientID: nil, sentAt: nil)
+            }
+            _ = try await store.sequenceLive()
+            let sent = try await store.liveHead()
+            // Written to the three others' sockets: their receipts, one row for Alice.
+            try await hub.round()
+            #expect(try await store.sequenceLive() == 1)
+            let end = try await store.liveHead()
+            #expect(end == sent + 3, "a position a receipt")
+            try await hub.round()
+
+            func receipts(_ connection: RecordingConnection) -> [(cursor: Int64, person: String)] {
+                connection.texts.withLock { $0 }.compactMap { text in
+                    guard let frame = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                        frame["type"] as? String == "receipt",
+                        let cursor = (frame["cursor"] as? String).flatMap({ Int64($0) }), let person = frame["person"] as? String
+                    else { return nil }
+                    return (cursor, person)
+                }
+            }
+            let toAlice = receipts(connections[0])
+            #expect(toAlice.map(\.cursor) == [sent + 1, sent + 2, sent + 3])
+            #expect(toAlice.map(\.person) == ["bob@batches.test", "carol@batches.test", "dan@batches.test"])
+            for other in connections.dropFirst() { #expect(receipts(other).isEmpty, "a delivery's receipt is its sender's alone") }
+
+            // Alice's other phone resumes from the first receipt's cursor: the two after it, once.
+            let phone = RecordingConnection()
+            let plan = LivePlan(tenant: tenant, person: people[0], credentialID: UUID(), after: sent + 1, device: nil, head: end, horizon: horizon)
+            let socket = hub.socket(for: plan, on: phone)
+            hub.register(socket, plan: plan)
+            try await hub.round()
+            try await hub.round()
+            #expect(receipts(phone).map(\.cursor) == [sent + 2, sent + 3])
+            #expect(receipts(phone).map(\.person) == ["carol@batches.test", "dan@batches.test"])
+        }
+    }
 }

@@ -135,7 +135,13 @@ import Testing
             let end = try await store.liveHead()
             func receipts(_ person: Person) async throws -> [LiveReceipt] {
                 try await acme.run { try await $0.liveRows(for: [person], after: start, through: end) }
-                    .compactMap { row -> LiveReceipt? in if case .receipt(_, let r) = row.payload { r } else { nil } }
+                    .flatMap { row -> [LiveReceipt] in
+                        switch row.payload {
+                        case .receipt(_, let receipt): [receipt]
+                        case .deliveryReceipts(_, let receipts): receipts
+                        default: []
+                        }
+                    }
             }
             let received = LiveReceipt(person: "chidi@acme.test", received: message.sequence, read: 0)
             let read = LiveReceipt(person: "chidi@acme.test", received: message.sequence, read: message.sequence)

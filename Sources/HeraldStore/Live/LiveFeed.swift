@@ -82,7 +82,10 @@ extension TenantSession {
         guard let kind = LiveKind(rawValue: kind) else { throw StoreError(.invalid, "a live frame of unknown kind \(kind)") }
         switch (kind, conversation) {
         case (.message, let id?): return .message(conversation: id, try decode(MessageRecord.self))
-        case (.receipt, let id?): return .receipt(conversation: id, try decode(LiveReceipt.self))
+        case (.receipt, let id?):
+            // A participant's own, or the batch a round wrote for one sender (`markReceived`).
+            if let batch = try? decode(LiveReceiptBatch.self) { return .deliveryReceipts(conversation: id, batch.receipts) }
+            return .receipt(conversation: id, try decode(LiveReceipt.self))
         case (.conversation, let id?): return .conversation(id)
         case (.activity, _): return .activity(try decode(LiveActivityChange.self))
         case (.notification, _): return .notification(try decode(LiveNotification.self))
@@ -120,7 +123,7 @@ extension Store {
                     RETURNING *
                 ), numbered AS (
                     INSERT INTO live_feed (position, tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at)
-                    SELECT nextval('live_feed_position'), tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at
+                    SELECT \(positionsOfRow: ()), tenant_id, kind, person_id, conversation_id, activity_id, about_person, payload, created_at
                     FROM (SELECT * FROM moved ORDER BY id) m
                     RETURNING position
                 ), summary AS (
@@ -191,6 +194,18 @@ extension Store {
 }
 
 extension PostgresQuery.StringInterpolation {
+    /// The position of a pending row `m` being numbered: the last of as many new ones as it has
+    /// frames (`LivePayload.positions`: a batch of receipts takes one a receipt, so that every
+    /// frame keeps a cursor of its own). The sequencer runs one at a time and nothing else
+    /// takes positions, so a row's are consecutive.
+    fileprivate mutating func appendInterpolation(positionsOfRow _: Void) {
+        appendLiteral(
+            """
+            (SELECT max(nextval('live_feed_position')) FROM generate_series(1,
+                CASE WHEN m.kind = 'receipt' AND m.payload ? 'receipts' THEN greatest(jsonb_array_length(m.payload -> 'receipts'), 1) ELSE 1 END))
+            """)
+    }
+
     /// A join keeping the audience rows `a` of `readers` (by equality, a hash join however
     /// many there are); nothing without readers.
     fileprivate mutating func appendInterpolation(joiningReaders readers: [UUID]?) {

@@ -33,6 +33,11 @@ public struct LiveReceipt: Sendable, Codable, Equatable {
     }
 }
 
+/// The payload of a feed row of receipts a round wrote for one sender: `{"receipts": [...]}`.
+struct LiveReceiptBatch: Sendable, Codable {
+    let receipts: [LiveReceipt]
+}
+
 /// An activity's transition as its frame reports it.
 public struct LiveActivityChange: Sendable, Codable, Equatable {
     public let event: EventKind
@@ -47,12 +52,23 @@ public struct LiveActivityChange: Sendable, Codable, Equatable {
 /// What a feed row carries, decoded.
 public enum LivePayload: Sendable, Equatable {
     case message(conversation: UUID, MessageRecord)
+    /// A participant's own receipt (what their apps said they received or read).
     case receipt(conversation: UUID, LiveReceipt)
+    /// The receipts one round of the live channel wrote for one sender, as its messages were
+    /// written to others' sockets: a row of `k` holds the `k` feed positions up to its own,
+    /// one a frame (`positions`).
+    case deliveryReceipts(conversation: UUID, [LiveReceipt])
     /// The conversation changed; its object is read for each reader (it is theirs: unread counts).
     case conversation(UUID)
     case activity(LiveActivityChange)
     case notification(LiveNotification)
     case inboxStatus(InboxStatusChange)
+
+    /// How many feed positions the row holds, its own the last: one a frame.
+    public var positions: Int {
+        if case .deliveryReceipts(_, let receipts) = self { return max(1, receipts.count) }
+        return 1
+    }
 }
 
 /// One feed row for one reader.
