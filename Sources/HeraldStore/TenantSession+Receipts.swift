@@ -49,10 +49,16 @@ extension TenantSession {
         try await connection.query(
             """
             WITH written AS (
-                SELECT * FROM unnest(\(received.map(\.person))::uuid[], \(received.map(\.conversation))::uuid[],
-                                     \(received.map(\.sequence))::bigint[]) AS x(person, conversation, seq)
+                SELECT person, conversation, max(seq) AS seq
+                FROM unnest(\(received.map(\.person))::uuid[], \(received.map(\.conversation))::uuid[],
+                            \(received.map(\.sequence))::bigint[]) AS x(person, conversation, seq)
+                GROUP BY person, conversation
             ), before AS (
-                SELECT cp.conversation_id, cp.person_id, cp.last_received_seq AS was, x.seq
+                -- Locked, so what it read is what the update moves from; what was read does not
+                -- change here, so the receipts are written from these rows alone (joining the
+                -- update's rows, which PostgreSQL counts as one, looped a million times for a
+                -- 1,000-person group).
+                SELECT cp.conversation_id, cp.person_id, cp.last_received_seq AS was, cp.last_read_seq AS read, x.seq
                 FROM conversation_participants cp JOIN written x ON x.conversation = cp.conversation_id AND x.person = cp.person_id
                 WHERE cp.tenant_id = \(tenantID) AND cp.left_at IS NULL AND cp.last_received_seq < x.seq
                 FOR UPDATE OF cp
@@ -60,21 +66,19 @@ extension TenantSession {
                 UPDATE conversation_participants cp SET last_received_seq = b.seq
                 FROM before b
                 WHERE cp.tenant_id = \(tenantID) AND cp.conversation_id = b.conversation_id AND cp.person_id = b.person_id
-                RETURNING cp.conversation_id, cp.person_id, cp.last_received_seq, cp.last_read_seq
             ), told AS (
-                SELECT DISTINCT m.conversation_id, b.person_id, m.sender_id
+                SELECT DISTINCT b.conversation_id, b.person_id, b.seq, b.read, m.sender_id
                 FROM before b JOIN messages m ON m.tenant_id = \(tenantID) AND m.conversation_id = b.conversation_id
                                               AND m.seq > b.was AND m.seq <= b.seq AND NOT m.is_system AND m.sender_id <> b.person_id
             ), pending AS (
                 -- One row a sender and conversation, however many receipts: a group's message
                 -- written to 1,000 sockets is one row for the sequencer, not 1,000 (each
-                -- receipt still its own frame and position: `LivePayload.receipts`).
+                -- receipt still its own frame and position: `LivePayload.deliveryReceipts`).
                 INSERT INTO live_pending (tenant_id, kind, person_id, conversation_id, payload)
                 SELECT \(tenantID), 'receipt', t.sender_id, t.conversation_id,
                        jsonb_build_object('receipts', jsonb_agg(
-                           jsonb_build_object('person', p.email, 'received', m.last_received_seq, 'read', m.last_read_seq) ORDER BY p.email))
-                FROM told t JOIN moved m ON m.conversation_id = t.conversation_id AND m.person_id = t.person_id
-                JOIN people p ON p.tenant_id = \(tenantID) AND p.id = t.person_id
+                           jsonb_build_object('person', p.email, 'received', t.seq, 'read', t.read) ORDER BY p.email))
+                FROM told t JOIN people p ON p.tenant_id = \(tenantID) AND p.id = t.person_id
                 GROUP BY t.sender_id, t.conversation_id
                 RETURNING 1
             )
