@@ -183,7 +183,7 @@ extension TenantSession {
             throw InputError("the time the message was sent is in the future")
         }
         let actor = try await person(email: email)
-        let conversation = try await participantConversation(conversationID, actor: actor)
+        let conversation = try await participantConversation(conversationID, actor: actor, withUnread: false)
 
         let id = UUID.v7()
         let inserted = try await connection.query(
@@ -272,7 +272,7 @@ extension TenantSession {
         var leaving = false
         if case .leave = change { leaving = true }
         // Leaving returns the conversation as it was; everything else reads it afresh below.
-        let conversation = try await participantConversation(id, actor: actor, withParticipants: leaving)
+        let conversation = try await participantConversation(id, actor: actor, withParticipants: leaving, withUnread: leaving)
         func requireGroup(_ what: String) throws {
             guard conversation.kind == .group else { throw StoreError(.invalid, "a direct conversation cannot \(what)") }
         }

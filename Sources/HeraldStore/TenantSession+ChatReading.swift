@@ -102,10 +102,13 @@ extension TenantSession {
     }
 
     /// The conversation, if `actor` takes part in it.
+    /// - Parameter withUnread: count what `actor` has not read (a check that only needs to know
+    ///   they take part, or the conversation's team and kind, need not: the count reads every
+    ///   unread message, and a message sent, a typing frame or a screen's renewal asks this).
     func participantConversation(
-        _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false
+        _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false, withUnread: Bool = true
     ) async throws -> ConversationRecord {
-        let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants)
+        let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants, withUnread: withUnread)
         let participation = try await participation(of: actor, in: id)
         let policy = AccessPolicy(actor)
         guard participation != nil, allowLeft || policy.mayTakePart(participation) else {
@@ -118,15 +121,18 @@ extension TenantSession {
     /// removed), as it was when they left (`DepartureSnapshot`): nothing that happened later.
     /// - Parameter withParticipants: list them (a large group has thousands; sending a
     ///   message does not need them).
-    func conversation(id: UUID, viewer: Person, withParticipants: Bool = true) async throws -> ConversationRecord {
+    /// - Parameter withUnread: count the viewer's unread messages (else `unread` is 0).
+    func conversation(id: UUID, viewer: Person, withParticipants: Bool = true, withUnread: Bool = true) async throws -> ConversationRecord {
         let rows = try await connection.query(
             """
             SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
-                   (SELECT count(*)::int FROM messages m
-                    JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
-                                                      AND v.person_id = \(viewer.id)
-                    WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
-                      AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id)),
+                   CASE WHEN \(withUnread) THEN
+                       (SELECT count(*)::int FROM messages m
+                        JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
+                                                          AND v.person_id = \(viewer.id)
+                        WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
+                          AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id))
+                   ELSE 0 END,
                    (SELECT v.left_snapshot::text FROM conversation_participants v
                     WHERE v.tenant_id = c.tenant_id AND v.conversation_id = c.id AND v.person_id = \(viewer.id) AND v.left_at IS NOT NULL)
             FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id

@@ -155,7 +155,7 @@ extension TenantSession {
     /// Sets (or, with nil, removes) `person`'s setting for one conversation they take part in.
     /// - Throws: `StoreError.notFound` when they take no part in it.
     public func setConversationMode(_ mode: PushMode?, conversation: UUID, for person: Person) async throws {
-        _ = try await participantConversation(conversation, actor: person)
+        _ = try await participantConversation(conversation, actor: person, withUnread: false)
         try await connection.query(
             """
             UPDATE conversation_participants SET push_mode = \(mode?.rawValue)

@@ -6,7 +6,7 @@ extension TenantSession {
     /// Tells every server that `person` types in `conversation`, if they take part in it.
     /// - Throws: `StoreError.notFound` when they do not.
     public func announceTyping(_ person: Person, in conversation: UUID) async throws {
-        _ = try await participantConversation(conversation, actor: person)
+        _ = try await participantConversation(conversation, actor: person, withUnread: false)
         let typing = LiveTyping(tenant: tenantID, conversation: conversation, person: person.id, email: person.email)
         try await connection.query("SELECT pg_notify(\(LiveTyping.channel), \(PostgresJSON(typing).postgresText ?? "{}"))")
     }
@@ -30,7 +30,7 @@ extension TenantSession {
     /// Marks that `person` views `conversation` for `seconds` more (a live socket's screen,
     /// refreshed while it lives), or no longer (nil).
     public func setLiveViewing(_ person: Person, conversation: UUID, seconds: Int?) async throws {
-        _ = try await participantConversation(conversation, actor: person)
+        _ = try await participantConversation(conversation, actor: person, withUnread: false)
         try await connection.query(
             """
             UPDATE conversation_participants
