@@ -342,7 +342,7 @@ let package = Package(
         .testTarget(name: "HeraldLoopsTests", dependencies: ["HeraldLoops", "HeraldTesting"]),
         .testTarget(name: "HeraldLiveTests", dependencies: ["HeraldLive", "HeraldCore", "HeraldStore", "HeraldTesting", "HeraldTestSupport"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP"]),
-        .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore"]),
+        .testTarget(name: "HeraldWebhooksTests", dependencies: ["HeraldWebhooks", "HeraldCore", "HeraldStore"]),
         .testTarget(
             name: "HeraldEmulatorTests",
             dependencies: [
