@@ -90,6 +90,22 @@ import Testing
         #expect(longest.unicodeScalars.count == 254 && (try? Input.email(longest)) == longest)
     }
 
+    /// An address is trimmed of spaces and tabs at its ends as Foundation's `.whitespaces`
+    /// trims them (every scalar of the Basic Multilingual Plane compared), never of a newline,
+    /// and never inside.
+    @Test func emailsAreTrimmedOfSpacesAsFoundationTrimsThem() throws {
+        #expect(try Input.email(" \tBob@Example.com\u{00A0}\u{3000}") == "bob@example.com")
+        #expect(throws: InputError.self) { try Input.email("bob@example.com\n") }
+        for value in ["", " ", "\t\t", "a", " a ", "\u{2003}a b\u{2009}", "\na\n", "e\u{301} ", " \u{301}", "\u{1F600}\u{00A0}", "a\u{200B}"] {
+            #expect(Input.trimmingSpaces(value) == value.trimmingCharacters(in: .whitespaces), "\(value.unicodeScalars.map(\.value))")
+        }
+        let differing = (0...0xFFFF).compactMap(Unicode.Scalar.init).filter { scalar in
+            let value = "\(scalar)a\(scalar)"
+            return Input.trimmingSpaces(value) != value.trimmingCharacters(in: .whitespaces)
+        }
+        #expect(differing.isEmpty, "\(differing.map { String($0.value, radix: 16) })")
+    }
+
     @Test(arguments: [
         "", "alice", "alice@", "@example.com", "a@b", "a b@example.com", "a@exa mple.com", "a@@example.com", "a@.example.com", "a@example..com",
         "a@example.com.", "é@example.com", "e\u{301}@example.com", "a@exämple.com", "a@example.com\u{301}",
