@@ -71,11 +71,18 @@ extension TenantSession {
     public func presence(of named: [String], viewer: Person) async throws -> PresenceLookup {
         var ids: [UUID] = []
         var emails: [String] = []
+        // Each name's key in `found`, checked once.
+        var keys: [String?] = []
+        keys.reserveCapacity(named.count)
         for name in named {
             if let id = UUID(uuidString: name) {
                 ids.append(id)
+                keys.append(id.lowercasedString)
             } else if let email = try? Input.email(name) {
                 emails.append(email)
+                keys.append(email)
+            } else {
+                keys.append(nil)
             }
         }
         var found: [String: PersonPresence] = [:]
@@ -101,9 +108,8 @@ extension TenantSession {
         }
         var lookup = PresenceLookup()
         var seen: Set<UUID> = []
-        for name in named {
-            let key = UUID(uuidString: name)?.lowercasedString ?? (try? Input.email(name)) ?? name
-            guard let presence = found[key] else {
+        for (name, key) in zip(named, keys) {
+            guard let key, let presence = found[key] else {
                 lookup.unknown.append(name)
                 continue
             }
