@@ -15,9 +15,17 @@ extension LiveHub {
     /// a time, so a socket is given every position up to the head exactly once: by its
     /// catch-up, or by the rounds after it joined.
     func round() async throws {
+        // The round's view of the joined sockets is gone once `delivered` returns: the
+        // machine's own then takes the caught-up sockets in place, not in a copy of it.
+        guard let (head, caughtUp) = try await delivered() else { return }
+        machine.withLock { $0.roundEnded(head: head, caughtUp: caughtUp) }
+    }
+
+    /// A round's deliveries. - Returns: the head they reached and the sockets caught up.
+    private func delivered() async throws -> (head: Int64, caughtUp: [UInt64])? {
         // No socket here, nothing to do: one that registers asks for a round itself, and is
         // caught up from its own cursor.
-        guard let round = machine.withLock({ $0.round() }) else { return }
+        guard let round = machine.withLock({ $0.round() }) else { return nil }
         let head = try await background.liveHead()
         if head > round.cursor {
             for sockets in round.joined.values {
@@ -33,7 +41,7 @@ extension LiveHub {
                 namingReaders: true)
         }
         for socket in round.joining { socket.advance(to: head) }
-        machine.withLock { $0.roundEnded(head: head, caughtUp: round.joining.map(\.id)) }
+        return (head, round.joining.map(\.id))
     }
 
     /// A round that fails (the database) leaves the cursor where it was and asks for another

@@ -62,13 +62,15 @@ extension LiveStateMachine {
             subscribe(id, to: people)
             return []
         }
-        var latest: [UUID: LivePresenceChange] = [:]
-        for change in heardWhileSubscribing[(start - heardBase)...] where change.tenant == tenant && people.contains(change.person) {
-            latest[change.person] = change
+        var latest: [LivePresenceChange] = []
+        for person in people {
+            guard let index = heardLatest[LivePersonKey(tenant: tenant, person: person)], index >= start else { continue }
+            let offset = index - heardBase
+            if heardWhileSubscribing.indices.contains(offset) { latest.append(heardWhileSubscribing[offset]) }
         }
         trimHeard()
         subscribe(id, to: people)
-        return latest.values.sorted { $0.email < $1.email }
+        return latest.sorted { $0.email < $1.email }
     }
 
     /// Drops the changes no lookup still in progress began before: all of them when none is,
@@ -77,9 +79,11 @@ extension LiveStateMachine {
         if subscribingSockets.isEmpty {
             heardBase += heardWhileSubscribing.count
             heardWhileSubscribing = []
+            heardLatest = [:]
         } else if heardWhileSubscribing.count >= Self.heardTrimAt, let earliest = subscribingSockets.values.min(), earliest > heardBase {
             heardWhileSubscribing.removeFirst(earliest - heardBase)
             heardBase = earliest
+            heardLatest = heardLatest.filter { $0.value >= earliest }
         }
     }
 
@@ -125,7 +129,10 @@ extension LiveStateMachine {
     public mutating func tell(_ changes: [LivePresenceChange], followers: [UUID: [UUID]], now: Date) -> [PresenceFrame] {
         var touched: Set<UInt64> = []
         if !subscribingSockets.isEmpty {
-            heardWhileSubscribing.append(contentsOf: changes)
+            for change in changes {
+                heardLatest[LivePersonKey(tenant: change.tenant, person: change.person)] = heardBase + heardWhileSubscribing.count
+                heardWhileSubscribing.append(change)
+            }
             trimHeard()
         }
         for change in changes {

@@ -77,6 +77,10 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// predate them), once for all of them; `heardBase` is the index of the first kept.
     var heardWhileSubscribing: [LivePresenceChange] = []
     var heardBase = 0
+    /// Where each person's latest change is in `heardWhileSubscribing` (counted from the first
+    /// ever kept, as `heardBase` is): a lookup's ending reads its fifty people there rather than
+    /// every change heard while it ran (thousands in a reconnect storm).
+    var heardLatest: [LivePersonKey: Int] = [:]
     /// Sockets opened and closed since freed memory was last handed back.
     private var churn = 0
     private var tick = 0
