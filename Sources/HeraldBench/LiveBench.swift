@@ -195,21 +195,18 @@ public final class LiveBench: Sendable {
     private func presencePhase() async throws {
         try await dropAll()
         try await until(seconds: 120) { try await self.store.withTenant(self.tenant) { try await $0.onlineCount() } == 0 }
+        let wanted = crowd.emails.indices.map { followed(by: $0) }
         ledger.state.withLock { state in
             for index in state.sockets.indices {
                 state.sockets[index].presenceFrames = 0
                 state.sockets[index].presenceEntries = 0
-                state.sockets[index].online = []
+                state.follow(wanted[index], on: index)
             }
         }
         let started = ContinuousClock.now
         let (cost, _) = try await measure {
             try await self.openAll(resume: true, batch: self.crowd.emails.count)
-            try await self.until(seconds: 120) {
-                self.ledger.state.withLock { state in
-                    state.sockets.indices.allSatisfy { state.sockets[$0].online.isSuperset(of: self.followed(by: $0)) }
-                }
-            }
+            try await self.until(seconds: 120) { self.ledger.state.withLock { $0.satisfied == $0.sockets.count } }
         }
         let seconds = (ContinuousClock.now - started).inMilliseconds / 1_000
         let (frames, entries) = ledger.state.withLock { state in
