@@ -62,11 +62,10 @@ extension LiveHub {
             found = try await store.withTenant(socket.tenant) { try await $0.presence(of: named, viewer: socket.person) }
         } catch {
             // The last list stays.
-            let before = machine.withLock { $0.members[socket.id]?.subscriptions ?? [] }
-            _ = machine.withLock { $0.subscribed(socket.id, to: before) }
+            machine.withLock { $0.notSubscribed(socket.id) }
             throw error
         }
-        let heard = machine.withLock { $0.subscribed(socket.id, to: Set(found.people.map(\.person))) }
+        let heard = machine.withLock { $0.subscribed(socket.id, to: Set(found.people.map(\.person)), departures: found.departures) }
         if !found.unknown.isEmpty {
             refuse(
                 socket,
@@ -84,16 +83,32 @@ extension LiveHub {
     /// The most pairs `recheckSubscriptions` asks of PostgreSQL in one query.
     static let recheckBatch = 5_000
 
-    /// Every subscription checked again against the access policy (the full credentials check
-    /// calls it): someone the subscriber may no longer see (a team left) is no longer followed.
-    /// Each pair is asked once however many sockets hold it, in queries of at most
-    /// `recheckBatch` pairs (an index probe or two each: about 3 µs of PostgreSQL a pair).
-    func recheckSubscriptions() async {
-        let held = machine.withLock { $0.subscriptionsHeld }
-        for (tenant, subscriptions) in held {
+    /// The subscriptions checked again against the access policy where someone may have lost
+    /// sight of someone (every minute, and at once when a server says someone left a team):
+    /// one query a tenant reads who left since its lists were found visible (sql/0046), and
+    /// only the pairs with someone who left are checked (`LiveStateMachine.subscriptionsToCheck`),
+    /// each once however many sockets hold it, in queries of at most `recheckBatch` pairs
+    /// (~10 µs of PostgreSQL a pair). Someone the subscriber may no longer see is no longer
+    /// followed.
+    /// - Returns: how many pairs were checked.
+    @discardableResult
+    func recheckSubscriptions() async -> Int {
+        var checked = 0
+        let tenants = machine.withLock { $0.subscribingTenants }
+        for tenant in tenants {
+            guard let since = machine.withLock({ $0.oldestVerified(tenant: tenant.id) }) else { continue }
+            // Read before the pairs, so that every departure it counts is in their snapshots.
+            guard let departures = try? await background.withTenant(tenant, readOnly: true, { try await $0.presenceDepartures(since: since) })
+            else { continue }
+            let held = machine.withLock {
+                $0.subscriptionsToCheck(tenant: tenant.id, departures: departures.count, departed: departures.departed, since: since)
+            }
+            guard !held.isEmpty else { continue }
             var unique: Set<PresencePair> = []
-            for held in subscriptions { for person in held.people { unique.insert(PresencePair(subscriber: held.subscriber, person: person)) } }
+            for list in held { for person in list.people { unique.insert(PresencePair(subscriber: list.subscriber, person: person)) } }
             let pairs = Array(unique)
+            checked += pairs.count
+            metrics.presencePairsChecked.increment(by: pairs.count)
             var visible: Set<PresencePair> = []
             var failed = false
             for start in stride(from: 0, to: pairs.count, by: Self.recheckBatch) where !failed {
@@ -106,12 +121,13 @@ extension LiveHub {
             }
             // A check that failed changes nothing: the next one decides.
             guard !failed else { continue }
-            machine.withLock { machine in
-                for held in subscriptions {
-                    let gone = held.people.filter { !visible.contains(PresencePair(subscriber: held.subscriber, person: $0)) }
-                    if !gone.isEmpty { machine.unfollow(held.id, gone) }
-                }
+            var gone: [UInt64: Set<UUID>] = [:]
+            for list in held {
+                let lost = list.people.filter { !visible.contains(PresencePair(subscriber: list.subscriber, person: $0)) }
+                if !lost.isEmpty { gone[list.socket] = lost }
             }
+            machine.withLock { $0.checked(held, gone: gone, departures: departures.count) }
         }
+        return checked
     }
 }

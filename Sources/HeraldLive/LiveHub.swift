@@ -31,8 +31,8 @@ public final class LiveHub: Sendable {
     let presenceWake = LiveWake()
     /// Asks for the presence changes heard to be told.
     let presenceHeardWake = LiveWake()
-    /// Asks for every presence subscription to be checked against the access policy again
-    /// (someone left a team).
+    /// Asks for the presence subscriptions to be checked against the access policy again where
+    /// someone left a team or a conversation (`recheckSubscriptions`).
     let recheckWake = LiveWake()
     /// The credential's share of requests, as the REST API counts them: nil when one more may
     /// be made now, else how long until it may. A `presence.subscribe` looks up to 100 people

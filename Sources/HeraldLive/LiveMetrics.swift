@@ -7,6 +7,8 @@ struct LiveMetrics: Sendable {
     let resyncs = Counter(label: "herald_live_resyncs_total")
     let slowClients = Counter(label: "herald_live_slow_client_closes_total")
     let presenceChanges = Counter(label: "herald_live_presence_changes_total")
+    /// Subscriptions (subscriber and person) checked again against the access policy.
+    let presencePairsChecked = Counter(label: "herald_live_presence_pairs_checked_total")
     private let frames: [String: Counter] = Dictionary(
         uniqueKeysWithValues: [
             "hello", "message", "receipt", "conversation", "activity", "notification", "inbox", "inbox.status", "badge", "presence",

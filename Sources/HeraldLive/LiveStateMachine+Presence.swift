@@ -55,11 +55,12 @@ extension LiveStateMachine {
     }
 
     /// The lookup of a `presence.subscribe` ended: the socket follows `people` from now on,
-    /// instead of whom it followed. - Returns: the changes of those people heard since
-    /// `subscribing`, newer than what the lookup may have read: to tell right after its answer.
-    public mutating func subscribed(_ id: UInt64, to people: Set<UUID>) -> [LivePresenceChange] {
+    /// instead of whom it followed, found visible at `departures` (`PresenceLookup`).
+    /// - Returns: the changes of those people heard since `subscribing`, newer than what the
+    ///   lookup may have read: to tell right after its answer.
+    public mutating func subscribed(_ id: UInt64, to people: Set<UUID>, departures: Int64 = 0) -> [LivePresenceChange] {
         guard let start = subscribingSockets.removeValue(forKey: id), let tenant = keys[id]?.tenant else {
-            subscribe(id, to: people)
+            subscribe(id, to: people, departures: departures)
             return []
         }
         var latest: [LivePresenceChange] = []
@@ -69,8 +70,14 @@ extension LiveStateMachine {
             if heardWhileSubscribing.indices.contains(offset) { latest.append(heardWhileSubscribing[offset]) }
         }
         trimHeard()
-        subscribe(id, to: people)
+        subscribe(id, to: people, departures: departures)
         return latest.sorted { $0.email < $1.email }
+    }
+
+    /// The lookup of a `presence.subscribe` failed: the socket follows whom it followed.
+    public mutating func notSubscribed(_ id: UInt64) {
+        guard subscribingSockets.removeValue(forKey: id) != nil else { return }
+        trimHeard()
     }
 
     /// Drops the changes no lookup still in progress began before: all of them when none is,
@@ -90,8 +97,18 @@ extension LiveStateMachine {
     /// How many changes heard during lookups are kept before the oldest nobody needs go.
     static var heardTrimAt: Int { 4_096 }
 
-    /// The socket follows `people` by subscription from now on, instead of whom it followed.
-    public mutating func subscribe(_ id: UInt64, to people: Set<UUID>) {
+    /// The socket follows `people` by subscription from now on, instead of whom it followed:
+    /// a new list, all of it found visible when the tenant's departures were `departures`.
+    public mutating func subscribe(_ id: UInt64, to people: Set<UUID>, departures: Int64 = 0) {
+        guard members[id] != nil else { return }
+        follow(id, people)
+        subscriptionVersions += 1
+        members[id]?.subscriptionsVersion = subscriptionVersions
+        members[id]?.subscriptionsVerified = departures
+    }
+
+    /// The socket's subscriptions are `people` (the list's version and check stay).
+    mutating func follow(_ id: UInt64, _ people: Set<UUID>) {
         guard let before = members[id]?.subscriptions else { return }
         unsubscribe(id, from: before.subtracting(people))
         for person in people.subtracting(before) { subscribers[person, default: []].insert(id) }
@@ -105,19 +122,65 @@ extension LiveStateMachine {
         }
     }
 
-    /// The socket no longer follows `people` by subscription (they are no longer its person's to see).
-    public mutating func unfollow(_ id: UInt64, _ people: Set<UUID>) {
-        guard let subscriptions = members[id]?.subscriptions else { return }
-        subscribe(id, to: subscriptions.subtracting(people))
+    /// A socket's list of subscriptions to check, as held when read (`subscriptionsToCheck`).
+    public struct HeldSubscriptions: Sendable, Equatable {
+        public let socket: UInt64
+        public let subscriber: UUID
+        /// Those of the list's people to check.
+        public let people: Set<UUID>
+        public let version: UInt64
     }
 
-    /// Every socket's subscriptions, by tenant, to check them again.
-    public var subscriptionsHeld: [(tenant: Tenant, subscriptions: [(id: UInt64, subscriber: UUID, people: Set<UUID>)])] {
-        var byTenant: [UUID: (tenant: Tenant, subscriptions: [(id: UInt64, subscriber: UUID, people: Set<UUID>)])] = [:]
-        for (id, member) in members where !member.subscriptions.isEmpty {
-            byTenant[member.key.tenant, default: (member.tenant, [])].subscriptions.append((id, member.key.person, member.subscriptions))
+    /// The tenants whose sockets here subscribe to someone.
+    public var subscribingTenants: [Tenant] {
+        var found: [UUID: Tenant] = [:]
+        for member in members.values where !member.subscriptions.isEmpty { found[member.key.tenant] = member.tenant }
+        return Array(found.values)
+    }
+
+    /// The oldest count of departures at which a list of `tenant`'s sockets was found visible:
+    /// who left since then is what `subscriptionsToCheck` needs. Nil: none subscribes.
+    public func oldestVerified(tenant: UUID) -> Int64? {
+        members.values.lazy.filter { $0.key.tenant == tenant && !$0.subscriptions.isEmpty }.map(\.subscriptionsVerified).min()
+    }
+
+    /// What to check again of `tenant`'s subscriptions, now that its count of departures is
+    /// `departures` and `departed` holds, of everyone who left after `since`, the number of
+    /// their latest departure. Only someone who left can have lost sight of anyone: a list
+    /// found visible at count `v` is checked for its people who left after `v`, or whole if
+    /// its own person did (or if it was found visible before `since`: who left before is not
+    /// known here). A list with nothing to check is found visible at `departures` now.
+    /// - Returns: the lists, each with only the people to check; none while nobody leaves.
+    public mutating func subscriptionsToCheck(tenant: UUID, departures: Int64, departed: [UUID: Int64], since: Int64) -> [HeldSubscriptions] {
+        var held: [HeldSubscriptions] = []
+        for (id, member) in members where member.key.tenant == tenant && !member.subscriptions.isEmpty {
+            let verified = member.subscriptionsVerified
+            guard verified != departures else { continue }
+            let people: Set<UUID>
+            if verified < since || verified > departures || departed[member.key.person].map({ $0 > verified }) == true {
+                people = member.subscriptions
+            } else {
+                people = member.subscriptions.filter { departed[$0].map { $0 > verified } == true }
+            }
+            if people.isEmpty {
+                members[id]?.subscriptionsVerified = departures
+            } else {
+                held.append(HeldSubscriptions(socket: id, subscriber: member.key.person, people: people, version: member.subscriptionsVersion))
+            }
         }
-        return Array(byTenant.values)
+        return held
+    }
+
+    /// `held` was checked, each of its lists' people to check against the policy in a snapshot
+    /// that saw every departure counted in `departures`: those in `gone[socket]` are no longer
+    /// its person's to see and are followed no more; a list still the one checked (no new
+    /// `presence.subscribe` meanwhile) is found visible at `departures`.
+    public mutating func checked(_ held: [HeldSubscriptions], gone: [UInt64: Set<UUID>], departures: Int64) {
+        for list in held {
+            guard let member = members[list.socket] else { continue }
+            if let gone = gone[list.socket], !gone.isEmpty { follow(list.socket, member.subscriptions.subtracting(gone)) }
+            if member.subscriptionsVersion == list.version { members[list.socket]?.subscriptionsVerified = departures }
+        }
     }
 
     /// Changes heard, to the sockets that follow each person: those of `followers[person]` (the

@@ -22,6 +22,10 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
         public let device: String?
         /// The people it subscribed to (`presence.subscribe`).
         public var subscriptions: Set<UUID> = []
+        /// Which list `subscriptions` is (each new list has a new number), and the tenant's
+        /// count of departures at which all of it was last found visible (sql/0046).
+        public var subscriptionsVersion: UInt64 = 0
+        public var subscriptionsVerified: Int64 = 0
     }
 
     /// A socket's `presence` frames: the changes waiting for the next, and when the last went.
@@ -81,6 +85,8 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// ever kept, as `heardBase` is): a lookup's ending reads its fifty people there rather than
     /// every change heard while it ran (thousands in a reconnect storm).
     var heardLatest: [LivePersonKey: Int] = [:]
+    /// The number of the last list of subscriptions (`Member.subscriptionsVersion`).
+    var subscriptionVersions: UInt64 = 0
     /// Sockets opened and closed since freed memory was last handed back.
     private var churn = 0
     private var tick = 0

@@ -139,7 +139,9 @@ extension Store {
                 "outbox",
                 "activity_timers", "tenant_policies", "notification_preferences", "notification_channels", "quiet_hours", "activity_transitions",
                 "devices", "activities", "team_members", "template_overrides", "teams", "idempotency_keys", "console_sessions",
-                "credentials", "people"
+                "credentials", "people",
+                // Last: the deletions above count as departures (sql/0046).
+                "presence_departures", "presence_departed"
             ] {
                 try await connection.query("DELETE FROM \(identifier: table) WHERE tenant_id = \(tenant.id)")
             }

@@ -83,11 +83,11 @@ import Testing
         }
     }
 
-    /// A subscription is checked again against the access policy (the full credentials check
-    /// does it every minute): Alice subscribes to Chidi and Dana, her team's members; Chidi
-    /// loses his membership behind the server's back (in SQL, with no word to the live servers,
-    /// as `removeMembership` gives), and once the check ran Alice is not told of him, while
-    /// Dana, whom she still may see, is.
+    /// A subscription is checked again against the access policy once someone left (the check
+    /// runs every minute): Alice subscribes to Chidi and Dana, her team's members; while nobody
+    /// leaves, a check asks nothing; Chidi loses his membership behind the server's back (in
+    /// SQL, with no word to the live servers, as `removeMembership` gives), and once the check
+    /// ran Alice is not told of him, while Dana, whom she still may see, is.
     @Test func aSubscriptionToSomeoneNoLongerVisibleEnds() async throws {
         try await APIHarness.with(.live, hub: true) { api in
             let alice = try await api.token("alice@acme.test")
@@ -99,11 +99,13 @@ import Testing
                 try await session.send(#"{"type":"presence.subscribe","people":["chidi@acme.test","dana@acme.test"]}"#)
                 let answer = try #require(try await session.receive(type: "presence"))
                 #expect((answer["people"] as? [[String: Any]])?.compactMap { $0["person"] as? String } == ["chidi@acme.test", "dana@acme.test"])
+                #expect(await api.live.recheckSubscriptions() == 0, "nobody left since the lookup")
                 try await api.store.withTenant(api.acme) { session in
                     let person = try await session.person(email: "chidi@acme.test")
                     try await session.connection.query("DELETE FROM team_members WHERE tenant_id = \(session.tenantID) AND person_id = \(person.id)")
                 }
-                await api.live.recheckSubscriptions()
+                #expect(await api.live.recheckSubscriptions() == 1, "Alice and Chidi: Dana did not leave")
+                #expect(await api.live.recheckSubscriptions() == 0, "checked at the count it read")
 
                 // Chidi comes online (recorded before Dana is), then Dana.
                 try await client.session(token: chidi) { chidiSession in

@@ -219,13 +219,57 @@ import Testing
         machine.subscribe(bobs, to: [carol])
         #expect(machine.tell([change(alice, "alice@acme.test", online: true)], followers: [:], now: clock.now()).isEmpty)
         #expect(machine.tell([change(carol, "carol@acme.test", online: true)], followers: [:], now: clock.now()).count == 1)
-        machine.unfollow(bobs, [carol])
+        machine.checked(
+            machine.subscriptionsToCheck(tenant: acme.id, departures: 1, departed: [carol: 1], since: 0), gone: [bobs: [carol]], departures: 1)
         clock.advance(2)
         #expect(machine.tell([change(carol, "carol@acme.test", online: false)], followers: [:], now: clock.now()).isEmpty)
         machine.subscribe(bobs, to: [alice])
         _ = machine.closed(bobs)
         #expect(machine.tell([change(alice, "alice@acme.test", online: false)], followers: [:], now: clock.now()).isEmpty)
-        #expect(machine.subscriptionsHeld.isEmpty)
+        #expect(machine.subscribingTenants.isEmpty)
+    }
+
+    /// Subscriptions are checked again only where someone left a team or a conversation since
+    /// they were found visible (the tenant's departures moved), and of a list only the people
+    /// who left (all of it when its own person left); a list replaced while it was checked keeps
+    /// the count its own lookup read, and is checked next time.
+    @Test func onlyThePairsOfSomeoneWhoLeftAreCheckedAgain() {
+        var machine = Machine(settings: LiveSettings())
+        let dave = UUID()
+        let bobs = open(&machine, bob)
+        let carols = open(&machine, carol)
+        let globexBobs = open(&machine, bob, tenant: globex)
+        _ = machine.subscribed(bobs, to: [alice, carol], departures: 3)
+        _ = machine.subscribed(carols, to: [alice], departures: 4)
+        _ = machine.subscribed(globexBobs, to: [alice], departures: 0)
+        #expect(Set(machine.subscribingTenants.map(\.id)) == [acme.id, globex.id])
+        #expect(machine.oldestVerified(tenant: acme.id) == 3 && machine.oldestVerified(tenant: globex.id) == 0)
+        #expect(machine.subscriptionsToCheck(tenant: globex.id, departures: 0, departed: [:], since: 0).isEmpty, "nobody left globex")
+        #expect(machine.subscriptionsToCheck(tenant: acme.id, departures: 4, departed: [alice: 4], since: 3).map(\.people) == [[alice]])
+
+        // Carol left something at 5: Bob's list checks her alone, hers is checked whole.
+        let held = machine.subscriptionsToCheck(tenant: acme.id, departures: 5, departed: [carol: 5], since: 3)
+        #expect(Set(held.map(\.socket)) == [bobs, carols], "\(held)")
+        #expect(held.first { $0.socket == bobs }?.people == [carol] && held.first { $0.socket == carols }?.people == [alice])
+        // Carol's list is replaced while it is checked; Bob lost sight of her.
+        _ = machine.subscribed(carols, to: [bob], departures: 4)
+        machine.checked(held, gone: [bobs: [carol]], departures: 5)
+        #expect(machine.members[bobs]?.subscriptions == [alice] && machine.members[bobs]?.subscriptionsVerified == 5)
+        #expect(machine.members[carols]?.subscriptions == [bob], "the new list stays whole")
+        let clock = ManualClock()
+        #expect(
+            machine.tell([change(carol, "carol@acme.test", online: true)], followers: [:], now: clock.now()).isEmpty, "Bob no longer follows Carol")
+
+        // Dave, whom nobody follows, leaves at 6: Bob's list has nothing to check and is found
+        // visible at 6; Carol's new list was found visible before what was read (`since` 5).
+        let next = machine.subscriptionsToCheck(tenant: acme.id, departures: 6, departed: [dave: 6], since: 5)
+        #expect(next.map(\.socket) == [carols] && next.first?.people == [bob])
+        #expect(machine.members[bobs]?.subscriptionsVerified == 6)
+
+        // A failed lookup leaves the last list as it was, and its check.
+        machine.subscribing(bobs)
+        machine.notSubscribed(bobs)
+        #expect(machine.members[bobs]?.subscriptions == [alice] && machine.members[bobs]?.subscriptionsVerified == 6)
     }
 
     /// A change heard while a subscription is looked up may be newer than what the lookup

@@ -80,4 +80,44 @@ import Testing
             }
         }
     }
+
+    /// A deleted tenant leaves no row behind in any table with a tenant: its people, chat,
+    /// activities and what their triggers wrote (the count of departures, sql/0046); another
+    /// tenant keeps all of its own.
+    @Test func aDeletedTenantLeavesNoRowInAnyTable() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let globex = try await WorkflowFixture.make(store, slug: "globex")
+            for fixture in [acme, globex] { _ = try await fixture.assign() }
+            _ = try await acme.run {
+                try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "hello", clientID: nil, sentAt: nil)
+            }
+            _ = try await acme.run { try await $0.removeMembership(team: "ops", email: "chidi@acme.test") }
+            _ = try await globex.run { try await $0.removeMembership(team: "ops", email: "dana@acme.test") }
+
+            func rows(of tenant: UUID) async throws -> [String: Int] {
+                let tables = try await store.pool.query(
+                    """
+                    SELECT c.relname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+                    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                      AND a.attname = 'tenant_id' AND NOT a.attisdropped
+                    ORDER BY 1
+                    """
+                ).map { try $0.decode(String.self, at: 0) }
+                var found: [String: Int] = [:]
+                for table in tables {
+                    let count = try await store.pool.query("SELECT count(*)::int FROM \(identifier: table) WHERE tenant_id = \(tenant)")
+                    if let count = try count.first?.decode(Int.self, at: 0), count > 0 { found[table] = count }
+                }
+                return found
+            }
+            let globexBefore = try await rows(of: globex.tenant.id)
+            #expect(globexBefore["presence_departures"] == 1 && globexBefore["people"] ?? 0 > 0, "\(globexBefore)")
+            #expect(try await rows(of: acme.tenant.id)["messages"] ?? 0 > 0)
+
+            try await store.deleteTenant(slug: "acme")
+            #expect(try await rows(of: acme.tenant.id) == [:])
+            #expect(try await rows(of: globex.tenant.id) == globexBefore)
+        }
+    }
 }

@@ -22,6 +22,17 @@ public struct PresenceLookup: Sendable, Equatable {
     /// Names (as given) of nobody the viewer may see the presence of: unknown, or not sharing a
     /// team or conversation with them. Told apart from each other nowhere.
     public var unknown: [String] = []
+    /// The tenant's departures as the lookup read them (`TenantSession.presenceDepartures`):
+    /// whom it found visible stays so until the count moves.
+    public var departures: Int64 = 0
+}
+
+/// A tenant's departures (`TenantSession.presenceDepartures`).
+public struct PresenceDepartures: Sendable, Equatable {
+    /// The number of the latest (0: nobody ever left).
+    public var count: Int64 = 0
+    /// Who left after the number asked about, with the number of their latest departure.
+    public var departed: [UUID: Int64] = [:]
 }
 
 /// A subscriber and someone they follow.
@@ -86,6 +97,7 @@ extension TenantSession {
             }
         }
         var found: [String: PersonPresence] = [:]
+        var departuresRead: Int64 = 0
         if !ids.isEmpty || !emails.isEmpty {
             for row in try await connection.query(
                 """
@@ -93,11 +105,15 @@ extension TenantSession {
                        EXISTS (SELECT FROM live_presence lp JOIN live_servers s ON s.id = lp.server_id
                                WHERE lp.tenant_id = p.tenant_id AND lp.person_id = p.id
                                  AND s.seen_at > now() - make_interval(secs => \(Store.liveServerLifetime.timeInterval)) OFFSET 0),
-                       \(presenceOf: .column("p.id"), visibleTo: .value(viewer.id))
+                       \(presenceOf: .column("p.id"), visibleTo: .value(viewer.id)),
+                       (SELECT d.departures FROM presence_departures d WHERE d.tenant_id = \(tenantID))
                 FROM people p WHERE p.tenant_id = \(tenantID) AND (p.id = ANY(\(ids)::uuid[]) OR p.email = ANY(\(emails)::text[]))
                 """)
             {
-                let (id, email, shown, lastSeen, online, shares) = try row.decode((UUID, String, Bool, Date?, Bool, Bool).self)
+                let (id, email, shown, lastSeen, online, shares, departures) = try row.decode(
+                    (UUID, String, Bool, Date?, Bool, Bool, Int64?).self)
+                // Read in the statement's snapshot, as the visibility is: one value for all rows.
+                departuresRead = departures ?? 0
                 guard AccessPolicy(viewer).maySeePresence(of: id, sharesTeamOrConversation: shares) else { continue }
                 let record =
                     shown || id == viewer.id ? PresenceRecord(online: online, lastSeen: lastSeen) : PresenceRecord(online: false, lastSeen: nil)
@@ -107,6 +123,7 @@ extension TenantSession {
             }
         }
         var lookup = PresenceLookup()
+        lookup.departures = departuresRead
         var seen: Set<UUID> = []
         for (name, key) in zip(named, keys) {
             guard let key, let presence = found[key] else {
@@ -116,6 +133,26 @@ extension TenantSession {
             if seen.insert(presence.person).inserted { lookup.people.append(presence) }
         }
         return lookup
+    }
+
+    /// The number of this tenant's latest departure (someone leaving a team or a conversation;
+    /// numbered by triggers, sql/0046), and everyone who left after `since` with the number of
+    /// their latest departure, as one snapshot saw them. While the number stays put nobody
+    /// lost sight of anyone's presence; when it moves, only pairs with someone who left can have.
+    public func presenceDepartures(since: Int64) async throws -> PresenceDepartures {
+        var found = PresenceDepartures()
+        for row in try await connection.query(
+            """
+            SELECT d.departures, p.person_id, p.departure FROM presence_departures d
+            LEFT JOIN presence_departed p ON p.tenant_id = d.tenant_id AND p.departure > \(since)
+            WHERE d.tenant_id = \(tenantID)
+            """)
+        {
+            let (count, person, departure) = try row.decode((Int64, UUID?, Int64?).self)
+            found.count = count
+            if let person, let departure { found.departed[person] = departure }
+        }
+        return found
     }
 
     /// Of `pairs`, those in which the subscriber may still see the person's presence.
