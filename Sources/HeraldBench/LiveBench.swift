@@ -22,7 +22,7 @@ public final class LiveBench: Sendable {
         /// Small conversations each person is in, of `conversationSize` people.
         public var conversations = 0
         public var conversationSize = 6
-        public var phases: Set<Phase> = Set(Phase.allCases)
+        public var phases: Set<Phase> = [.group, .direct, .storm, .presence]
         /// The group (and its team) start with this many people and grow to `group` while
         /// the server runs, before the group phase: its connections' plans were made when the
         /// team was small, as a team that grows over months (nil: built whole beforehand).
@@ -35,6 +35,9 @@ public final class LiveBench: Sendable {
 
     public enum Phase: String, CaseIterable, Sendable {
         case group, direct, storm, presence
+        /// A minute idle after `presence`, every subscription held: what the servers' check of
+        /// subscriptions (once a minute) costs. Asked for by name only.
+        case rechecks
     }
 
     /// The server under test: its base URL, a tenant key, its process.
@@ -101,6 +104,7 @@ public final class LiveBench: Sendable {
         if settings.phases.contains(.direct) { try await directPhase() }
         if settings.phases.contains(.storm) { try await stormPhase() }
         if settings.phases.contains(.presence) { try await presencePhase() }
+        if settings.phases.contains(.rechecks) { try await rechecksPhase() }
         for socket in sockets.withLock({ $0 }) { socket?.drop() }
         return lines.withLock { $0 }
     }
@@ -218,6 +222,16 @@ public final class LiveBench: Sendable {
                 + "all saw everyone they follow online in \(format(seconds)) s; \(frames) presence frames (\(format(Double(frames) / Double(arrivals))) an arrival), \(entries) entries (\(format(Double(entries) / Double(arrivals))) an arrival)"
         )
         say(cost.perItem(crowd.emails.count, "arrival"))
+    }
+
+    /// A minute and a second idle, every socket open and subscribed: the window holds one
+    /// check of the subscriptions (`LiveStateMachine.fullCheckEvery`), and the heartbeats.
+    private func rechecksPhase() async throws {
+        let held = crowd.emails.indices.map { followed(by: $0).count }.reduce(0, +)
+        let (idle, _) = try await measure { try await Task.sleep(for: .seconds(61)) }
+        say(
+            "a minute idle with \(held) presence subscriptions held (one check of them): herald \(format(idle.server)) s of CPU, "
+                + "PostgreSQL \(format(idle.postgres ?? .nan)) s, this client \(format(idle.client)) s over \(format(idle.seconds)) s")
     }
 
     /// The people socket `index` subscribes to: the `followers` teammates after it.

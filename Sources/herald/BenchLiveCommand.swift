@@ -17,7 +17,8 @@ struct BenchLiveCommand: AsyncParsableCommand {
             --group of them in one group; starts `herald serve` on it as a child process, opens a socket for everyone, and runs \
             the phases: group (messages at --rate a second for --seconds), direct (a one-to-one at --direct-rate a second), storm \
             (every socket drops, 5 messages, everyone reconnects at once with their cursor), presence (everyone offline, then \
-            back at once, each subscribing to --followers teammates and in --conversations small conversations). Reports \
+            back at once, each subscribing to --followers teammates and in --conversations small conversations); asked for by \
+            name, rechecks (a minute idle after presence: what the check of the subscriptions costs). Reports \
             latency, RSS per socket, and the CPU of herald serve and of this client for each phase.
             """)
 
@@ -29,7 +30,10 @@ struct BenchLiveCommand: AsyncParsableCommand {
     @Option(help: "People a team.") var team = 100
     @Option(help: "Teammates each socket subscribes to (presence).") var followers = 50
     @Option(help: "Small conversations each person is in (presence).") var conversations = 5
-    @Option(help: "Phases, comma-separated: group, direct, storm, presence.") var phases = "group,direct,storm,presence"
+    @Option(
+        help:
+            "Phases, comma-separated: group, direct, storm, presence; and rechecks (a minute idle after presence, every subscription held)."
+    ) var phases = "group,direct,storm,presence"
     @Flag(
         help:
             "The group and its team start with three people and grow to --group while herald serve runs, before the group phase (one big team grown over time)."
@@ -55,7 +59,11 @@ struct BenchLiveCommand: AsyncParsableCommand {
             throw ValidationError("--serve-binary \(serveBinary) is not an executable file")
         }
         for phase in phases.split(separator: ",") where LiveBench.Phase(rawValue: String(phase)) == nil {
-            throw ValidationError("--phases names group, direct, storm or presence (not \(phase))")
+            throw ValidationError("--phases names group, direct, storm, presence or rechecks (not \(phase))")
+        }
+        let named = Set(phases.split(separator: ",").map(String.init))
+        if named.contains("rechecks"), !named.contains("presence") {
+            throw ValidationError("--phases rechecks follows presence: name both (the subscriptions are made by presence)")
         }
     }
 
