@@ -102,32 +102,12 @@ extension JSONWriter {
     }
 }
 
-extension JSONNode: Decodable {
-    /// Any JSON value as it was written: a number keeps its text (`1.5` is not an integer,
-    /// `true` is not a number), so a reader can say which field has the wrong type.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .number(String(value))
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value.description)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONNode].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONNode].self))
-        }
-    }
-
-    /// The value as a whole number, if it is one.
+extension JSONNode {
+    /// The value as a whole number, if it is one (`2`, and `2.0` or `2e0` too, as JSON means them).
     public var integer: Int64? {
-        if case .number(let text) = self { return Int64(text) }
-        return nil
+        guard case .number(let text) = self else { return nil }
+        if let value = Int64(text) { return value }
+        return Double(text).flatMap { Int64(exactly: $0) }
     }
 
     /// What kind of value it is, as an error says it.

@@ -27,7 +27,7 @@ public enum LiveClientFrame: Sendable, Equatable {
 
     /// The frame `text` holds, or why not: a field of the wrong type is named.
     public static func parse(_ text: String) -> Result<LiveClientFrame, Refusal> {
-        guard case .object(let fields)? = try? JSONDecoder().decode(JSONNode.self, from: Data(text.utf8)) else {
+        guard case .object(let fields)? = JSONNode.parse(text) else {
             return .failure(Refusal("invalid_frame", "a frame is one JSON object with a string type"))
         }
         guard case .string(let type)? = fields["type"] else {
