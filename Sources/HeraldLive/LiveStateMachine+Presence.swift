@@ -51,7 +51,9 @@ extension LiveStateMachine {
     /// are kept for it.
     public mutating func subscribing(_ id: UInt64) {
         guard members[id] != nil else { return }
-        subscribingSockets[id] = heardBase + heardWhileSubscribing.count
+        let start = heardBase + heardWhileSubscribing.count
+        subscribingSockets[id] = start
+        subscribingOrder.append((id, start))
     }
 
     /// The lookup of a `presence.subscribe` ended: the socket follows `people` from now on,
@@ -81,17 +83,37 @@ extension LiveStateMachine {
     }
 
     /// Drops the changes no lookup still in progress began before: all of them when none is,
-    /// else (once they are many) those before the earliest.
+    /// else (once they are many, and half of them are no longer needed) those before the
+    /// earliest; each drop so copies what stays at most once for as many as it drops.
     mutating func trimHeard() {
         if subscribingSockets.isEmpty {
             heardBase += heardWhileSubscribing.count
             heardWhileSubscribing = []
             heardLatest = [:]
-        } else if heardWhileSubscribing.count >= Self.heardTrimAt, let earliest = subscribingSockets.values.min(), earliest > heardBase {
+            subscribingOrder = []
+            subscribingHead = 0
+        } else if heardWhileSubscribing.count >= Self.heardTrimAt, let earliest = earliestSubscribing(),
+            earliest - heardBase >= Self.heardTrimAt / 2
+        {
             heardWhileSubscribing.removeFirst(earliest - heardBase)
             heardBase = earliest
             heardLatest = heardLatest.filter { $0.value >= earliest }
         }
+    }
+
+    /// Where the earliest lookup still open began (`subscribingOrder`): the ended ones before
+    /// it are dropped on the way, so each lookup is passed over once.
+    mutating func earliestSubscribing() -> Int? {
+        while subscribingHead < subscribingOrder.count {
+            let (id, start) = subscribingOrder[subscribingHead]
+            if subscribingSockets[id] == start { break }
+            subscribingHead += 1
+        }
+        if subscribingHead >= 1_024, subscribingHead * 2 >= subscribingOrder.count {
+            subscribingOrder.removeFirst(subscribingHead)
+            subscribingHead = 0
+        }
+        return subscribingHead < subscribingOrder.count ? subscribingOrder[subscribingHead].start : nil
     }
 
     /// How many changes heard during lookups are kept before the oldest nobody needs go.

@@ -77,6 +77,11 @@ public struct LiveStateMachine<Socket: Sendable>: Sendable {
     /// Sockets whose `presence.subscribe` is being looked up, each with where the changes heard
     /// since it began start in `heardWhileSubscribing`.
     var subscribingSockets: [UInt64: Int] = [:]
+    /// The same lookups in the order they began (their starts never decrease), from
+    /// `subscribingHead` on, with some that have ended: the earliest still open is the first
+    /// still in `subscribingSockets` with its start, found without a scan of them all.
+    var subscribingOrder: [(id: UInt64, start: Int)] = []
+    var subscribingHead = 0
     /// The changes told while any `presence.subscribe` was being looked up (its answer may
     /// predate them), once for all of them; `heardBase` is the index of the first kept.
     var heardWhileSubscribing: [LivePresenceChange] = []

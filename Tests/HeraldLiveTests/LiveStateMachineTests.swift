@@ -319,6 +319,25 @@ import Testing
         #expect(machine.subscribed(again, to: [alice]).isEmpty)
     }
 
+    /// What lookups still open need is kept, and no more once the earliest of them ended: the
+    /// changes before the next earliest go, and its lookup still gets what came after its start.
+    @Test func changesNoOpenLookupNeedsAreDropped() {
+        var machine = Machine(settings: LiveSettings())
+        let clock = ManualClock()
+        let (bobs, carols, dans) = (open(&machine, bob), open(&machine, carol), open(&machine, UUID()))
+        machine.subscribing(bobs)
+        for n in 0..<3_000 { _ = machine.tell([change(carol, "carol@acme.test", online: n % 2 == 0)], followers: [:], now: clock.now()) }
+        machine.subscribing(carols)
+        machine.subscribing(dans)
+        machine.notSubscribed(dans)
+        for n in 0..<2_000 { _ = machine.tell([change(alice, "alice@acme.test", online: n % 2 == 0)], followers: [:], now: clock.now()) }
+        #expect(machine.heardWhileSubscribing.count == 5_000)
+        _ = machine.subscribed(bobs, to: [alice])
+        #expect(machine.heardWhileSubscribing.count == 2_000, "Carol's lookup began after the first 3,000")
+        #expect(machine.subscribed(carols, to: [alice, carol]).map(\.email) == ["alice@acme.test"], "only what came after her start")
+        #expect(machine.heardWhileSubscribing.isEmpty && machine.subscribingOrder.isEmpty)
+    }
+
     @Test func hiddenPresenceIsNotTold() {
         var machine = Machine(settings: LiveSettings())
         _ = machine.heard(change(alice, "alice@acme.test", online: true, shown: false))
