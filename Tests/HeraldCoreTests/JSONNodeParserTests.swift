@@ -87,7 +87,7 @@ struct JSONNodeParserTests {
     /// Random documents, each written with random white space and escapes, then damaged a few
     /// bytes at a time: every one read as Foundation reads it, or refused as it is.
     @Test func randomDocumentsAndTheirDamageAgree() {
-        var random = SplitMix(seed: 0x4865_7261_6C64)
+        var random = SeededRandom(state: 0x4865_7261_6C64)
         let pieces = ["{", "}", "[", "]", ",", ":", "\"", "\\", "u", "0", "1", "-", ".", "e", " ", "n", "t", "\u{1}", "é", "😀"]
         var compared = 0
         for _ in 0..<2_000 {
@@ -132,20 +132,8 @@ struct JSONNodeParserTests {
     }
 }
 
-/// A small deterministic generator (SplitMix64), and random JSON documents from it.
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// Random JSON documents from the seeded generator (`RetryPolicyTests`).
+extension SeededRandom {
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
 
     mutating func space() -> String { ["", "", " ", "\n", "\t ", "\r\n"][below(6)] }
