@@ -84,7 +84,7 @@ extension LiveHub {
     static let recheckBatch = 5_000
 
     /// The subscriptions checked again against the access policy where someone may have lost
-    /// sight of someone (every minute, and at once when a server says someone left a team):
+    /// sight of someone (every minute, and at once when a departure is told, sql/0047):
     /// one query a tenant reads who left since its lists were found visible (sql/0046), and
     /// only the pairs with someone who left are checked (`LiveStateMachine.subscriptionsToCheck`),
     /// each once however many sockets hold it, in queries of at most `recheckBatch` pairs

@@ -9,7 +9,8 @@ extension TenantSession {
     /// asked; and they leave the team's group conversations (a system message in each says so),
     /// so its chat reaches them no more. What they were told until now stays in their history.
     /// Direct conversations, between two people, stay. Live servers are told to check the
-    /// presence subscriptions at once (`LiveListener.Event.membership`).
+    /// presence subscriptions at once (`LiveListener.Event.membership`, by the departure's
+    /// trigger, sql/0047, as for any leave).
     /// - Returns: the membership that ended.
     /// - Throws: `StoreError.notFound` for an unknown team or person, or someone not in the team.
     public func removeMembership(team slug: String, email: String) async throws -> Membership {
@@ -36,7 +37,6 @@ extension TenantSession {
             try await setLeft(person, conversation: group)
             try await addSystemMessage("\(person.name) left team \(team.name)", conversation: group, actor: person.id)
         }
-        try await connection.query("SELECT pg_notify(\(LiveListener.membershipChannel), \(tenantID.lowercasedString))")
         return Membership(team: team.slug, person: person.reference, role: try Self.decodeEnum(role))
     }
 

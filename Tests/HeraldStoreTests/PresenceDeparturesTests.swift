@@ -70,5 +70,69 @@ import Testing
         }
     }
 
+    /// Every departure tells the live servers at once, with its tenant's id, when it commits
+    /// (sql/0047): a conversation left as much as a team; a rejoin, a rolled-back leave and a
+    /// message tell nothing. Notifications arrive in commit order, so a marker sent after each
+    /// step shows what the step told.
+    @Test func everyDepartureTellsTheLiveServersWhenItCommits() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (acme, group) = try await ChatAccessTests.crew(store)
+            let listener = LiveListener(store: store, logger: testLogger)
+            defer { listener.stop() }
+            var events = listener.events.makeAsyncIterator()
+            while let event = await events.next(), event != .connected(reconnected: false) {}
+            let markerTenant = UUID()
+            let marker = LiveListener.Event.membership(tenant: markerTenant)
+            /// The departures told by `step`: membership events up to the marker sent after it.
+            func told(after step: () async throws -> Void) async throws -> [LiveListener.Event] {
+                try await step()
+                try await acme.run { session in
+                    try await session.connection.query(
+                        "SELECT pg_notify(\(LiveListener.membershipChannel), \(markerTenant.lowercasedString))")
+                }
+                var seen: [LiveListener.Event] = []
+                while let event = await events.next(), event != marker {
+                    if case .membership = event { seen.append(event) }
+                }
+                return seen
+            }
+            let membership = LiveListener.Event.membership(tenant: acme.tenant.id)
+
+            #expect(
+                try await told {
+                    _ = try await acme.run {
+                        try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "hello", clientID: nil, sentAt: nil)
+                    }
+                } == [])
+            #expect(
+                try await told { _ = try await acme.run { try await $0.changeConversation(actor: "dana@acme.test", conversation: group, .leave) } }
+                    == [membership])
+            #expect(
+                try await told {
+                    _ = try await acme.run {
+                        try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .add(email: "dana@acme.test"))
+                    }
+                } == [])
+            #expect(
+                try await told {
+                    _ = try await acme.run {
+                        try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .remove(email: "dana@acme.test"))
+                    }
+                } == [membership])
+            #expect(
+                try await told {
+                    await #expect(throws: RolledBack.self) {
+                        try await acme.run { session in
+                            _ = try await session.changeConversation(actor: "chidi@acme.test", conversation: group, .leave)
+                            throw RolledBack()
+                        }
+                    }
+                } == [])
+            // A team and its group in one transaction: told once.
+            #expect(
+                try await told { _ = try await acme.run { try await $0.removeMembership(team: "ops", email: "chidi@acme.test") } } == [membership])
+        }
+    }
+
     struct RolledBack: Error {}
 }

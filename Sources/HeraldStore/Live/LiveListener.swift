@@ -14,15 +14,16 @@ public final class LiveListener: Sendable {
         case feed
         case presence(LivePresenceChange)
         case typing(LiveTyping)
-        /// Someone left a team of this tenant: what presence subscriptions follow is to be
-        /// checked again now, not at the next minute's check.
+        /// Someone left a team or a conversation of this tenant: what presence subscriptions
+        /// follow is to be checked again now, not at the next minute's check.
         case membership(tenant: UUID)
         /// Listening; after a lost connection came back, hints may have been missed.
         case connected(reconnected: Bool)
         case disconnected(reason: String)
     }
 
-    /// Where a departure from a team is told (`TenantSession.removeMembership`).
+    /// Where a departure from a team or a conversation is told, by the trigger that numbers it
+    /// (sql/0047), with the tenant's id.
     public static let membershipChannel = "herald_membership"
 
     public let events: AsyncStream<Event>
