@@ -79,15 +79,15 @@ extension TenantSession {
         case .id(let value): id = value
         case .clientID(let value, let by): (clientID, sender) = (value, by)
         }
+        // Only the filter at hand is in the text (`and:`), so each kind is a statement planned
+        // once a connection, not again at each run (a message sent reads itself back by id).
         let rows = try await connection.query(
             """
             SELECT * FROM (
                 SELECT m.id, m.seq, p.id, p.email, p.display_name, m.text, m.is_system, m.client_id, m.sent_at, m.stored_at
                 FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id
-                WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)
-                  AND (\(id)::uuid IS NULL OR m.id = \(id))
-                  AND (\(before)::bigint IS NULL OR m.seq < \(before))
-                  AND (\(clientID)::text IS NULL OR (m.client_id = \(clientID) AND m.sender_id = \(sender)))
+                WHERE m.tenant_id = \(tenantID) AND m.conversation_id = \(conversation)\(and: "m.id =", id)\(and: "m.seq <", before)
+                  \(and: "m.client_id =", clientID)\(and: "m.sender_id =", sender)
                   \(readableBy: reader)
                 ORDER BY m.seq DESC \(limit: limit)
             ) x ORDER BY seq
@@ -126,13 +126,7 @@ extension TenantSession {
         let rows = try await connection.query(
             """
             SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
-                   CASE WHEN \(withUnread) THEN
-                       (SELECT count(*)::int FROM messages m
-                        JOIN conversation_participants v ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id
-                                                          AND v.person_id = \(viewer.id)
-                        WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq
-                          AND NOT m.is_system AND m.sender_id <> \(viewer.id) AND \(messageReadableBy: viewer.id))
-                   ELSE 0 END,
+                   \(unreadOf: withUnread ? viewer.id : nil),
                    (SELECT v.left_snapshot::text FROM conversation_participants v
                     WHERE v.tenant_id = c.tenant_id AND v.conversation_id = c.id AND v.person_id = \(viewer.id) AND v.left_at IS NOT NULL)
             FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
@@ -176,5 +170,25 @@ extension TenantSession {
         return ConversationRecord(
             id: conversationID, team: team, kind: try Self.decodeEnum(kind), name: name, photoURL: photo, participants: participants,
             unread: unread, createdAt: createdAt)
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The count of messages `viewer` has not read in conversation `c`, or 0 when there is no
+    /// viewer to count for: two statements, each planned once a connection, where
+    /// `CASE WHEN $n THEN … END` made PostgreSQL plan it again at every run to drop the branch.
+    fileprivate mutating func appendInterpolation(unreadOf viewer: UUID?) {
+        guard let viewer else { return appendLiteral("0") }
+        appendLiteral(
+            "(SELECT count(*)::int FROM messages m JOIN conversation_participants v"
+                + " ON v.tenant_id = m.tenant_id AND v.conversation_id = m.conversation_id AND v.person_id = ")
+        appendInterpolation(viewer)
+        appendLiteral(
+            " WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id AND m.seq > v.last_read_seq"
+                + " AND NOT m.is_system AND m.sender_id <> ")
+        appendInterpolation(viewer)
+        appendLiteral(" AND ")
+        appendInterpolation(messageReadableBy: viewer)
+        appendLiteral(")")
     }
 }

@@ -46,6 +46,10 @@ extension TenantSession {
     /// - Parameter received: per person and conversation, the highest sequence written.
     public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) async throws {
         guard !received.isEmpty else { return }
+        // Its plan depends on no value (the arrays' lengths aside: each row is found by key),
+        // so it is made once a connection: PostgreSQL's own choice planned it at every run,
+        // 1.5 ms of planning for 1.2 of work in a one-to-one chat at 200 messages a second.
+        connection.deferScript(Store.plannedOnceOnIndexes)
         try await connection.query(
             """
             WITH written AS (

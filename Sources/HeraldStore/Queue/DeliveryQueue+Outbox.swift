@@ -17,7 +17,7 @@ extension DeliveryQueue {
     /// plan read the whole outbox at every claim (1,466 buffers for one event after 6,000, in
     /// `herald bench latency`'s slow runs: BENCHMARKS.md).
     func claimEvents(limit: Int, part: Int, on connection: PostgresConnection) async throws -> [ClaimedEvent] {
-        connection.deferScript("SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off")
+        connection.deferScript(Store.plannedOnceOnIndexes)
         let rows = try await connection.query(
             """
             -- A leased event is being fanned out part by part by the lease holder (a large
