@@ -193,10 +193,15 @@ extension TenantSession {
 
     /// Writes the engagement of `items` in one statement. Their ids are named as a list too:
     /// the join alone cannot tell which weeks of notifications hold them, and looked in each.
+    /// Its plan depends on no value (each week is looked in by id whatever the ids), so it is
+    /// made once a connection, on the indexes, for the rest of the transaction too (the counts
+    /// and the live row after it are found by key): PostgreSQL's own choice planned it at
+    /// every opening, every week's partition again, 0.6 ms of planning for 0.3 of work.
     private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
         let values = items.map(\.1)
         func at(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [Date?] { values.map { $0[keyPath: mark]?.at } }
         func on(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [UUID?] { values.map { $0[keyPath: mark]?.device } }
+        connection.deferScript(Store.plannedOnceOnIndexes)
         try await connection.query(
             """
             UPDATE notifications n

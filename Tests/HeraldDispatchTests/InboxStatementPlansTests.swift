@@ -1,0 +1,41 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+@testable import HeraldStore
+
+/// An opening's write is planned once a connection (BENCHMARKS.md, "Statements planned
+/// once"): PostgreSQL's own choice planned it at every opening, every week of notifications
+/// again. Counted by the server (`pg_prepared_statements`), on a store of one connection.
+@Suite struct InboxStatementPlansTests {
+    @Test func anOpeningsWriteIsPlannedOnceAConnection() async throws {
+        try await TestDatabase.withStore(poolSize: 1) { store, configuration in
+            try await DispatchHarness.with(store: store, configuration: configuration) { harness in
+                let runs = 8
+                for n in 1...runs { _ = try await harness.assign(to: "chidi@acme.test", name: "Job \(n)") }
+                _ = try await harness.drain()
+                let chidi = try await store.withTenant(harness.tenant) { try await $0.person(email: "chidi@acme.test") }
+                let items = try await store.withTenant(harness.tenant) { try await $0.inbox(of: chidi, filter: .init()) }
+                #expect(items.count == runs)
+                for item in items {
+                    let change = try await store.withTenant(harness.tenant) {
+                        try await $0.reportOpened(item.id, by: chidi.id, device: nil, action: nil)
+                    }
+                    #expect(change.ids == [item.id])
+                }
+                #expect(try await store.withTenant(harness.tenant) { try await $0.inboxCounts(of: chidi.id) }.unread == 0)
+                let plans = try await store.pool.withConnection { connection in
+                    try await connection.query(
+                        """
+                        SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                        WHERE statement LIKE 'UPDATE notifications n%SET seen_at%' AND statement NOT LIKE '%pg_prepared_statements%'
+                        """
+                    ).map { try $0.decode((Int, Int).self) }
+                }
+                #expect(plans.count == 1)
+                #expect(plans.first.map { $0 == (runs, 0) } == true, "kept, planned: \(plans)")
+            }
+        }
+    }
+}
