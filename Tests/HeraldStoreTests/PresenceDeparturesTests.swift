@@ -86,7 +86,7 @@ import Testing
             /// The departures told by `step`: membership events up to the marker sent after it.
             func told(after step: () async throws -> Void) async throws -> [LiveListener.Event] {
                 try await step()
-                try await acme.run { session in
+                _ = try await acme.run { session in
                     try await session.connection.query(
                         "SELECT pg_notify(\(LiveListener.membershipChannel), \(markerTenant.lowercasedString))")
                 }
