@@ -193,15 +193,17 @@ extension TenantSession {
 
     /// Writes the engagement of `items` in one statement. Their ids are named as a list too:
     /// the join alone cannot tell which weeks of notifications hold them, and looked in each.
-    /// Its plan depends on no value (each week is looked in by id whatever the ids), so it is
-    /// made once a connection, on the indexes, for the rest of the transaction too (the counts
-    /// and the live row after it are found by key): PostgreSQL's own choice planned it at
-    /// every opening, every week's partition again, 0.6 ms of planning for 0.3 of work.
+    /// A few items (an opening names one) are written on a plan made once a connection, on
+    /// the indexes, for the rest of the transaction too (the counts and the live row after it
+    /// are found by key): PostgreSQL's own choice planned it at every opening, every week's
+    /// partition again, 0.6 ms of planning for 0.3 of work. Many (everything read at once)
+    /// are planned for their number: the kept plan assumes ten.
     private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
         let values = items.map(\.1)
         func at(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [Date?] { values.map { $0[keyPath: mark]?.at } }
         func on(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [UUID?] { values.map { $0[keyPath: mark]?.device } }
-        connection.deferScript(Store.plannedOnceOnIndexes)
+        connection.deferScript(
+            items.count <= Self.engagementPlannedOnce ? Store.plannedOnceOnIndexes : "SET LOCAL plan_cache_mode = force_custom_plan")
         try await connection.query(
             """
             UPDATE notifications n
@@ -229,6 +231,9 @@ extension TenantSession {
             seen: try mark(0), read: try mark(2), interacted: try mark(4), action: try row.decode(String?.self, at: first + 6),
             archived: try mark(7), opened: try mark(9), delivered: try mark(11))
     }
+
+    /// How many items at most `writeEngagement` writes on the plan it keeps a connection.
+    static let engagementPlannedOnce = 50
 
     /// The columns `engagement(_:from:)` reads, of a notification `n`.
     static let engagementColumns = """

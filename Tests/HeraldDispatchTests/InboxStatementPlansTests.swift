@@ -6,10 +6,11 @@ import Testing
 @testable import HeraldStore
 
 /// An opening's write is planned once a connection (BENCHMARKS.md, "Statements planned
-/// once"): PostgreSQL's own choice planned it at every opening, every week of notifications
-/// again. Counted by the server (`pg_prepared_statements`), on a store of one connection.
+/// once a connection"): PostgreSQL's own choice planned it at every opening, every week of
+/// notifications again; a mark of many items is planned for their number. Counted by the
+/// server (`pg_prepared_statements`), on a store of one connection.
 @Suite struct InboxStatementPlansTests {
-    @Test func anOpeningsWriteIsPlannedOnceAConnection() async throws {
+    @Test func anOpeningsWriteIsPlannedOnceAConnectionAndAMarkOfManyForItsNumber() async throws {
         try await TestDatabase.withStore(poolSize: 1) { store, configuration in
             try await DispatchHarness.with(store: store, configuration: configuration) { harness in
                 let runs = 8
@@ -25,6 +26,18 @@ import Testing
                     #expect(change.ids == [item.id])
                 }
                 #expect(try await store.withTenant(harness.tenant) { try await $0.inboxCounts(of: chidi.id) }.unread == 0)
+                // Everything marked at once, more than `engagementPlannedOnce`: planned for their number.
+                let many = TenantSession.engagementPlannedOnce + 1
+                for n in runs..<many { _ = try await harness.assign(to: "chidi@acme.test", name: "Job \(n + 1)") }
+                _ = try await harness.drain()
+                // The new ones read (a few, on the kept plan), then all of them unread, read, unread.
+                let marks: [(InboxEngagement.Change, Int)] = [(.read, many - runs), (.unread, many), (.read, many), (.unread, many)]
+                for (change, count) in marks {
+                    let changed = try await store.withTenant(harness.tenant) {
+                        try await $0.markInbox(of: chidi.id, change, .before(Date()), device: nil)
+                    }
+                    #expect(changed.ids.count == count)
+                }
                 let plans = try await store.pool.withConnection { connection in
                     try await connection.query(
                         """
@@ -34,7 +47,7 @@ import Testing
                     ).map { try $0.decode((Int, Int).self) }
                 }
                 #expect(plans.count == 1)
-                #expect(plans.first.map { $0 == (runs, 0) } == true, "kept, planned: \(plans)")
+                #expect(plans.first.map { $0 == (runs + 1, marks.count - 1) } == true, "kept, planned: \(plans)")
             }
         }
     }

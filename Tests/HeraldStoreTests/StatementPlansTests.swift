@@ -7,7 +7,7 @@ import Testing
 @testable import HeraldStore
 
 /// The statements of a chat message's path are planned once a connection, not again at every
-/// run (BENCHMARKS.md, "Statements planned once"): PostgreSQL plans a prepared statement for
+/// run (BENCHMARKS.md, "Statements planned once a connection"): PostgreSQL plans a prepared statement for
 /// its values five times, then keeps one plan if it looks no dearer; a branch chosen by a
 /// parameter (`CASE WHEN $n`, `$n IS NULL OR …`) always looked dearer kept, and was planned at
 /// every run. Counted by the server (`pg_prepared_statements`), on a store of one connection.
