@@ -76,8 +76,32 @@ extension TenantSession {
             FROM (VALUES (\(tenantID)::uuid)) AS t(id)
             """
         ).single()
+        return try Self.inboxCounts(row)
+    }
+
+    /// `InboxCounts` from a row of the unseen items, the unread ones and the unread chat.
+    private static func inboxCounts(_ row: PostgresRow) throws -> InboxCounts {
         let (unseen, unread, chat) = try row.decode((Int, Int, Int).self)
         return InboxCounts(unseen: min(unseen, unread), unread: unread, chat: chat)
+    }
+
+    /// Adds to `person`'s counts and reads them back. Their row is there once they had an item
+    /// (fan-out writes it): updated in place, one statement, rather than an insert that first
+    /// looks for a conflict; an upsert only where it is missing.
+    private func addToInboxCounts(of person: UUID, unread: Int, unseen: Int) async throws -> InboxCounts {
+        let updated = try await connection.query(
+            """
+            UPDATE inbox_counts c SET unread = c.unread + \(unread), unseen = c.unseen + \(unseen)
+            WHERE c.tenant_id = \(tenantID) AND c.person_id = \(person)
+            RETURNING greatest(0, c.unseen)::int, greatest(0, c.unread)::int, \(unreadChatOf: .value(person), tenant: "c.tenant_id")::int
+            """)
+        if let row = updated.first { return try Self.inboxCounts(row) }
+        try await connection.query(
+            """
+            INSERT INTO inbox_counts AS c (tenant_id, person_id, unread, unseen) VALUES (\(tenantID), \(person), \(unread), \(unseen))
+            ON CONFLICT (tenant_id, person_id) DO UPDATE SET unread = c.unread + excluded.unread, unseen = c.unseen + excluded.unseen
+            """)
+        return try await inboxCounts(of: person)
     }
 
     /// Changes `person`'s items: each as `InboxEngagement.apply` decides, all or nothing.
@@ -174,14 +198,8 @@ extension TenantSession {
             }
         }
         if !written.isEmpty { try await writeEngagement(written) }
-        if unread != 0 || unseen != 0 {
-            try await connection.query(
-                """
-                INSERT INTO inbox_counts AS c (tenant_id, person_id, unread, unseen) VALUES (\(tenantID), \(person), \(unread), \(unseen))
-                ON CONFLICT (tenant_id, person_id) DO UPDATE SET unread = c.unread + excluded.unread, unseen = c.unseen + excluded.unseen
-                """)
-        }
-        let counts = try await inboxCounts(of: person)
+        let counts =
+            unread != 0 || unseen != 0 ? try await addToInboxCounts(of: person, unread: unread, unseen: unseen) : try await inboxCounts(of: person)
         // Read on one device: the others' badges fall too (docs/inbox.md#one-badge).
         if unread < 0 { try await scheduleBadgeUpdate(person: person, badge: counts.badge, except: device) }
         let change = InboxStatusChange(

@@ -77,6 +77,41 @@ import Testing
         }
     }
 
+    /// A change of the counts updates the person's row in place and reads the badge back in the
+    /// same statement; where the row is missing, it is written.
+    @Test func aChangeOfTheCountsIsReadBackAndWritesAMissingRow() async throws {
+        try await DispatchHarness.with { harness in
+            _ = try await harness.assign(to: "chidi@acme.test", name: "First")
+            _ = try await harness.assign(to: "chidi@acme.test", name: "Second")
+            _ = try await harness.drain()
+            let (chidi, items) = try await harness.store.withTenant(harness.tenant) { session in
+                let chidi = try await session.person(email: "chidi@acme.test")
+                return (chidi, try await session.inbox(of: chidi, filter: .init()))
+            }
+            #expect(items.count == 2)
+            let opened = try await harness.store.withTenant(harness.tenant) {
+                try await $0.reportOpened(items[0].id, by: chidi.id, device: nil, action: nil)
+            }
+            let counts = try await harness.store.withTenant(harness.tenant) { try await $0.inboxCounts(of: chidi.id) }
+            #expect(counts.unread == 1 && opened.badge == counts.badge, "\(counts), badge \(opened.badge)")
+
+            _ = try await harness.store.withTenant(harness.tenant) { session in
+                try await session.connection.query("DELETE FROM inbox_counts WHERE tenant_id = \(session.tenantID) AND person_id = \(chidi.id)")
+            }
+            let marked = try await harness.store.withTenant(harness.tenant) {
+                try await $0.markInbox(of: chidi.id, .unread, .ids([items[0].id]), device: nil)
+            }
+            let rows = try await harness.store.withTenant(harness.tenant) { session in
+                try await session.connection.query(
+                    "SELECT unread FROM inbox_counts WHERE tenant_id = \(session.tenantID) AND person_id = \(chidi.id)"
+                )
+                .map { try $0.decode(Int.self) }
+            }
+            #expect(rows == [1], "the missing row, written with the change")
+            #expect(marked.ids == [items[0].id] && marked.badge == 1)
+        }
+    }
+
     @Test func marksAreAllOrNothingAndOnlyThePersonsOwn() async throws {
         try await DispatchHarness.with { harness in
             for name in ["One", "Two", "Three"] { _ = try await harness.assign(to: "chidi@acme.test", name: name) }
