@@ -1,8 +1,13 @@
 -- benchmarks/api, step 1: each thread creates BENCH_CREATE activities as the manager and
--- writes their ids to BENCH_IDS.<thread>, then stops.
+-- writes their ids to BENCH_IDS.<thread>, then stops. They are assigned to the people of
+-- BENCH_ASSIGNEES (emails, comma-separated; member@bench.test when unset) in turn.
 dofile("benchmarks/wrk/threads.lua")
 
 function init(args)
+  assignees = {}
+  for email in string.gmatch(os.getenv("BENCH_ASSIGNEES") or "member@bench.test", "[^,]+") do
+    assignees[#assignees + 1] = email
+  end
   out = io.open(os.getenv("BENCH_IDS") .. "." .. index, "w")
   wanted = tonumber(os.getenv("BENCH_CREATE"))
   headers = { ["Authorization"] = "Bearer " .. os.getenv("MANAGER_TOKEN"), ["Content-Type"] = "application/json" }
@@ -12,7 +17,8 @@ end
 function request()
   sent = sent + 1
   local body = string.format(
-    '{"team":"ops","assignee":"member@bench.test","name":"Bench %d-%d","deadline":"2027-06-30","priority":"p2"}', index, sent)
+    '{"team":"ops","assignee":"%s","name":"Bench %d-%d","deadline":"2027-06-30","priority":"p2"}',
+    assignees[(sent + index) % #assignees + 1], index, sent)
   return wrk.format("POST", "/v1/activities", headers, body)
 end
 
