@@ -209,17 +209,13 @@ extension TenantSession {
         return change
     }
 
-    /// Writes the engagement of `items` in one statement. Their ids are named as a list too:
-    /// the join alone cannot tell which weeks of notifications hold them, and looked in each.
-    /// A few items (an opening names one) are written on a plan made once a connection, on
-    /// the indexes, for the rest of the transaction too (the counts and the live row after it
-    /// are found by key): PostgreSQL's own choice planned it at every opening, every week's
-    /// partition again, 0.6 ms of planning for 0.3 of work. Many (everything read at once)
-    /// are planned for their number: the kept plan assumes ten.
+    /// Writes the engagement of `items` in one statement. A few items (an opening names one)
+    /// are written on a plan made once a connection, on the indexes, for the rest of the
+    /// transaction too (the counts and the live row after it are found by key): PostgreSQL's
+    /// own choice planned it at every opening, every week's partition again, 0.6 ms of
+    /// planning for 0.3 of work. Many (everything read at once) are planned for their number:
+    /// the kept plan assumes ten. The ids are named in the condition too (`engagementOf`).
     private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
-        let values = items.map(\.1)
-        func at(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [Date?] { values.map { $0[keyPath: mark]?.at } }
-        func on(_ mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>) -> [UUID?] { values.map { $0[keyPath: mark]?.device } }
         connection.deferScript(
             items.count <= Self.engagementPlannedOnce ? Store.plannedOnceOnIndexes : "SET LOCAL plan_cache_mode = force_custom_plan")
         try await connection.query(
@@ -229,13 +225,7 @@ extension TenantSession {
                 interacted_at = e.interacted_at, interacted_device = e.interacted_device, interacted_action = e.interacted_action,
                 archived_at = e.archived_at, archived_device = e.archived_device, opened_at = e.opened_at, opened_device = e.opened_device,
                 delivered_at = e.delivered_at, delivered_device = e.delivered_device
-            FROM unnest(\(items.map(\.0))::uuid[], \(at(\.seen))::timestamptz[], \(on(\.seen))::uuid[], \(at(\.read))::timestamptz[],
-                        \(on(\.read))::uuid[], \(at(\.interacted))::timestamptz[], \(on(\.interacted))::uuid[],
-                        \(values.map(\.action))::text[], \(at(\.archived))::timestamptz[], \(on(\.archived))::uuid[],
-                        \(at(\.opened))::timestamptz[], \(on(\.opened))::uuid[], \(at(\.delivered))::timestamptz[], \(on(\.delivered))::uuid[])
-                AS e(id, seen_at, seen_device, read_at, read_device, interacted_at, interacted_device, interacted_action, archived_at,
-                     archived_device, opened_at, opened_device, delivered_at, delivered_device)
-            WHERE n.tenant_id = \(tenantID) AND n.id = e.id AND n.id = ANY(\(items.map(\.0))::uuid[])
+            FROM \(engagementOf: items, tenant: tenantID)
             """)
     }
 
@@ -283,6 +273,61 @@ extension TenantSession {
 }
 
 extension PostgresQuery.StringInterpolation {
+    /// The engagement `items` are given, as the relation `e` of `TenantSession.writeEngagement`
+    /// and its condition on the notifications `n` of `tenant`. One item (an opening, a push
+    /// delivered) is one row of values and its id one value: no array is written out and read
+    /// back, and the plan kept a connection starts only the week (partition) that holds it. More
+    /// are arrays unnested, their ids named as a list too: the join alone cannot tell which
+    /// weeks hold them, and looked in each.
+    fileprivate mutating func appendInterpolation(engagementOf items: [(UUID, InboxEngagement)], tenant: UUID) {
+        let marks: [(name: String, mark: KeyPath<InboxEngagement, InboxEngagement.Mark?>)] = [
+            ("seen", \.seen), ("read", \.read), ("interacted", \.interacted), ("archived", \.archived), ("opened", \.opened),
+            ("delivered", \.delivered)
+        ]
+        if items.count == 1, let (id, engagement) = items.first {
+            appendLiteral("(VALUES (")
+            appendInterpolation(id)
+            appendLiteral("::uuid")
+            for (_, mark) in marks {
+                appendLiteral(", ")
+                appendInterpolation(engagement[keyPath: mark]?.at)
+                appendLiteral("::timestamptz, ")
+                appendInterpolation(engagement[keyPath: mark]?.device)
+                appendLiteral("::uuid")
+            }
+            appendLiteral(", ")
+            appendInterpolation(engagement.action)
+            appendLiteral("::text))")
+        } else {
+            appendLiteral("unnest(")
+            appendInterpolation(items.map(\.0))
+            appendLiteral("::uuid[]")
+            for (_, mark) in marks {
+                appendLiteral(", ")
+                appendInterpolation(items.map { $0.1[keyPath: mark]?.at })
+                appendLiteral("::timestamptz[], ")
+                appendInterpolation(items.map { $0.1[keyPath: mark]?.device })
+                appendLiteral("::uuid[]")
+            }
+            appendLiteral(", ")
+            appendInterpolation(items.map(\.1.action))
+            appendLiteral("::text[])")
+        }
+        appendLiteral(" AS e(id")
+        for (name, _) in marks { appendLiteral(", \(name)_at, \(name)_device") }
+        appendLiteral(", interacted_action) WHERE n.tenant_id = ")
+        appendInterpolation(tenant)
+        appendLiteral(" AND n.id = e.id AND n.id")
+        if items.count == 1, let (id, _) = items.first {
+            appendLiteral(" = ")
+            appendInterpolation(id)
+        } else {
+            appendLiteral(" = ANY(")
+            appendInterpolation(items.map(\.0))
+            appendLiteral("::uuid[])")
+        }
+    }
+
     /// The items of `person` with the activity each is about as `policy` may see it now (and
     /// their role in its team), in the columns `TenantSession.inboxItem` reads; the caller adds
     /// ` AND …` conditions, an order and a limit.
