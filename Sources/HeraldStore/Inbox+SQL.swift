@@ -19,16 +19,31 @@ extension PostgresQuery.StringInterpolation {
     /// scalar subquery of their row of `inbox_counts`; `tenant` is a column or a bound value's
     /// SQL, as `person`.
     mutating func appendInterpolation(unreadItemsOf person: PersonTerm, tenant: String) {
-        appendLiteral("coalesce((SELECT greatest(0, c.unread) FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
+        appendLiteral("coalesce((SELECT ")
+        appendInterpolation(unreadInCounts: "c")
+        appendLiteral(" FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
         appendTerm(person)
         appendLiteral("), 0)")
     }
 
     /// Those of them not seen yet (`InboxEngagement.isCountedUnseen`).
     mutating func appendInterpolation(unseenItemsOf person: PersonTerm, tenant: String) {
-        appendLiteral("coalesce((SELECT greatest(0, c.unseen) FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
+        appendLiteral("coalesce((SELECT ")
+        appendInterpolation(unseenInCounts: "c")
+        appendLiteral(" FROM inbox_counts c WHERE c.tenant_id = \(tenant) AND c.person_id = ")
         appendTerm(person)
         appendLiteral("), 0)")
+    }
+
+    /// The unread items a row `alias` of `inbox_counts` counts, never fewer than none: the
+    /// one reading of the row, for a subquery and for an update's `RETURNING` alike.
+    mutating func appendInterpolation(unreadInCounts alias: String) {
+        appendLiteral("greatest(0, \(alias).unread)")
+    }
+
+    /// The unseen items a row `alias` of `inbox_counts` counts, as `unreadInCounts`.
+    mutating func appendInterpolation(unseenInCounts alias: String) {
+        appendLiteral("greatest(0, \(alias).unseen)")
     }
 
     /// The CTE `counted` of a fan-out statement: the items among its `inserted` notifications,

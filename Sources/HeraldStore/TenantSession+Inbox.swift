@@ -93,7 +93,7 @@ extension TenantSession {
             """
             UPDATE inbox_counts c SET unread = c.unread + \(unread), unseen = c.unseen + \(unseen)
             WHERE c.tenant_id = \(tenantID) AND c.person_id = \(person)
-            RETURNING greatest(0, c.unseen)::int, greatest(0, c.unread)::int, \(unreadChatOf: .value(person), tenant: "c.tenant_id")::int
+            RETURNING \(unseenInCounts: "c")::int, \(unreadInCounts: "c")::int, \(unreadChatOf: .value(person), tenant: "c.tenant_id")::int
             """)
         if let row = updated.first { return try Self.inboxCounts(row) }
         try await connection.query(
@@ -284,7 +284,8 @@ extension PostgresQuery.StringInterpolation {
             ("seen", \.seen), ("read", \.read), ("interacted", \.interacted), ("archived", \.archived), ("opened", \.opened),
             ("delivered", \.delivered)
         ]
-        if items.count == 1, let (id, engagement) = items.first {
+        let single = items.count == 1 ? items.first : nil
+        if let (id, engagement) = single {
             appendLiteral("(VALUES (")
             appendInterpolation(id)
             appendLiteral("::uuid")
@@ -318,7 +319,7 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral(", interacted_action) WHERE n.tenant_id = ")
         appendInterpolation(tenant)
         appendLiteral(" AND n.id = e.id AND n.id")
-        if items.count == 1, let (id, _) = items.first {
+        if let (id, _) = single {
             appendLiteral(" = ")
             appendInterpolation(id)
         } else {
