@@ -136,6 +136,19 @@ public final class PostgresConnection: @unchecked Sendable {
         try await withHandle { [self] wire, ahead in try await pipeline(ahead + [.query(query)], on: wire) }
     }
 
+    /// Runs `queries` in one round trip, in order, and returns each one's rows: reads and
+    /// writes of a transaction where none needs what another returns. If one fails, the rest
+    /// do not run, and its error is thrown (outside a transaction block the call is one
+    /// implicit transaction: none of it is kept).
+    public func query(_ queries: [PostgresQuery]) async throws -> [PostgresRows] {
+        guard !queries.isEmpty else { return [] }
+        return try await withHandle { [self] wire, ahead in
+            try await PostgresPipeline(wire: wire).run(
+                ahead + queries.map { .query($0) }, resultIndices: Array(ahead.count..<ahead.count + queries.count), plan: plan(for:),
+                prepared: { prepared[$0] = $1 })
+        }
+    }
+
     /// Runs `statements` in one round trip and returns the rows of the one at `resultIndex`
     /// (the last if nil), holding the connection's turn.
     private func pipeline(_ statements: [PendingStatement], resultIndex: Int? = nil, on wire: PostgresWire) async throws -> PostgresRows {

@@ -98,10 +98,22 @@ struct PostgresPipeline {
         _ statements: [PendingStatement], resultIndex: Int? = nil, plan: (PostgresQuery) -> Plan,
         prepared: (PreparedStatementKey, String) -> Void
     ) async throws -> PostgresRows {
+        try await run(statements, resultIndices: [resultIndex ?? statements.count - 1], plan: plan, prepared: prepared)[0]
+    }
+
+    /// Runs `statements` and returns the rows of the ones at `resultIndices`, in that order.
+    func run(
+        _ statements: [PendingStatement], resultIndices: [Int], plan: (PostgresQuery) -> Plan,
+        prepared: (PreparedStatementKey, String) -> Void
+    ) async throws -> [PostgresRows] {
+        guard resultIndices.allSatisfy(statements.indices.contains) else {
+            throw PostgresError(kind: .unsupported, message: "the rows of a statement that is not sent were asked for", query: nil)
+        }
         var commands: [Command] = []
-        var resultCommand = 0
+        // For each command whose rows are returned, their place in the answer.
+        var answerPlaces: [Int: Int] = [:]
         for (index, statement) in statements.enumerated() {
-            defer { if index == resultIndex ?? statements.count - 1 { resultCommand = commands.count - 1 } }
+            defer { if let place = resultIndices.firstIndex(of: index) { answerPlaces[commands.count - 1] = place } }
             switch statement {
             case .text(let sql): commands.append(.text(sql))
             case .script(let sql):
@@ -129,7 +141,7 @@ struct PostgresPipeline {
         try await wire.flush()
 
         var firstError: PostgresError?
-        var last: PostgresRows?
+        var answer = [PostgresRows?](repeating: nil, count: resultIndices.count)
         for (index, command) in commands.enumerated() {
             let sqlText = command.sql
             guard let result = try await wire.nextResult() else { throw wire.lost(sqlText) }
@@ -142,7 +154,7 @@ struct PostgresPipeline {
             do {
                 let rows = try PostgresConnection.rows(from: result, connection: handle, query: sqlText)
                 if case .prepare(let name, let key) = command { prepared(key, name) }
-                if index == resultCommand { last = rows }
+                if let place = answerPlaces[index] { answer[place] = rows }
             } catch let error as PostgresError {
                 if error.kind == .connection { throw error }
                 firstError = firstError ?? error
@@ -154,8 +166,11 @@ struct PostgresPipeline {
         PQclear(sync)
         guard status == PGRES_PIPELINE_SYNC else { throw wire.lost(nil) }
         if let firstError { throw firstError }
-        guard let last else { throw wire.lost(nil) }
-        return last
+        // With no error, every statement ran and left its rows.
+        return try answer.map { rows in
+            guard let rows else { throw PostgresError(kind: .unsupported, message: "a statement's rows are missing", query: nil) }
+            return rows
+        }
     }
 
     private func send(_ command: Command) -> Bool {

@@ -302,6 +302,29 @@ import Testing
         }
     }
 
+    @Test func severalQueriesInOneCallEachReturnTheirOwnRows() async throws {
+        try await TestDatabase.with { pool, _ in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TEMP TABLE q (n int PRIMARY KEY)")
+                // What waits for the next call runs first; then each query in order, each with
+                // its own rows (none, one, several), a write's seen by the reads after it.
+                connection.enqueue("INSERT INTO q VALUES (\(1))")
+                let results = try await connection.query([
+                    "SELECT n FROM q WHERE n > \(5)", "INSERT INTO q VALUES (\(2)), (\(3)) RETURNING n * \(10)", "SELECT n FROM q ORDER BY n"
+                ])
+                #expect(try results.map { try $0.map { try $0.decode(Int.self, at: 0) } } == [[], [20, 30], [1, 2, 3]])
+                #expect(try await connection.query([]).isEmpty)
+                // A failing query: its error is thrown, the ones after it do not run, and, as
+                // the call is one implicit transaction outside a block, neither is the one
+                // before it kept; the connection goes on.
+                await #expect(throws: PostgresError.self) {
+                    try await connection.query(["INSERT INTO q VALUES (\(4))", "INSERT INTO q VALUES (\(1))", "INSERT INTO q VALUES (\(5))"])
+                }
+                #expect(try await connection.query("SELECT array_agg(n ORDER BY n)::text FROM q").single().decode(String.self, at: 0) == "{1,2,3}")
+            }
+        }
+    }
+
     @Test func aDeferredScriptIsSplitOnlyOutsideQuotesAndRunsWholeWhenItCannotBe() async throws {
         try await TestDatabase.with { pool, _ in
             try await pool.withConnection { connection in
