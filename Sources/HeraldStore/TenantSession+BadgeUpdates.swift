@@ -3,6 +3,17 @@ import HeraldCore
 import HeraldPostgres
 
 extension TenantSession {
+    /// A row when `person` has a device besides `device` that a badge update would go to
+    /// (`scheduleBadgeUpdate`), none otherwise.
+    func otherBadgedDevices(of person: UUID, except device: UUID?) -> PostgresQuery {
+        """
+        SELECT 1 FROM devices d
+        WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person) AND d.removed_at IS NULL AND d.deactivated_at IS NULL
+          AND d.kind = 'alert' AND d.id IS DISTINCT FROM \(device)
+        LIMIT 1
+        """
+    }
+
     /// How long a device waits between two badge updates (docs/inbox.md#one-badge).
     public static let badgeUpdateSpacing: Duration = .seconds(5)
     /// How long a badge update may wait to be sent before it is pointless.
@@ -14,17 +25,11 @@ extension TenantSession {
     /// dispatcher sends as any other: at once, or `badgeUpdateSpacing` after the device's last
     /// one was due; one still waiting is cancelled, the newer count replacing it. A device
     /// whose last push of the day already carried this number gets none. History shows them.
+    ///
+    /// Most readers have no other device: the caller asks `otherBadgedDevices` first (one
+    /// probe of an index, sent with its own statements) and calls this only when it found one;
+    /// this statement plans every week of deliveries and notifications.
     func scheduleBadgeUpdate(person: UUID, badge: Int, except device: UUID?) async throws {
-        // Most readers have no other device: one probe of an index, and nothing else (the
-        // statement below plans every week of deliveries and notifications).
-        let others = try await connection.query(
-            """
-            SELECT 1 FROM devices d
-            WHERE d.tenant_id = \(tenantID) AND d.person_id = \(person) AND d.removed_at IS NULL AND d.deactivated_at IS NULL
-              AND d.kind = 'alert' AND d.id IS DISTINCT FROM \(device)
-            LIMIT 1
-            """)
-        guard !others.isEmpty else { return }
         let data = PushPayload.badge(badge)
         let spacing = Self.badgeUpdateSpacing.timeInterval
         try await connection.query(

@@ -69,14 +69,16 @@ extension TenantSession {
 
     /// `person`'s counts and badge.
     public func inboxCounts(of person: UUID) async throws -> InboxCounts {
-        let row = try await connection.query(
-            """
-            SELECT \(unseenItemsOf: .value(person), tenant: "t.id")::int, \(unreadItemsOf: .value(person), tenant: "t.id")::int,
-                   \(unreadChatOf: .value(person), tenant: "t.id")::int
-            FROM (VALUES (\(tenantID)::uuid)) AS t(id)
-            """
-        ).single()
-        return try Self.inboxCounts(row)
+        try Self.inboxCounts(try await connection.query(inboxCountsQuery(of: person)).single())
+    }
+
+    /// The row of `person`'s counts that `inboxCounts(_:)` reads.
+    private func inboxCountsQuery(of person: UUID) -> PostgresQuery {
+        """
+        SELECT \(unseenItemsOf: .value(person), tenant: "t.id")::int, \(unreadItemsOf: .value(person), tenant: "t.id")::int,
+               \(unreadChatOf: .value(person), tenant: "t.id")::int
+        FROM (VALUES (\(tenantID)::uuid)) AS t(id)
+        """
     }
 
     /// `InboxCounts` from a row of the unseen items, the unread ones and the unread chat.
@@ -85,17 +87,20 @@ extension TenantSession {
         return InboxCounts(unseen: min(unseen, unread), unread: unread, chat: chat)
     }
 
-    /// Adds to `person`'s counts and reads them back. Their row is there once they had an item
-    /// (fan-out writes it): updated in place, one statement, rather than an insert that first
-    /// looks for a conflict; an upsert only where it is missing.
-    private func addToInboxCounts(of person: UUID, unread: Int, unseen: Int) async throws -> InboxCounts {
-        let updated = try await connection.query(
-            """
-            UPDATE inbox_counts c SET unread = c.unread + \(unread), unseen = c.unseen + \(unseen)
-            WHERE c.tenant_id = \(tenantID) AND c.person_id = \(person)
-            RETURNING \(unseenInCounts: "c")::int, \(unreadInCounts: "c")::int, \(unreadChatOf: .value(person), tenant: "c.tenant_id")::int
-            """)
-        if let row = updated.first { return try Self.inboxCounts(row) }
+    /// Adds to `person`'s counts and reads them back (the row `inboxCounts(_:)` reads, or none
+    /// when they have no row of counts: then `insertInboxCounts`). Their row is there once
+    /// they had an item (fan-out writes it): updated in place, one statement, rather than an
+    /// insert that first looks for a conflict.
+    private func addToInboxCountsQuery(of person: UUID, unread: Int, unseen: Int) -> PostgresQuery {
+        """
+        UPDATE inbox_counts c SET unread = c.unread + \(unread), unseen = c.unseen + \(unseen)
+        WHERE c.tenant_id = \(tenantID) AND c.person_id = \(person)
+        RETURNING \(unseenInCounts: "c")::int, \(unreadInCounts: "c")::int, \(unreadChatOf: .value(person), tenant: "c.tenant_id")::int
+        """
+    }
+
+    /// Adds to `person`'s counts where `addToInboxCountsQuery` found no row, and reads them.
+    private func insertInboxCounts(of person: UUID, unread: Int, unseen: Int) async throws -> InboxCounts {
         try await connection.query(
             """
             INSERT INTO inbox_counts AS c (tenant_id, person_id, unread, unseen) VALUES (\(tenantID), \(person), \(unread), \(unseen))
@@ -111,20 +116,21 @@ extension TenantSession {
     public func markInbox(
         of person: UUID, _ change: InboxEngagement.Change, _ target: InboxTarget, device: UUID?, at: Date = Date()
     ) async throws -> InboxStatusChange {
-        try await requireOwnDevice(device, of: person)
         let rows: PostgresRows
         switch target {
         case .ids(let ids):
             guard !ids.isEmpty else { throw InputError("give at least one id", field: "ids") }
             guard ids.count <= InboxTarget.maxIDs else { throw InputError("at most \(InboxTarget.maxIDs) ids at once", field: "ids") }
-            rows = try await connection.query(
-                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.id = ANY(\(ids)::uuid[]) ORDER BY n.id FOR UPDATE OF n")
+            rows = try await lockedRows(
+                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.id = ANY(\(ids)::uuid[]) ORDER BY n.id FOR UPDATE OF n",
+                of: person, device: device)
             let found = Set(try rows.map { try $0.decode(UUID.self, at: 0) })
             let unknown = ids.enumerated().filter { !found.contains($0.element) }.map { (index: $0.offset, id: $0.element) }
             guard unknown.isEmpty else { throw InboxUnknownItems(unknown: unknown) }
         case .before(let time):
-            rows = try await connection.query(
-                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.created_at <= \(time) ORDER BY n.id FOR UPDATE OF n")
+            rows = try await lockedRows(
+                "\(engagementRows: person, tenant: tenantID) AND \(inboxItem: "n") AND n.created_at <= \(time) ORDER BY n.id FOR UPDATE OF n",
+                of: person, device: device)
         }
         return try await engage(person: person, rows, status: change.status, at: at, device: device, action: nil) { engagement in
             engagement.apply(change, at: at, device: device)
@@ -138,8 +144,7 @@ extension TenantSession {
     public func reportOpened(_ id: UUID, by person: UUID, device: UUID?, action: ActivityAction?, at: Date = Date()) async throws
         -> InboxStatusChange
     {
-        try await requireOwnDevice(device, of: person)
-        let rows = try await ownNotification(id, of: person)
+        let rows = try await ownNotification(id, of: person, device: device)
         return try await engage(person: person, rows, status: .read, at: at, device: device, action: action?.rawValue) { engagement in
             engagement.opened(at: at, device: device, action: action?.rawValue)
         }
@@ -147,24 +152,28 @@ extension TenantSession {
 
     /// The app reports the push of notification `id` reached `person`'s device.
     public func reportDelivered(_ id: UUID, by person: UUID, device: UUID?, at: Date = Date()) async throws -> InboxStatusChange {
-        try await requireOwnDevice(device, of: person)
-        let rows = try await ownNotification(id, of: person)
+        let rows = try await ownNotification(id, of: person, device: device)
         return try await engage(person: person, rows, status: .read, at: at, device: device, action: nil) { engagement in
             engagement.delivered(at: at, device: device)
         }
     }
 
-    private func ownNotification(_ id: UUID, of person: UUID) async throws -> PostgresRows {
-        let rows = try await connection.query("\(engagementRows: person, tenant: tenantID) AND n.id = \(id) FOR UPDATE OF n")
+    private func ownNotification(_ id: UUID, of person: UUID, device: UUID?) async throws -> PostgresRows {
+        let rows = try await lockedRows("\(engagementRows: person, tenant: tenantID) AND n.id = \(id) FOR UPDATE OF n", of: person, device: device)
         guard !rows.isEmpty else { throw StoreError(.notFound, "no notification \(id.lowercasedString) of yours") }
         return rows
     }
 
-    private func requireOwnDevice(_ device: UUID?, of person: UUID) async throws {
-        guard let device else { return }
-        let rows = try await connection.query(
-            "SELECT 1 FROM devices WHERE tenant_id = \(tenantID) AND id = \(device) AND person_id = \(person) AND removed_at IS NULL")
-        guard !rows.isEmpty else { throw InputError("no device \(device.lowercasedString) of yours", field: "device") }
+    /// The rows of `query` (an engagement's, locked for its change), and the check that
+    /// `device`, when one is named, is `person`'s: one round trip.
+    /// - Throws: `InputError` for a device that is not theirs.
+    private func lockedRows(_ query: PostgresQuery, of person: UUID, device: UUID?) async throws -> PostgresRows {
+        guard let device else { return try await connection.query(query) }
+        let results = try await connection.query([
+            "SELECT 1 FROM devices WHERE tenant_id = \(tenantID) AND id = \(device) AND person_id = \(person) AND removed_at IS NULL", query
+        ])
+        guard !results[0].isEmpty else { throw InputError("no device \(device.lowercasedString) of yours", field: "device") }
+        return results[1]
     }
 
     /// Applies `step` to each row's engagement, writes those that changed, and tells the live
@@ -197,11 +206,21 @@ extension TenantSession {
                         events: events))
             }
         }
-        if !written.isEmpty { try await writeEngagement(written) }
-        let counts =
-            unread != 0 || unseen != 0 ? try await addToInboxCounts(of: person, unread: unread, unseen: unseen) : try await inboxCounts(of: person)
+        // The write goes with the counts' statement, and with the look for the person's other
+        // devices when they read something: one round trip for the three.
+        if !written.isEmpty { writeEngagement(written) }
+        let changesCounts = unread != 0 || unseen != 0
+        let results = try await connection.query(
+            [changesCounts ? addToInboxCountsQuery(of: person, unread: unread, unseen: unseen) : inboxCountsQuery(of: person)]
+                + (unread < 0 ? [otherBadgedDevices(of: person, except: device)] : []))
+        let counts: InboxCounts
+        if let row = results[0].first {
+            counts = try Self.inboxCounts(row)
+        } else {
+            counts = try await insertInboxCounts(of: person, unread: unread, unseen: unseen)
+        }
         // Read on one device: the others' badges fall too (docs/inbox.md#one-badge).
-        if unread < 0 { try await scheduleBadgeUpdate(person: person, badge: counts.badge, except: device) }
+        if results.count > 1, !results[1].isEmpty { try await scheduleBadgeUpdate(person: person, badge: counts.badge, except: device) }
         let change = InboxStatusChange(
             recipientID: person, ids: changedItems, status: status, at: at, device: device, action: action, happened: happened,
             badge: counts.badge)
@@ -209,16 +228,17 @@ extension TenantSession {
         return change
     }
 
-    /// Writes the engagement of `items` in one statement. A few items (an opening names one)
+    /// Writes the engagement of `items` in one statement, sent with the transaction's next
+    /// call (`PostgresConnection.enqueue`). A few items (an opening names one)
     /// are written on a plan made once a connection, on the indexes, for the rest of the
     /// transaction too (the counts and the live row after it are found by key): PostgreSQL's
     /// own choice planned it at every opening, every week's partition again, 0.6 ms of
     /// planning for 0.3 of work. Many (everything read at once) are planned for their number:
     /// the kept plan assumes ten. The ids are named in the condition too (`engagementOf`).
-    private func writeEngagement(_ items: [(UUID, InboxEngagement)]) async throws {
+    private func writeEngagement(_ items: [(UUID, InboxEngagement)]) {
         connection.deferScript(
             items.count <= Self.engagementPlannedOnce ? Store.plannedOnceOnIndexes : "SET LOCAL plan_cache_mode = force_custom_plan")
-        try await connection.query(
+        connection.enqueue(
             """
             UPDATE notifications n
             SET seen_at = e.seen_at, seen_device = e.seen_device, read_at = e.read_at, read_device = e.read_device,
