@@ -96,7 +96,7 @@ extension HeraldAPI {
                 let body = try JSONBody.decode(MessageBody.self, bytes: bytes, request: request)
                 let sentAt = try body.sentAt.map { text in try field("sentAt") { try Input.timestamp(text, field: "sentAt") } }
                 let (message, created) = try await store.withTenant(caller.tenant) {
-                    try await $0.sendMessage(actor: actor.email, conversation: id, text: body.text, clientID: body.clientId, sentAt: sentAt)
+                    try await $0.sendMessage(as: actor, conversation: id, text: body.text, clientID: body.clientId, sentAt: sentAt)
                 }
                 // The same clientId again: the stored message, nobody notified again.
                 return try JSONBody.answer(message, status: created ? .created : .ok)

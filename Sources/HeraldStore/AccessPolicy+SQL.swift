@@ -197,11 +197,18 @@ extension PostgresQuery.StringInterpolation {
 extension TenantSession {
     /// Where `person` stands in conversation `id` (nil: never took part), for `AccessPolicy`.
     func participation(of person: Person, in id: UUID) async throws -> AccessPolicy.Participation? {
-        let rows = try await connection.query(
-            """
-            SELECT left_at FROM conversation_participants
-            WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(person.id)
-            """)
+        try Self.participation(try await connection.query(participationQuery(of: person, in: id)))
+    }
+
+    /// The statement `participation(of:in:)` runs; `participation(_:)` reads its rows.
+    func participationQuery(of person: Person, in id: UUID) -> PostgresQuery {
+        """
+        SELECT left_at FROM conversation_participants
+        WHERE tenant_id = \(tenantID) AND conversation_id = \(id) AND person_id = \(person.id)
+        """
+    }
+
+    static func participation(_ rows: PostgresRows) throws -> AccessPolicy.Participation? {
         guard let row = rows.first else { return nil }
         return try row.decode(Date?.self, at: 0).map { .left(at: $0) } ?? .present
     }

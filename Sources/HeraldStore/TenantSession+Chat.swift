@@ -176,39 +176,37 @@ extension TenantSession {
     public func sendMessage(
         actor email: String, conversation conversationID: UUID, text body: String, clientID: String?, sentAt: Date?
     ) async throws -> (message: MessageRecord, created: Bool) {
+        try await sendMessage(as: try await person(email: email), conversation: conversationID, text: body, clientID: clientID, sentAt: sentAt)
+    }
+
+    /// Sends a message as `actor` (the API's caller, already known); as `sendMessage(actor:…)`.
+    public func sendMessage(
+        as actor: Person, conversation conversationID: UUID, text body: String, clientID: String?, sentAt: Date?
+    ) async throws -> (message: MessageRecord, created: Bool) {
         let body = try Input.text(body, field: "message")
         guard !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw InputError("the message is empty") }
         let clientID = try clientID.map { try Input.name($0, field: "client id") }
         if let sentAt, sentAt > Date().addingTimeInterval(300) {
             throw InputError("the time the message was sent is in the future")
         }
-        let actor = try await person(email: email)
         let conversation = try await participantConversation(conversationID, actor: actor, withUnread: false)
 
-        let id = UUID.v7()
-        let inserted = try await connection.query(
-            """
-            INSERT INTO messages (tenant_id, id, conversation_id, sender_id, text, client_id, sent_at)
-            VALUES (\(tenantID), \(id), \(conversationID), \(actor.id), \(body), \(clientID), coalesce(\(sentAt), now()))
-            ON CONFLICT ON CONSTRAINT messages_client_once DO NOTHING
-            RETURNING id
-            """)
-        guard !inserted.isEmpty else {
-            let existing = try await messages(conversation: conversationID, .clientID(clientID ?? "", sender: actor.id), limit: 1)
-            guard let message = existing.first else { throw StoreError(.conflict, "client id \(clientID ?? "") was used in another conversation") }
-            return (message, false)
-        }
-        guard let message = try await messages(conversation: conversationID, .id(id), limit: 1).first else {
-            throw StoreError(.notFound, "the message just stored cannot be read back")
-        }
-
+        // The message stored, read back, and its conversation's participants: one round trip.
         // Each participant's role looked up by its whole key (a subquery a row: the team's
         // primary key), whatever the statistics said when the connection's plan was made. Joined,
         // a plan made while the team and the group were a few people looked the team up by
         // (tenant, team) alone and matched the person as a filter: the whole team read for
         // every participant, 4 million rows and a second for a message to a group of 2,000
         // (docs/operating/database.md, "Statistics of young tables").
-        let participants = try await connection.query(
+        let id = UUID.v7()
+        let results = try await connection.query([
+            """
+            INSERT INTO messages (tenant_id, id, conversation_id, sender_id, text, client_id, sent_at)
+            VALUES (\(tenantID), \(id), \(conversationID), \(actor.id), \(body), \(clientID), coalesce(\(sentAt), now()))
+            ON CONFLICT ON CONSTRAINT messages_client_once DO NOTHING
+            RETURNING id
+            """,
+            messagesQuery(conversation: conversationID, .id(id), limit: 1),
             """
             SELECT p.person_id,
                    (SELECT m.role FROM team_members m
@@ -217,7 +215,16 @@ extension TenantSession {
             WHERE p.tenant_id = \(tenantID) AND p.conversation_id = \(conversationID) AND p.left_at IS NULL
             ORDER BY p.joined_at, p.person_id
             """
-        ).map { row -> (id: UUID, role: TeamRole?) in
+        ])
+        guard !results[0].isEmpty else {
+            let existing = try await messages(conversation: conversationID, .clientID(clientID ?? "", sender: actor.id), limit: 1)
+            guard let message = existing.first else { throw StoreError(.conflict, "client id \(clientID ?? "") was used in another conversation") }
+            return (message, false)
+        }
+        guard let message = try Self.messageRecords(results[1]).first else {
+            throw StoreError(.notFound, "the message just stored cannot be read back")
+        }
+        let participants = try results[2].map { row -> (id: UUID, role: TeamRole?) in
             let (id, role) = try row.decode((UUID, String?).self)
             return (id, role.flatMap(TeamRole.init(rawValue:)))
         }

@@ -69,6 +69,12 @@ extension TenantSession {
 
     /// - Parameter reader: only the messages this person may read (`AccessPolicy.mayRead`).
     func messages(conversation: UUID, _ filter: MessageFilter, readableBy reader: UUID? = nil, limit: Int) async throws -> [MessageRecord] {
+        try Self.messageRecords(try await connection.query(messagesQuery(conversation: conversation, filter, readableBy: reader, limit: limit)))
+    }
+
+    /// The statement `messages(conversation:_:readableBy:limit:)` runs; `messageRecords` reads
+    /// its rows.
+    func messagesQuery(conversation: UUID, _ filter: MessageFilter, readableBy reader: UUID? = nil, limit: Int) -> PostgresQuery {
         var id: UUID?
         var clientID: String?
         var sender: UUID?
@@ -81,8 +87,7 @@ extension TenantSession {
         }
         // Only the filter at hand is in the text (`and:`), so each kind is a statement planned
         // once a connection, not again at each run (a message sent reads itself back by id).
-        let rows = try await connection.query(
-            """
+        return """
             SELECT * FROM (
                 SELECT m.id, m.seq, p.id, p.email, p.display_name, m.text, m.is_system, m.client_id, m.sent_at, m.stored_at
                 FROM messages m JOIN people p ON p.tenant_id = m.tenant_id AND p.id = m.sender_id
@@ -91,8 +96,12 @@ extension TenantSession {
                   \(readableBy: reader)
                 ORDER BY m.seq DESC \(limit: limit)
             ) x ORDER BY seq
-            """)
-        return try rows.map { row in
+            """
+    }
+
+    /// The messages of rows of `messagesQuery`.
+    static func messageRecords(_ rows: PostgresRows) throws -> [MessageRecord] {
+        try rows.map { row in
             let (id, seq, senderID, email, name, text, isSystem, clientID, sentAt, storedAt) =
                 try row.decode((UUID, Int64, UUID, String, String, String, Bool, String?, Date, Date).self)
             return MessageRecord(
@@ -108,13 +117,16 @@ extension TenantSession {
     func participantConversation(
         _ id: UUID, actor: Person, allowLeft: Bool = false, withParticipants: Bool = false, withUnread: Bool = true
     ) async throws -> ConversationRecord {
-        let conversation = try await self.conversation(id: id, viewer: actor, withParticipants: withParticipants, withUnread: withUnread)
-        let participation = try await participation(of: actor, in: id)
+        // The conversation and the actor's part in it: one round trip.
+        let results = try await connection.query([
+            conversationQuery(id: id, viewer: actor, withUnread: withUnread), participationQuery(of: actor, in: id)
+        ])
+        let participation = try Self.participation(results[1])
         let policy = AccessPolicy(actor)
         guard participation != nil, allowLeft || policy.mayTakePart(participation) else {
             throw StoreError(.notFound, "no conversation \(id.lowercasedString) that \(actor.email) takes part in")
         }
-        return conversation
+        return try await conversation(results[0], id: id, viewer: actor, withParticipants: withParticipants)
     }
 
     /// The conversation as `viewer` sees it: as it is now, or, for someone who left it (or was
@@ -123,15 +135,24 @@ extension TenantSession {
     ///   message does not need them).
     /// - Parameter withUnread: count the viewer's unread messages (else `unread` is 0).
     func conversation(id: UUID, viewer: Person, withParticipants: Bool = true, withUnread: Bool = true) async throws -> ConversationRecord {
-        let rows = try await connection.query(
-            """
-            SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
-                   \(unreadOf: withUnread ? viewer.id : nil),
-                   (SELECT v.left_snapshot::text FROM conversation_participants v
-                    WHERE v.tenant_id = c.tenant_id AND v.conversation_id = c.id AND v.person_id = \(viewer.id) AND v.left_at IS NOT NULL)
-            FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
-            WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
-            """)
+        let rows = try await connection.query(conversationQuery(id: id, viewer: viewer, withUnread: withUnread))
+        return try await conversation(rows, id: id, viewer: viewer, withParticipants: withParticipants)
+    }
+
+    /// The row of conversation `id` that `conversation(_:id:viewer:withParticipants:)` reads.
+    private func conversationQuery(id: UUID, viewer: Person, withUnread: Bool) -> PostgresQuery {
+        """
+        SELECT c.id, t.id, t.slug, t.name, c.kind, c.name, c.photo_url, c.created_at,
+               \(unreadOf: withUnread ? viewer.id : nil),
+               (SELECT v.left_snapshot::text FROM conversation_participants v
+                WHERE v.tenant_id = c.tenant_id AND v.conversation_id = c.id AND v.person_id = \(viewer.id) AND v.left_at IS NOT NULL)
+        FROM conversations c JOIN teams t ON t.tenant_id = c.tenant_id AND t.id = c.team_id
+        WHERE c.tenant_id = \(tenantID) AND c.id = \(id)
+        """
+    }
+
+    /// The conversation of `conversationQuery`'s rows, with its participants when asked.
+    private func conversation(_ rows: PostgresRows, id: UUID, viewer: Person, withParticipants: Bool) async throws -> ConversationRecord {
         guard let row = rows.first else {
             throw StoreError(.notFound, "no conversation \(id.lowercasedString) that \(viewer.email) takes part in")
         }
