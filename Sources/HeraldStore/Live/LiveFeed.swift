@@ -115,19 +115,23 @@ extension Store {
     @discardableResult
     public func sequenceLive(floor: QueueFloor = QueueFloor()) async throws -> Int {
         try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
-            // Taken before the statement that reads the pending rows: that statement's
-            // snapshot then sees every row the previous sequencer moved, and its positions
-            // come after the previous one's.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(LiveFeed.sequencerLock))")
+            // The lock, then the highest id, in one round trip with the transaction's begin.
+            // The lock is taken before the statement that reads the pending rows: that
+            // statement's snapshot then sees every row the previous sequencer moved, and its
+            // positions come after the previous one's. The highest id handed out is read
+            // before the statement whose snapshot is noted (see `QueueFloor`; max(id) over the
+            // table walked every row a held snapshot kept).
             let now = ContinuousClock.now
             let (from, mark) = floor.nextLook(at: now)
-            // The highest id handed out, read before the statement whose snapshot is noted
-            // (see `QueueFloor`; max(id) over the table walked every row a held snapshot kept).
-            let highest = try await connection.query("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM live_pending_id_seq").single()
-                .decode(Int64.self, at: 0)
+            let highest = try await connection.query([
+                "SELECT pg_advisory_xact_lock(\(LiveFeed.sequencerLock))",
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM live_pending_id_seq"
+            ])[1].single().decode(Int64.self, at: 0)
             // One plan a connection, on the indexes: PostgreSQL's own choice planned it again
             // at 4 runs in 10 in one run of the live bench, at 1 in 170 in another.
             connection.deferScript(Store.plannedOnceOnIndexes)
+            // Committed in the same round trip: should the connection be lost on the way,
+            // the body runs again, and moves what is still pending.
             let row = try await connection.query(
                 """
                 WITH moved AS (
@@ -153,7 +157,7 @@ extension Store {
                        coalesce((SELECT bool_and(pg_xact_status(x) IS DISTINCT FROM 'in progress')
                                  FROM pg_snapshot_xip(\(mark?.snapshot ?? "1:1:")::pg_snapshot) x), true)
                 FROM summary
-                """
+                """, followedBy: "COMMIT"
             ).single()
             let settled = try row.decode(Bool.self, at: 5)
             floor.update(
