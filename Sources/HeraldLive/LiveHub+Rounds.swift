@@ -66,7 +66,8 @@ extension LiveHub {
         var page = LiveRowPage(after: after)
         while true {
             let rows = try await background.withTenant(tenant) { session in
-                try await session.liveRows(for: readers, after: page.position, afterReader: page.reader, through: through, limit: Self.page)
+                try await session.liveRows(
+                    for: readers, after: page.position, afterReader: page.reader, through: through, limit: Self.page, committing: true)
             }
             var received: [ReceivedKey: Int64] = [:]
             var texts: [Int64: [PositionedFrame]] = [:]

@@ -44,13 +44,16 @@ extension TenantSession {
     /// to the senders of the messages it newly covers, not to every participant: a message
     /// to a group of n is received n times, and telling all n each time is n² frames.
     /// - Parameter received: per person and conversation, the highest sequence written.
+    ///
+    /// The statement goes with the transaction's next call (`PostgresConnection.enqueue`): for
+    /// the live server's rounds, its `COMMIT`, in one round trip with the transaction's begin.
     public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) async throws {
         guard !received.isEmpty else { return }
         // Its plan depends on no value (the arrays' lengths aside: each row is found by key),
         // so it is made once a connection: PostgreSQL's own choice planned it at every run,
         // 1.5 ms of planning for 1.2 of work in a one-to-one chat at 200 messages a second.
         connection.deferScript(Store.plannedOnceOnIndexes)
-        try await connection.query(
+        connection.enqueue(
             """
             WITH written AS (
                 SELECT person, conversation, max(seq) AS seq

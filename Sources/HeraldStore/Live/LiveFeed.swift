@@ -48,8 +48,10 @@ extension TenantSession {
     ///   picks its own out of each row's audience, rather than send them all with every query).
     /// - Parameter afterReader: with `after`, where the last page ended: rows of position
     ///   `after` for readers after this one come first.
+    /// - Parameter committing: the read ends the transaction, its `COMMIT` in the same round
+    ///   trip (a caller that does nothing else in it: the live server's rounds).
     public func liveRows(
-        for readers: [Person]?, after: Int64, afterReader: UUID? = nil, through: Int64, limit: Int = 1_000
+        for readers: [Person]?, after: Int64, afterReader: UUID? = nil, through: Int64, limit: Int = 1_000, committing: Bool = false
     ) async throws -> [LiveRow] {
         guard readers?.isEmpty != true, through > after || (through == after && afterReader != nil) else { return [] }
         // Planned for the readers at hand: their list is then a constant, which PostgreSQL
@@ -63,8 +65,7 @@ extension TenantSession {
         } else {
             connection.deferScript(Store.plannedOnceOnIndexes)
         }
-        let rows = try await connection.query(
-            """
+        let query: PostgresQuery = """
             SELECT f.position, a.person_id, f.kind, f.conversation_id, f.payload::text
             FROM live_feed f
             CROSS JOIN LATERAL (SELECT person_id FROM (\(liveRowAudience: ())) AS audience OFFSET 0) AS a
@@ -73,7 +74,8 @@ extension TenantSession {
               AND (f.position > \(after) OR a.person_id > \(afterReader ?? UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))))
             ORDER BY f.position, a.person_id
             \(limit: limit)
-            """)
+            """
+        let rows = committing ? try await connection.query(query, followedBy: "COMMIT") : try await connection.query(query)
         // A row comes once a reader: its payload is read once.
         var payloads: [Int64: LivePayload] = [:]
         return try rows.map { row in
@@ -170,8 +172,10 @@ extension Store {
 
     /// The newest position of the feed (0 when empty): every frame up to it is visible.
     public func liveHead() async throws -> Int64 {
+        // A transaction in one round trip: its begin, the read and its commit.
         try await pool.withTransaction(setup: DatabaseRole.live.forTransaction) { connection in
-            try await connection.query("SELECT coalesce(max(position), 0) FROM live_feed").single().decode(Int64.self, at: 0)
+            try await connection.query("SELECT coalesce(max(position), 0) FROM live_feed", followedBy: "COMMIT").single()
+                .decode(Int64.self, at: 0)
         }
     }
 
