@@ -121,7 +121,7 @@ extension LiveHub {
             }
             if !received.isEmpty {
                 try await background.withTenant(tenant) { session in
-                    try await session.markReceived(received.map { ($0.key.person, $0.key.conversation, $0.value) })
+                    session.markReceived(received.map { ($0.key.person, $0.key.conversation, $0.value) })
                 }
             }
             guard rows.count == Self.page, let last = rows.last else { break }

@@ -47,7 +47,7 @@ extension TenantSession {
     ///
     /// The statement goes with the transaction's next call (`PostgresConnection.enqueue`): for
     /// the live server's rounds, its `COMMIT`, in one round trip with the transaction's begin.
-    public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) async throws {
+    public func markReceived(_ received: [(person: UUID, conversation: UUID, sequence: Int64)]) {
         guard !received.isEmpty else { return }
         // Its plan depends on no value (the arrays' lengths aside: each row is found by key),
         // so it is made once a connection: PostgreSQL's own choice planned it at every run,

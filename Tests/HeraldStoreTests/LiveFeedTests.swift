@@ -127,9 +127,9 @@ import Testing
             let (chidi, dana) = try await acme.run { (try await $0.person(email: "chidi@acme.test"), try await $0.person(email: "dana@acme.test")) }
             try await store.sequenceLive()
             let start = try await store.liveHead()
-            try await acme.run { try await $0.markReceived([(chidi.id, group, message.sequence)]) }
+            try await acme.run { $0.markReceived([(chidi.id, group, message.sequence)]) }
             // Again, and lower: nothing moves, nothing is told.
-            try await acme.run { try await $0.markReceived([(chidi.id, group, message.sequence), (chidi.id, group, message.sequence - 1)]) }
+            try await acme.run { $0.markReceived([(chidi.id, group, message.sequence), (chidi.id, group, message.sequence - 1)]) }
             _ = try await acme.run { try await $0.changeConversation(actor: "chidi@acme.test", conversation: group, .readUpTo(message.sequence)) }
             try await store.sequenceLive()
             let end = try await store.liveHead()

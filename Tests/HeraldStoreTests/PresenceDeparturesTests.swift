@@ -22,7 +22,7 @@ import Testing
             }
             try await acme.run { session in
                 let dana = try await session.person(email: "dana@acme.test")
-                try await session.markReceived([(person: dana.id, conversation: group, sequence: sent.message.sequence)])
+                session.markReceived([(person: dana.id, conversation: group, sequence: sent.message.sequence)])
             }
             #expect(try await departures() == 0)
 

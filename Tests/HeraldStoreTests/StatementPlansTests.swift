@@ -26,7 +26,7 @@ import Testing
                     try await $0.sendMessage(actor: "alice@acme.test", conversation: group, text: "m\(n)", clientID: "c\(n)", sentAt: nil)
                 }
                 #expect(again.message.id == sent.message.id)
-                try await acme.run { try await $0.markReceived([(person: dana.id, conversation: group, sequence: sent.message.sequence)]) }
+                try await acme.run { $0.markReceived([(person: dana.id, conversation: group, sequence: sent.message.sequence)]) }
                 try await store.sequenceLive()
                 let head = try await store.liveHead()
                 let rows = try await acme.run { try await $0.liveRows(for: nil, after: 0, through: head) }
